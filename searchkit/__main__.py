@@ -1,0 +1,9 @@
+"""Run the command line: ``python -m searchkit``."""
+
+from __future__ import annotations
+
+import sys
+
+from searchkit.cli import main
+
+sys.exit(main())

@@ -1,0 +1,179 @@
+"""Where credentials and the base URL come from, and the rules they must meet.
+
+Sources, in order: arguments, then the environment (``SEARCHKIT_USERNAME``,
+``SEARCHKIT_PASSWORD``, ``SEARCHKIT_BASE_URL``). A source is taken whole or not at all: a
+username without a password is an error, never completed from another source. Basic
+credentials travel only over https, except to a loopback host (the emulator).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import ipaddress
+import os
+from collections.abc import Mapping
+from urllib.parse import urlsplit, urlunsplit
+
+from searchkit.errors import ConfigError
+
+__all__ = [
+    "ENV_BASE_URL",
+    "ENV_PASSWORD",
+    "ENV_USERNAME",
+    "Credentials",
+    "is_loopback",
+    "resolve_base_url",
+    "resolve_credentials",
+    "validate_base_url",
+]
+
+ENV_USERNAME = "SEARCHKIT_USERNAME"
+ENV_PASSWORD = "SEARCHKIT_PASSWORD"  # noqa: S105 - the variable's name, not a password
+ENV_BASE_URL = "SEARCHKIT_BASE_URL"
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class Credentials:
+    """An account's username and password, and which source they came from."""
+
+    username: str
+    password: str = dataclasses.field(repr=False)
+    source: str = "arguments"
+
+    def __repr__(self) -> str:
+        return f"Credentials(username={self.username!r}, password='***', source={self.source!r})"
+
+
+def resolve_credentials(
+    username: str | None = None,
+    password: str | None = None,
+    *,
+    env: Mapping[str, str] | None = None,
+) -> Credentials:
+    """Return the credentials from the arguments, else from the environment.
+
+    Args:
+        username: Account username; given together with ``password`` or not at all.
+        password: Account password.
+        env: The environment to read (``os.environ`` by default).
+
+    Returns:
+        The credentials, with ``source`` naming where they came from.
+
+    Raises:
+        ConfigError: a source is half-set or empty, or no source is set; the message names
+            what is missing, never the secret.
+    """
+    env = os.environ if env is None else env
+    if username is not None or password is not None:
+        missing = [n for n, v in (("username", username), ("password", password)) if not v]
+        if missing:
+            raise ConfigError(
+                f"credentials passed as arguments are incomplete: {' and '.join(missing)} "
+                "missing or empty (pass both username= and password=)"
+            )
+        return _checked(Credentials(str(username), str(password), "arguments"))
+    env_user, env_pass = env.get(ENV_USERNAME), env.get(ENV_PASSWORD)
+    if env_user is None and env_pass is None:
+        raise ConfigError(
+            f"no credentials: pass username= and password=, or set {ENV_USERNAME} and "
+            f"{ENV_PASSWORD}"
+        )
+    missing = [n for n, v in ((ENV_USERNAME, env_user), (ENV_PASSWORD, env_pass)) if not v]
+    if missing:
+        raise ConfigError(
+            f"credentials in the environment are incomplete: {' and '.join(missing)} "
+            "is not set or empty (set both)"
+        )
+    return _checked(Credentials(str(env_user), str(env_pass), "environment"))
+
+
+def _checked(credentials: Credentials) -> Credentials:
+    # RFC 7617: the user-id of Basic auth cannot contain a colon.
+    if ":" in credentials.username:
+        raise ConfigError(
+            f"username from {credentials.source} contains ':', which Basic authentication "
+            "cannot carry"
+        )
+    if any(c in credentials.username for c in "\r\n") or any(
+        c in credentials.password for c in "\r\n"
+    ):
+        raise ConfigError(f"credentials from {credentials.source} contain a line break")
+    return credentials
+
+
+def resolve_base_url(base_url: str | None = None, *, env: Mapping[str, str] | None = None) -> str:
+    """Return the validated base URL from the argument, else ``SEARCHKIT_BASE_URL``.
+
+    Raises:
+        ConfigError: none is set, or the URL breaks a rule of :func:`validate_base_url`.
+    """
+    env = os.environ if env is None else env
+    if base_url is None:
+        base_url = env.get(ENV_BASE_URL) or None
+        if base_url is None:
+            raise ConfigError(
+                f"no service address: pass base_url= or set {ENV_BASE_URL} "
+                "(e.g. https://api.example.com), or use searchkit.connect() for the emulator"
+            )
+    return validate_base_url(base_url)
+
+
+def is_loopback(host: str) -> bool:
+    """Return whether ``host`` names this machine (localhost, 127.0.0.0/8 or ::1)."""
+    host = host.strip("[]").lower().rstrip(".")
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def validate_base_url(url: str) -> str:
+    """Check a base URL and return it normalised (no trailing slash).
+
+    Rules: scheme http or https; a host; no user or password inside the URL; no query or
+    fragment; plain http only to a loopback host, since Basic credentials would otherwise
+    cross the network in clear text.
+
+    Args:
+        url: e.g. ``https://api.example.com`` or ``http://127.0.0.1:8787``.
+
+    Returns:
+        The URL without a trailing slash; ``/v2/search`` is appended per request.
+
+    Raises:
+        ConfigError: the rule broken, named.
+    """
+    if not isinstance(url, str) or not url.strip():
+        raise ConfigError("base URL is empty")
+    url = url.strip()
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        raise ConfigError(f"base URL is not a valid URL: {exc}") from None
+    scheme = parts.scheme.lower()
+    if scheme not in ("http", "https"):
+        raise ConfigError(f"base URL must start with https:// (or http:// for loopback): {url!r}")
+    if "@" in parts.netloc:
+        # Also catches http://localhost@evil.example, whose real host is evil.example.
+        raise ConfigError(
+            "base URL must not contain a user or password (found '@' in the address); "
+            "pass credentials as username=/password= or through the environment"
+        )
+    host = parts.hostname
+    if not host:
+        raise ConfigError(f"base URL has no host: {url!r}")
+    if parts.query or parts.fragment:
+        raise ConfigError("base URL must not have a query string or fragment")
+    if scheme == "http" and not is_loopback(host):
+        raise ConfigError(
+            f"refusing to send credentials over plain http to {host!r}: use https:// "
+            "(plain http is allowed only to loopback addresses such as 127.0.0.1)"
+        )
+    netloc = host if ":" not in host else f"[{host}]"
+    if port is not None:
+        netloc = f"{netloc}:{port}"
+    return urlunsplit((scheme, netloc, parts.path.rstrip("/"), "", ""))
