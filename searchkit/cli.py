@@ -61,18 +61,27 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=8787)
     p.add_argument("--db", help="SQLite file to keep indexes in across restarts")
     p.add_argument(
-        "--user", action="append", type=_user, default=[], metavar="NAME:PASSWORD",
+        "--user",
+        action="append",
+        type=_user,
+        default=[],
+        metavar="NAME:PASSWORD",
         help="an account (repeatable); without any, one is generated and printed",
     )
     p.add_argument(
-        "--read-only-user", action="append", type=_user, default=[], metavar="NAME:PASSWORD",
+        "--read-only-user",
+        action="append",
+        type=_user,
+        default=[],
+        metavar="NAME:PASSWORD",
         help="an account that may list but not create (repeatable)",
     )
     p.add_argument("--demo", action="store_true", help="start with a set of demo indexes")
     p.add_argument("--seed", type=int, help="make ids, tokens and series repeatable")
     p.add_argument("--allow-fixed", action="store_true", help="accept type 'fixed'")
     p.add_argument(
-        "--allow-remote", action="store_true",
+        "--allow-remote",
+        action="store_true",
         help="allow binding a non-loopback --host (the emulator has no TLS)",
     )
 
@@ -131,12 +140,24 @@ def _cmd_create(args: argparse.Namespace) -> int:
 def _cmd_serve(args: argparse.Namespace) -> int:
     import threading
 
+    from searchkit.config import is_loopback
     from searchkit.emulator import Emulator
 
+    if not args.allow_remote and not is_loopback(args.host):
+        raise ConfigError(
+            f"refusing to bind {args.host!r}: the emulator speaks plain http with Basic auth, "
+            "so it binds loopback only unless you pass --allow-remote"
+        )
     emulator = Emulator(
-        host=args.host, port=args.port, db=args.db, demo=args.demo, seed=args.seed,
-        users=args.user or None, read_only_users=args.read_only_user or None,
-        allow_fixed=args.allow_fixed, allow_remote=args.allow_remote,
+        host=args.host,
+        port=args.port,
+        db=args.db,
+        demo=args.demo,
+        seed=args.seed,
+        users=args.user or None,
+        read_only_users=args.read_only_user or None,
+        allow_fixed=args.allow_fixed,
+        allow_remote=args.allow_remote,
     )
     emulator.start()
     print(f"searchkit emulator listening on {emulator.url} (Ctrl-C to stop)")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import ipaddress
 import os
+import re
 from collections.abc import Mapping
 from urllib.parse import urlsplit, urlunsplit
 
@@ -122,7 +123,9 @@ def resolve_base_url(base_url: str | None = None, *, env: Mapping[str, str] | No
 def is_loopback(host: str) -> bool:
     """Return whether ``host`` names this machine (localhost, 127.0.0.0/8 or ::1)."""
     host = host.strip("[]").lower().rstrip(".")
-    if host == "localhost" or host.endswith(".localhost"):
+    # Only the name "localhost" itself: a name *under* .localhost is looked up in DNS by the
+    # system resolver, which may answer with any address.
+    if host == "localhost":
         return True
     try:
         return ipaddress.ip_address(host).is_loopback
@@ -149,14 +152,22 @@ def validate_base_url(url: str) -> str:
     if not isinstance(url, str) or not url.strip():
         raise ConfigError("base URL is empty")
     url = url.strip()
+    # Python's own messages here may quote the address (a password in it included).
     try:
         parts = urlsplit(url)
+    except ValueError:
+        raise ConfigError(f"base URL is not a valid URL: {_shown(url)!r}") from None
+    try:
         port = parts.port
-    except ValueError as exc:
-        raise ConfigError(f"base URL is not a valid URL: {exc}") from None
+    except ValueError:
+        raise ConfigError(
+            "base URL is not a valid URL: its port is not a number from 0 to 65535"
+        ) from None
     scheme = parts.scheme.lower()
     if scheme not in ("http", "https"):
-        raise ConfigError(f"base URL must start with https:// (or http:// for loopback): {url!r}")
+        raise ConfigError(
+            f"base URL must start with https:// (or http:// for loopback): {_shown(url)!r}"
+        )
     if "@" in parts.netloc:
         # Also catches http://localhost@evil.example, whose real host is evil.example.
         raise ConfigError(
@@ -165,7 +176,7 @@ def validate_base_url(url: str) -> str:
         )
     host = parts.hostname
     if not host:
-        raise ConfigError(f"base URL has no host: {url!r}")
+        raise ConfigError(f"base URL has no host: {_shown(url)!r}")
     if parts.query or parts.fragment:
         raise ConfigError("base URL must not have a query string or fragment")
     if scheme == "http" and not is_loopback(host):
@@ -177,3 +188,12 @@ def validate_base_url(url: str) -> str:
     if port is not None:
         netloc = f"{netloc}:{port}"
     return urlunsplit((scheme, netloc, parts.path.rstrip("/"), "", ""))
+
+
+def _shown(url: str) -> str:
+    """Return ``url`` fit for a message: whatever precedes its last '@' is masked."""
+    if "@" not in url:
+        return url
+    scheme = re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", url)
+    prefix = scheme.group() if scheme and "@" not in scheme.group() else ""
+    return f"{prefix}***@{url.rpartition('@')[2]}"

@@ -12,8 +12,9 @@ __all__ = ["run_demo"]
 DEMO_SEED = 2026
 
 
-def run_demo(out: str | pathlib.Path = "searchkit-demo", *, stream: TextIO | None = None
-             ) -> dict[str, pathlib.Path]:
+def run_demo(
+    out: str | pathlib.Path = "searchkit-demo", *, stream: TextIO | None = None
+) -> dict[str, pathlib.Path]:
     """Start the demo emulator, list it over HTTP, print limits, write the plots.
 
     Args:

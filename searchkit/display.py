@@ -1,7 +1,8 @@
-"""Rendering of indexes as HTML (notebooks) and text (command line).
+"""Rendering of indexes as HTML (notebooks, widgets) and text (command line).
 
 Every function here is safe to call from a ``_repr_html_``: it never raises, whatever the
-data, and never puts a token or password in its output (tokens show masked).
+data, and never puts a token or password in its output (tokens show masked). Text that came
+from the service (names, endpoints, e-mails, unknown enum values) is always HTML-escaped.
 """
 
 from __future__ import annotations
@@ -19,9 +20,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "LIMIT_LABELS",
+    "MASK",
     "format_limit",
     "index_card_html",
     "index_list_html",
+    "message_html",
 ]
 
 #: Short human labels for the limit fields, with their units.
@@ -37,7 +40,11 @@ LIMIT_LABELS: dict[str, str] = {
     "max_writes_per_request": "writes / request",
 }
 
-_MASK = "••••••••"
+#: What a present token looks like on screen; the same length whatever the token.
+MASK = "••••••••"
+
+_MESSAGE_KINDS = ("info", "success", "error")
+
 _STYLE = (
     "<style>"
     ".sk-card{font-family:var(--jp-ui-font-family,sans-serif);font-size:13px;"
@@ -49,6 +56,11 @@ _STYLE = (
     ".sk-card td,.sk-list td,.sk-list th{padding:2px 10px 2px 0;text-align:left}"
     ".sk-num{text-align:right!important;font-variant-numeric:tabular-nums}"
     ".sk-unl{color:#2a7d2a;font-style:italic}"
+    ".sk-masked{letter-spacing:1px;color:var(--jp-ui-font-color2,#666)}"
+    ".sk-message{font-family:var(--jp-ui-font-family,sans-serif);font-size:13px;"
+    "padding:4px 0}"
+    ".sk-message.sk-error{color:var(--jp-error-color1,#b00020)}"
+    ".sk-message.sk-success{color:var(--jp-success-color1,#2a7d2a)}"
     "</style>"
 )
 
@@ -66,25 +78,35 @@ def _bytes(value: float) -> str:
 def format_limit(value: Any, field: str | None = None) -> str:
     """Return a limit as display text: "unlimited", "—" (absent) or a grouped number.
 
-    Accepts the API's integers (-1 unlimited) as well as the frames' floats (inf).
+    Accepts the API's integers (-1 unlimited) as well as the frames' floats (inf, NaN).
+    The text is plain (not HTML-escaped): escape it before putting it in HTML.
+
+    Args:
+        value: One limit value, as the API or a limits frame holds it.
+        field: The limit's name; ``max_monthly_bandwidth`` is shown in bytes units.
+
+    Returns:
+        The text to show; never raises.
 
     Example:
         >>> format_limit(-1), format_limit(None), format_limit(1234567.0)
         ('unlimited', '—', '1,234,567')
     """
     try:
-        if value is None or (isinstance(value, float) and math.isnan(value)):
-            return "—"
+        if value is None or isinstance(value, bool):
+            return "—" if value is None else str(value)
         number = float(value)
         if math.isnan(number):
             return "—"
-        if number == -1 or math.isinf(number):
+        if number == -1 or number == math.inf:
             return "unlimited"
+        if math.isinf(number):  # -inf: nothing the service sends; shown as is
+            return str(number)
         if field == "max_monthly_bandwidth":
             return _bytes(number)
         return f"{number:,.0f}" if number.is_integer() else f"{number:,}"
     except (TypeError, ValueError, OverflowError):
-        return html.escape(str(value))
+        return str(value)
 
 
 def _text(value: Any) -> str:
@@ -103,6 +125,14 @@ def _created(index: SearchIndex) -> str:
     return created.strftime("%Y-%m-%d %H:%M UTC") if isinstance(created, dt.datetime) else "—"
 
 
+def _masked(secret: str | None) -> str:
+    return f'<span class="sk-masked">{MASK}</span>' if secret else "—"
+
+
+def _enrichment(value: bool | None) -> str:
+    return {True: "on", False: "off"}.get(value, "—") if isinstance(value, bool) else "—"
+
+
 def _limit_cell(index: SearchIndex, field: str) -> str:
     text = format_limit(getattr(index, field, None), field)
     if text == "unlimited":
@@ -111,15 +141,29 @@ def _limit_cell(index: SearchIndex, field: str) -> str:
 
 
 def index_card_html(index: SearchIndex) -> str:
-    """Return a compact HTML card of one index (tokens masked)."""
+    """Return a compact HTML card of one index: plan, region, endpoint, limits, masked tokens.
+
+    Args:
+        index: The index to show.
+
+    Returns:
+        HTML with the class ``sk-card``; a short ``<pre>`` note if the data cannot be
+        rendered at all. Never raises and never contains a token.
+
+    Example:
+        >>> card = index_card_html(SearchIndex.from_dict({"name": "docs", "token": "s3cr3t"}))
+        >>> "docs" in card and "s3cr3t" not in card
+        True
+    """
     try:
         e = html.escape
         rows = [
             ("endpoint", e(_text(index.endpoint))),
             ("created", e(_created(index))),
             ("id", f"<code>{e(_text(index.id))}</code>"),
-            ("token", _MASK if index.token else "—"),
-            ("read-only token", _MASK if index.read_only_token else "—"),
+            ("input enrichment", _enrichment(index.input_enrichment_enabled)),
+            ("token", _masked(index.token)),
+            ("read-only token", _masked(index.read_only_token)),
         ]
         if index.partner_email:
             rows.insert(2, ("partner e-mail", e(index.partner_email)))
@@ -139,7 +183,20 @@ def index_card_html(index: SearchIndex) -> str:
 
 
 def index_list_html(indexes: IndexList | Iterable[SearchIndex]) -> str:
-    """Return an HTML table of indexes, one row each, limits with "unlimited"."""
+    """Return an HTML table of indexes, one row each, limits with "unlimited".
+
+    Args:
+        indexes: An IndexList or any iterable of SearchIndex.
+
+    Returns:
+        HTML with the class ``sk-list`` and a caption counting the indexes; a short
+        ``<pre>`` note if the data cannot be rendered. Never raises, never shows a token.
+
+    Example:
+        >>> table = index_list_html([SearchIndex.from_dict({"name": "docs"})])
+        >>> "1 index" in table
+        True
+    """
     try:
         e = html.escape
         items = list(indexes)
@@ -150,10 +207,13 @@ def index_list_html(indexes: IndexList | Iterable[SearchIndex]) -> str:
             "<tr>"
             f"<td><b>{e(_text(i.name))}</b></td><td>{e(_text(i.type))}</td>"
             f"<td>{e(_text(i.region))}</td><td>{e(_text(i.endpoint))}</td>"
-            f"<td>{e(_created(i))}</td>" + "".join(_limit_cell(i, f) for f in LIMIT_FIELDS)
+            f"<td>{e(_created(i))}</td>"
+            + "".join(_limit_cell(i, f) for f in LIMIT_FIELDS)
             + "</tr>"
             for i in items
         )
+        if not items:
+            body = f'<tr><td colspan="{5 + len(LIMIT_FIELDS)}"><i>no indexes yet</i></td></tr>'
         caption = f"{len(items)} index" + ("" if len(items) == 1 else "es")
         return (
             f'{_STYLE}<table class="sk-list"><caption style="text-align:left">{caption}'
@@ -161,3 +221,23 @@ def index_list_html(indexes: IndexList | Iterable[SearchIndex]) -> str:
         )
     except Exception as exc:  # a display must never raise inside a notebook
         return f"<pre>IndexList (could not render: {html.escape(type(exc).__name__)})</pre>"
+
+
+def message_html(text: str, kind: str = "info") -> str:
+    """Return one line of plain text as an HTML message block.
+
+    Args:
+        text: The message, plain text (it is escaped here).
+        kind: ``"info"``, ``"success"`` or ``"error"``; sets the colour and a CSS class
+            ``sk-<kind>``.
+
+    Returns:
+        HTML with the classes ``sk-message`` and ``sk-<kind>``.
+
+    Example:
+        >>> message_html("Enter a name for the index.", "error").endswith(
+        ...     '<div class="sk-message sk-error">Enter a name for the index.</div>')
+        True
+    """
+    kind = kind if kind in _MESSAGE_KINDS else "info"
+    return f'{_STYLE}<div class="sk-message sk-{kind}">{html.escape(str(text))}</div>'

@@ -205,9 +205,7 @@ class SearchIndex:
                 f"field 'throughput_vector' should be an array, got {type(throughput).__name__}"
             )
         known = {f.name for f in dataclasses.fields(cls)} - {"throughput_raw", "extra"}
-        extra = {
-            k: v for k, v in data.items() if k not in known and k != "throughput_vector"
-        }
+        extra = {k: v for k, v in data.items() if k not in known and k != "throughput_vector"}
         return cls(
             id=_str_or_none(data, "id"),
             name=_str_or_none(data, "name"),

@@ -98,9 +98,17 @@ def test_base_url_from_environment_and_missing():
 
 @pytest.mark.parametrize(
     ("host", "expected"),
-    [("127.0.0.1", True), ("127.1.2.3", True), ("::1", True), ("[::1]", True),
-     ("localhost", True), ("LOCALHOST.", True), ("10.0.0.1", False), ("example.com", False),
-     ("localhost.example.com", False)],
+    [
+        ("127.0.0.1", True),
+        ("127.1.2.3", True),
+        ("::1", True),
+        ("[::1]", True),
+        ("localhost", True),
+        ("LOCALHOST.", True),
+        ("10.0.0.1", False),
+        ("example.com", False),
+        ("localhost.example.com", False),
+    ],
 )
 def test_is_loopback(host, expected):
     assert is_loopback(host) is expected

@@ -12,18 +12,36 @@ from searchkit.errors import error_for_status, redact, server_message
 
 @pytest.mark.parametrize(
     ("status", "cls"),
-    [(400, sk.ValidationError), (401, sk.AuthenticationError), (403, sk.PermissionDeniedError),
-     (404, sk.NotFoundError), (422, sk.ValidationError), (429, sk.RateLimitError),
-     (500, sk.ServerError), (503, sk.ServerError), (418, sk.SearchKitError)],
+    [
+        (400, sk.ValidationError),
+        (401, sk.AuthenticationError),
+        (403, sk.PermissionDeniedError),
+        (404, sk.NotFoundError),
+        (422, sk.ValidationError),
+        (429, sk.RateLimitError),
+        (500, sk.ServerError),
+        (503, sk.ServerError),
+        (418, sk.SearchKitError),
+    ],
 )
 def test_status_maps_to_class(status, cls):
     assert error_for_status(status) is cls
 
 
 def test_every_error_is_a_searchkit_error_and_input_errors_are_value_errors():
-    for name in ("ConfigError", "ValidationError", "TimestampError", "AuthenticationError",
-                 "PermissionDeniedError", "NotFoundError", "RateLimitError", "ServerError",
-                 "TransportError", "InvalidResponseError", "AmbiguousCreateError"):
+    for name in (
+        "ConfigError",
+        "ValidationError",
+        "TimestampError",
+        "AuthenticationError",
+        "PermissionDeniedError",
+        "NotFoundError",
+        "RateLimitError",
+        "ServerError",
+        "TransportError",
+        "InvalidResponseError",
+        "AmbiguousCreateError",
+    ):
         assert issubclass(getattr(sk, name), sk.SearchKitError)
     assert issubclass(sk.ValidationError, ValueError)
     assert issubclass(sk.TimestampError, ValueError)

@@ -112,7 +112,9 @@ def test_repr_and_str_hide_tokens():
 
 
 def test_index_list_is_a_sequence_with_lookups():
-    indexes = IndexList.from_json([{**FULL, "name": "a", "id": "1"}, {**FULL, "name": "b", "id": "2"}])
+    indexes = IndexList.from_json(
+        [{**FULL, "name": "a", "id": "1"}, {**FULL, "name": "b", "id": "2"}]
+    )
     assert len(indexes) == 2
     assert indexes.names() == ["a", "b"]
     assert indexes.by_name("b").id == "2"

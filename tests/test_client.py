@@ -1,0 +1,169 @@
+"""Client against the emulator over real HTTP: round trips, typing, auth, validation."""
+
+from __future__ import annotations
+
+import re
+import socket
+import uuid
+
+import pytest
+
+import searchkit as sk
+from searchkit.models import LIMIT_FIELDS
+
+from .conftest import FIXED_CLOCK
+
+
+def test_new_account_lists_no_indexes(client):
+    indexes = client.list_indexes()
+    assert isinstance(indexes, sk.IndexList)
+    assert len(indexes) == 0
+
+
+def test_created_index_is_returned_typed_and_then_listed(client):
+    index = client.create_index("docs", region="eu-west-1", type="payg")
+    assert isinstance(index, sk.SearchIndex)
+    assert index.name == "docs"
+    assert uuid.UUID(index.id)
+    assert index.type is sk.IndexType.PAYG
+    assert isinstance(index.region, sk.Region)
+    assert re.fullmatch(r"[a-z]+-[a-z]+-\d{5}-[a-z]{2}\d", index.endpoint)
+    assert index.creation_time == int(FIXED_CLOCK.timestamp())
+    assert index.created == FIXED_CLOCK
+    assert index.input_enrichment_enabled is True
+    assert index.partner_email == ""
+    for field in LIMIT_FIELDS:
+        assert isinstance(getattr(index, field), int), field
+    assert len(index.token) >= 32 and len(index.read_only_token) >= 32
+    assert index.token != index.read_only_token
+    assert index.throughput_raw and all(isinstance(p["x"], str) for p in index.throughput_raw)
+
+    listed = client.list_indexes()
+    assert listed.names() == ["docs"]
+    assert listed.by_name("docs") == index
+
+
+def test_name_is_sent_stripped(client):
+    assert client.create_index("  padded  ", region="us-central1", type="free").name == "padded"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"name": "", "region": "eu-west-1", "type": "free"}, "name must not be empty or blank"),
+        ({"name": "  \t", "region": "eu-west-1", "type": "free"}, "name must not be empty"),
+        ({"name": "x" * 129, "region": "eu-west-1", "type": "free"}, "at most 128"),
+        ({"name": "a\nb", "region": "eu-west-1", "type": "free"}, "control characters"),
+        (
+            {"name": "a", "region": "mars-1", "type": "free"},
+            "region 'mars-1' is not one of the allowed values: eu-west-1, us-central1",
+        ),
+        (
+            {"name": "a", "region": "eu-west-1", "type": "gold"},
+            "type 'gold' is not one of the allowed values: free, payg, fixed",
+        ),
+    ],
+)
+def test_bad_fields_are_refused_before_any_request(kwargs, message):
+    # A port with nothing listening: had the client sent anything, it would be a
+    # TransportError, not a ValidationError.
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with sk.Client(username="u", password="p", base_url=f"http://127.0.0.1:{port}") as client:
+        with pytest.raises(sk.ValidationError, match=re.escape(message)):
+            client.create_index(kwargs.pop("name"), reconcile=False, **kwargs)
+
+
+def test_enum_members_are_accepted_as_fields(client):
+    index = client.create_index("enum", region=sk.Region.US_CENTRAL1, type=sk.IndexType.FREE)
+    assert index.type is sk.IndexType.FREE
+
+
+def test_fixed_plan_is_refused_by_the_service_with_its_message(client, emulator):
+    with pytest.raises(sk.ValidationError, match="not currently available") as info:
+        client.create_index("fixed-one", region="eu-west-1", type="fixed")
+    assert info.value.status == 400
+    assert info.value.method == "POST" and info.value.path == "/v2/search"
+    assert client.list_indexes().names() == []
+
+
+def test_wrong_password_is_authentication_error_naming_the_source(emulator):
+    with sk.Client(
+        username=emulator.username, password="wrong-password-1234", base_url=emulator.url
+    ) as client:
+        with pytest.raises(sk.AuthenticationError) as info:
+            client.list_indexes()
+    text = str(info.value)
+    assert info.value.status == 401
+    assert f"refused user {emulator.username!r}" in text
+    assert "username=/password= arguments" in text
+    assert "wrong-password-1234" not in text and emulator.password not in text
+
+
+def test_credentials_from_environment_are_named_as_such(emulator, monkeypatch):
+    monkeypatch.setenv("SEARCHKIT_BASE_URL", emulator.url)
+    monkeypatch.setenv("SEARCHKIT_USERNAME", emulator.username)
+    monkeypatch.setenv("SEARCHKIT_PASSWORD", "not-the-password")
+    with sk.Client() as client, pytest.raises(sk.AuthenticationError, match="the environment"):
+        client.list_indexes()
+
+
+def test_read_only_account_gets_permission_denied_on_create(emulator):
+    emulator.add_user("reader", "reader-password-xyz", read_only=True)
+    with sk.Client(
+        username="reader", password="reader-password-xyz", base_url=emulator.url
+    ) as client:
+        assert client.list_indexes().names() == []
+        with pytest.raises(sk.PermissionDeniedError) as info:
+            client.create_index("nope", region="eu-west-1", type="free")
+    assert info.value.status == 403
+    assert "reader-password-xyz" not in str(info.value)
+
+
+def test_client_repr_hides_password(client, emulator):
+    assert emulator.password not in repr(client)
+    assert repr(client) == (
+        f"Client(base_url={emulator.url!r}, username={emulator.username!r}, "
+        "credentials from arguments)"
+    )
+
+
+def test_client_without_any_configuration_is_a_config_error():
+    with pytest.raises(sk.ConfigError, match="no credentials"):
+        sk.Client()
+
+
+@pytest.mark.parametrize("timeout", [0, -1, (1,), (1, 2, 3), "5", float("inf"), True])
+def test_bad_timeouts_are_refused(timeout):
+    with pytest.raises(sk.ValidationError, match="timeout must be a positive number"):
+        sk.Client(username="u", password="p", base_url="http://127.0.0.1:1", timeout=timeout)
+
+
+def test_timeout_accepts_number_or_pair():
+    a = sk.Client(username="u", password="p", base_url="http://127.0.0.1:1", timeout=2)
+    b = sk.Client(username="u", password="p", base_url="http://127.0.0.1:1", timeout=(1, 9))
+    assert (a.timeout, b.timeout) == ((2.0, 2.0), (1.0, 9.0))
+    assert sk.Client(username="u", password="p", base_url="http://127.0.0.1:1").timeout == (
+        5.0,
+        30.0,
+    )
+
+
+def test_connect_uses_the_configured_service(emulator, monkeypatch):
+    monkeypatch.setenv("SEARCHKIT_BASE_URL", emulator.url)
+    monkeypatch.setenv("SEARCHKIT_USERNAME", emulator.username)
+    monkeypatch.setenv("SEARCHKIT_PASSWORD", emulator.password)
+    with sk.connect() as client:
+        assert client.base_url == emulator.url
+        assert client.credentials_source == "environment"
+
+
+def test_connect_without_configuration_starts_a_demo_emulator_and_says_so(capsys):
+    with sk.connect(seed=3, clock=FIXED_CLOCK) as client:
+        assert re.fullmatch(r"http://127\.0\.0\.1:\d+", client.base_url)
+        assert len(client.list_indexes()) >= 5
+    err = capsys.readouterr().err
+    assert (
+        "SEARCHKIT_BASE_URL is not set, so a demo emulator was started at http://127.0.0.1:" in err
+    )
