@@ -13,12 +13,19 @@ import json
 import logging
 import math
 import time
-from collections.abc import Mapping
+import unicodedata
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import requests
 from requests.adapters import HTTPAdapter
-from urllib3.exceptions import InvalidHeader, MaxRetryError, NewConnectionError, ResponseError
+from urllib3.exceptions import (
+    InvalidHeader,
+    MaxRetryError,
+    NewConnectionError,
+    ReadTimeoutError,
+    ResponseError,
+)
 from urllib3.util.retry import Retry
 
 from searchkit._version import __version__
@@ -84,8 +91,9 @@ class _Retry(Retry):
         except InvalidHeader:
             return 0.0  # falsy: sleep() uses exponential backoff instead
 
-    def increment(self, method: str | None = None, url: str | None = None, *args: Any,
-                  **kwargs: Any) -> _Retry:
+    def increment(
+        self, method: str | None = None, url: str | None = None, *args: Any, **kwargs: Any
+    ) -> _Retry:
         response = kwargs.get("response")
         error = kwargs.get("error")
         pool = kwargs.get("_pool")
@@ -97,7 +105,12 @@ class _Retry(Retry):
                 raise MaxRetryError(pool, url or "", ResponseError("Retry-After beyond cap"))
         new = super().increment(method, url, *args, **kwargs)
         new.first_failure = first
-        if now - first + new.get_backoff_time() > self.retry_budget:
+        # The coming wait is the server's Retry-After when it gives a usable one (that is
+        # what sleep() honours), else the backoff; either way it counts against the budget.
+        wait = (new.get_retry_after(response) if response is not None else None) or (
+            new.get_backoff_time()
+        )
+        if now - first + wait > self.retry_budget:
             reason = error if error is not None else ResponseError("retry time budget spent")
             raise MaxRetryError(pool, url or "", reason) from error
         return new
@@ -110,6 +123,18 @@ class _Retry(Retry):
             return probe.parse_retry_after(header)
         except InvalidHeader:
             return 0.0
+
+
+class _Session(requests.Session):
+    """A Session that never follows a redirect, nor prepares one.
+
+    ``allow_redirects=False`` alone still makes requests build the next request of a 3xx
+    (reading ``~/.netrc`` for the new host), and with ``max_redirects=0`` that building
+    raises TooManyRedirects instead of handing back the 3xx.
+    """
+
+    def resolve_redirects(self, *args: Any, **kwargs: Any) -> Iterator[Any]:
+        return iter(())
 
 
 def _retry_after_seconds(header: str | None) -> float | None:
@@ -136,15 +161,20 @@ def _normalise_timeout(timeout: float | tuple[float, float] | None) -> tuple[flo
     return (float(pair[0]), float(pair[1]))
 
 
+def _reason(exc: requests.RequestException) -> object:
+    """Return urllib3's own error behind a requests exception (inside MaxRetryError)."""
+    reason = exc.args[0] if exc.args else None
+    if isinstance(reason, MaxRetryError):
+        reason = reason.reason
+    return reason
+
+
 def _was_sent(exc: requests.RequestException) -> bool:
     """Return whether a failed request may have reached the service."""
     if isinstance(exc, requests.ConnectTimeout):
         return False
     if isinstance(exc, requests.ConnectionError):
-        reason = exc.args[0] if exc.args else None
-        if isinstance(reason, MaxRetryError):
-            reason = reason.reason
-        return not isinstance(reason, NewConnectionError)
+        return not isinstance(_reason(exc), NewConnectionError)
     return True
 
 
@@ -187,12 +217,14 @@ class Client:
             raise ValidationError(f"max_retries must be a whole number >= 0, got {max_retries!r}")
         self.max_retries = max_retries
         self._owned: list[Any] = []  # things closed with the client, e.g. an emulator
+        # Index tokens this client has received, masked in any later error text.
+        self._known_tokens: set[str] = set()
         self._session = self._make_session(backoff_factor, retry_after_cap, retry_budget)
 
     def _make_session(
         self, backoff_factor: float, retry_after_cap: float, retry_budget: float
     ) -> requests.Session:
-        session = requests.Session()
+        session = _Session()
         # Explicit auth on the session means requests never falls back to ~/.netrc.
         session.auth = (self._credentials.username, self._credentials.password)
         session.headers["User-Agent"] = (
@@ -248,7 +280,9 @@ class Client:
         data = self._request("GET", PATH)
         if not isinstance(data, list):
             raise self._invalid("GET", 200, f"expected a JSON array, got {_kind(data)}")
-        return self._adapt("GET", IndexList.from_json, data)
+        indexes: IndexList = self._adapt("GET", IndexList.from_json, data)
+        self._remember_tokens(indexes)
+        return indexes
 
     def create_index(
         self, name: str, *, region: str, type: str, reconcile: bool = True
@@ -283,7 +317,9 @@ class Client:
             data = self._request("POST", PATH, json_body=body)
             if not isinstance(data, dict):
                 raise self._invalid("POST", 200, f"expected a JSON object, got {_kind(data)}")
-            return self._adapt("POST", SearchIndex.from_dict, data)
+            index: SearchIndex = self._adapt("POST", SearchIndex.from_dict, data)
+            self._remember_tokens([index])
+            return index
         except (TransportError, ServerError, InvalidResponseError) as exc:
             if isinstance(exc, TransportError) and not exc.sent:
                 raise  # never reached the service: nothing to reconcile, safe to retry
@@ -292,7 +328,9 @@ class Client:
                     f"creating index {body['name']!r} failed after the request was sent "
                     f"({exc.message}); it may or may not exist: list the indexes before "
                     "trying again",
-                    method="POST", path=PATH, status=exc.status,
+                    method="POST",
+                    path=PATH,
+                    status=exc.status,
                 ) from exc
             return self._reconcile(body["name"], before, started, exc)
 
@@ -328,7 +366,8 @@ class Client:
             raise ValidationError(
                 f"name is {len(clean)} characters long; at most {MAX_NAME_LENGTH} are allowed"
             )
-        if any(ord(c) < 32 or ord(c) == 127 for c in clean):
+        # Category Cc covers C0, DEL and C1 controls alike, as the service's check does.
+        if any(unicodedata.category(c) == "Cc" for c in clean):
             raise ValidationError("name must not contain control characters")
         region_text = getattr(region, "value", region)
         type_text = getattr(type, "value", type)
@@ -353,38 +392,52 @@ class Client:
                 f"creating index {name!r} failed after the request was sent ({cause.message}), "
                 f"and listing to check also failed ({exc.message}); it may or may not exist: "
                 "list the indexes before trying again",
-                method="POST", path=PATH, status=cause.status,
+                method="POST",
+                path=PATH,
+                status=cause.status,
             ) from cause
         floor = started - CLOCK_SKEW_SECONDS
-        found = [
-            i for i in after
-            if i.name == name and i.id not in before
-            and (i.creation_time is None or i.creation_time >= floor)
-        ]
+        new = [i for i in after if i.name == name and i.id not in before]
+        found = [i for i in new if i.creation_time is None or i.creation_time >= floor]
         if len(found) == 1:
             log.warning("the lost create of %r did happen: found index %s", name, found[0].id)
             return found[0]
-        if not found and isinstance(cause, ServerError):
+        if not new and isinstance(cause, ServerError):
             # The service answered with an error and the list shows nothing new: not created.
             raise cause
-        what = "no new index of that name is listed yet" if not found else (
-            f"{len(found)} new indexes of that name are listed"
-        )
+        if found:
+            what = f"{len(found)} new indexes of that name are listed"
+        elif new:
+            # Only when the service's clock is far from ours (e.g. an emulator on a fixed
+            # clock): the index may well be this call's, but that cannot be checked.
+            what = (
+                f"{len(new)} new index(es) of that name are listed, but with a creation_time "
+                f"more than {CLOCK_SKEW_SECONDS} s before this call (do the clocks differ?)"
+            )
+        else:
+            what = "no new index of that name is listed yet"
         raise AmbiguousCreateError(
             f"creating index {name!r} failed after the request was sent ({cause.message}); "
             f"{what}, so it cannot be told whether this call created one: list the indexes "
             "before trying again",
-            method="POST", path=PATH, status=cause.status,
+            method="POST",
+            path=PATH,
+            status=cause.status,
         ) from cause
 
     def _url(self, path: str) -> str:
         return self.base_url + path
 
     def _secrets(self) -> tuple[str, ...]:
-        return (self._credentials.password,)
+        return (self._credentials.password, *self._known_tokens)
 
-    def _request(self, method: str, path: str, *, json_body: Mapping[str, Any] | None = None
-                 ) -> Any:
+    def _remember_tokens(self, indexes: Iterable[SearchIndex]) -> None:
+        for index in indexes:
+            self._known_tokens.update(t for t in (index.token, index.read_only_token) if t)
+
+    def _request(
+        self, method: str, path: str, *, json_body: Mapping[str, Any] | None = None
+    ) -> Any:
         started = time.monotonic()
         try:
             response = self._session.request(
@@ -399,7 +452,8 @@ class Client:
             log.debug("%s %s -> cut short in %.3fs", method, path, time.monotonic() - started)
             raise InvalidResponseError(
                 f"{method} {path}: the response was cut short (fewer bytes than announced)",
-                method=method, path=path,
+                method=method,
+                path=path,
             ) from None
         except requests.RequestException as exc:
             elapsed = time.monotonic() - started
@@ -414,7 +468,9 @@ class Client:
                 f"{method} {path} -> {status}: the service redirects to {location}; "
                 "redirects are not followed so credentials stay with the configured host "
                 "(set base_url to the final address)",
-                status=status, method=method, path=path,
+                status=status,
+                method=method,
+                path=path,
             )
         if status >= 400:
             raise self._status_error(method, path, response, content)
@@ -423,7 +479,8 @@ class Client:
         try:
             return json.loads(content)
         except (ValueError, RecursionError):
-            snippet = redact(content[:120].decode("utf-8", "replace"), self._secrets())
+            # Masked before it is cut, so no secret straddling the cut shows a prefix.
+            snippet = redact(content[:2048].decode("utf-8", "replace"), self._secrets())[:120]
             raise self._invalid(
                 method, status, f"the body is not JSON (starts with {snippet!r})"
             ) from None
@@ -438,19 +495,23 @@ class Client:
         return InvalidResponseError(
             f"{method} {PATH} -> {status}: unexpected response from the service: "
             f"{redact(what, self._secrets())}",
-            status=status, method=method, path=PATH,
+            status=status,
+            method=method,
+            path=PATH,
         )
 
     def _status_error(
         self, method: str, path: str, response: requests.Response, content: bytes
     ) -> SearchKitError:
         status = response.status_code
-        message = server_message(content) or f"HTTP {status}"
-        message = redact(message, self._secrets())
+        message = server_message(content, secrets=self._secrets()) or f"HTTP {status}"
         cls = error_for_status(status)
         text = f"{method} {path} -> {status}: {message}"
         kwargs: dict[str, Any] = {
-            "status": status, "method": method, "path": path, "server_message": message,
+            "status": status,
+            "method": method,
+            "path": path,
+            "server_message": message,
         }
         if cls is AuthenticationError:
             text += (
@@ -474,7 +535,8 @@ class Client:
     ) -> TransportError:
         if isinstance(exc, requests.ConnectTimeout):
             what = f"could not connect within {self.timeout[0]:g} s"
-        elif isinstance(exc, requests.ReadTimeout):
+        elif isinstance(exc, requests.ReadTimeout) or isinstance(_reason(exc), ReadTimeoutError):
+            # After the last retry requests reports a read timeout as a ConnectionError.
             what = f"no answer within {self.timeout[1]:g} s"
         elif isinstance(exc, requests.ConnectionError) and not _was_sent(exc):
             what = "connection refused or host unreachable"
@@ -482,12 +544,16 @@ class Client:
             what = "the connection was reset or closed before an answer"
         else:
             what = type(exc).__name__
-        attempts = "" if method != "GET" or not self.max_retries else (
-            f" after {self.max_retries} retries"
+        attempts = (
+            ""
+            if method != "GET" or not self.max_retries
+            else (f" after {self.max_retries} retries")
         )
         return TransportError(
             f"{method} {path} to {self.base_url}: {what}{attempts}",
-            method=method, path=path, sent=_was_sent(exc),
+            method=method,
+            path=path,
+            sent=_was_sent(exc),
         )
 
 
@@ -528,4 +594,3 @@ def connect(**emulator_options: Any) -> Client:
         file=sys.stderr,
     )
     return client
-

@@ -176,7 +176,12 @@ def error_for_status(status: int) -> type[SearchKitError]:
     return SearchKitError
 
 
-def server_message(body: bytes | str | None, *, limit: int = MAX_MESSAGE_CHARS) -> str | None:
+def server_message(
+    body: bytes | str | None,
+    *,
+    limit: int = MAX_MESSAGE_CHARS,
+    secrets: Iterable[str | None] | None = None,
+) -> str | None:
     """Extract the service's message from an error body.
 
     Takes ``error``, else ``message`` from a JSON object (``{"code", "message"}`` included),
@@ -185,6 +190,8 @@ def server_message(body: bytes | str | None, *, limit: int = MAX_MESSAGE_CHARS) 
     Args:
         body: The raw response body.
         limit: Longest message kept; longer ones end in an ellipsis.
+        secrets: When given, the message goes through :func:`redact` with these values
+            before it is cut, so a secret straddling the cut leaves no readable prefix.
 
     Returns:
         A one-line message, or None when the body says nothing.
@@ -215,6 +222,8 @@ def server_message(body: bytes | str | None, *, limit: int = MAX_MESSAGE_CHARS) 
     if message is None:
         message = text
     one_line = " ".join(str(message).split())
+    if secrets is not None:
+        one_line = redact(one_line, secrets)
     if len(one_line) > limit:
         one_line = one_line[: limit - 1].rstrip() + "…"
     return one_line

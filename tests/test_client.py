@@ -54,6 +54,7 @@ def test_name_is_sent_stripped(client):
         ({"name": "  \t", "region": "eu-west-1", "type": "free"}, "name must not be empty"),
         ({"name": "x" * 129, "region": "eu-west-1", "type": "free"}, "at most 128"),
         ({"name": "a\nb", "region": "eu-west-1", "type": "free"}, "control characters"),
+        ({"name": "a\x85b", "region": "eu-west-1", "type": "free"}, "control characters"),
         (
             {"name": "a", "region": "mars-1", "type": "free"},
             "region 'mars-1' is not one of the allowed values: eu-west-1, us-central1",

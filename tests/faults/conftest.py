@@ -1,0 +1,140 @@
+"""Fixtures of the fault tests: the misbehaving server, clients with tiny timeouts, secrets.
+
+Every test here runs with DEBUG logging of ``searchkit`` and ``urllib3`` captured, and
+fails if the account password (plain or as its Basic header) or a known token shows up in
+a log line.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import uuid
+
+import pytest
+
+import searchkit as sk
+
+from .harness import FaultServer
+
+#: The account password of every harness client; distinctive, so a leak is unmistakable.
+PASSWORD = "pw-Kx7q2-never-shown-9Zr4"
+USERNAME = "fault-tester"
+#: An index token that canned responses carry and error bodies echo.
+TOKEN = "tok-Q3vN8-index-secret-5Hw1"
+READ_ONLY_TOKEN = "rot-M6pL2-index-secret-0Tc7"
+
+
+def basic_header(username: str, password: str) -> str:
+    return "Basic " + base64.b64encode(f"{username}:{password}".encode()).decode()
+
+
+def secrets_of(username: str, password: str) -> tuple[str, ...]:
+    """The texts that would betray ``password``: itself and its Basic credentials."""
+    encoded = base64.b64encode(f"{username}:{password}".encode()).decode()
+    return (password, encoded)
+
+
+HARNESS_SECRETS = (*secrets_of(USERNAME, PASSWORD), TOKEN, READ_ONLY_TOKEN)
+
+
+def index_json(name: str = "docs", **fields: object) -> dict[str, object]:
+    """One search index object as the service sends it, with every spec field."""
+    return {
+        "customer_id": "cust-1",
+        "id": str(uuid.uuid4()),
+        "name": name,
+        "endpoint": "proud-otter-12345-eu1",
+        "type": "payg",
+        "region": "eu-west-1",
+        "partner_email": "",
+        "token": TOKEN,
+        "read_only_token": READ_ONLY_TOKEN,
+        "max_vector_count": 10_000,
+        "max_monthly_reranks": -1,
+        "max_daily_updates": -1,
+        "max_daily_queries": 10_000,
+        "max_monthly_bandwidth": -1,
+        "max_writes_per_second": 1_000,
+        "max_query_per_second": 1_000,
+        "max_reads_per_request": 1_000,
+        "max_writes_per_request": 1_000,
+        "creation_time": 1_790_000_000,
+        "input_enrichment_enabled": True,
+        "throughput_vector": [{"x": "2026-11-20 12:00:00.000 +0000 UTC", "y": 1.5}],
+        **fields,
+    }
+
+
+#: Read timeout of tests whose server never answers: short, so the matrix runs fast.
+SHORT_READ = (2.0, 0.5)
+
+
+def harness_client(url: str, **options: object) -> sk.Client:
+    """A client of the harness with short backoff, so faults resolve fast.
+
+    The timeout stays at 2 s so a busy machine is not mistaken for a fault; tests whose
+    server never answers pass ``timeout=SHORT_READ``.
+    """
+    settings: dict[str, object] = {
+        "username": USERNAME,
+        "password": PASSWORD,
+        "base_url": url,
+        "timeout": 2.0,
+        "max_retries": 2,
+        "backoff_factor": 0.01,
+        "retry_after_cap": 5.0,
+        "retry_budget": 5.0,
+    }
+    settings.update(options)
+    return sk.Client(**settings)  # type: ignore[arg-type]
+
+
+@pytest.fixture(autouse=True)
+def _no_secret_in_debug_logs(caplog):
+    caplog.set_level(logging.DEBUG, logger="searchkit")
+    caplog.set_level(logging.DEBUG, logger="urllib3")
+    yield
+    text = caplog.text
+    leaked = [s for s in HARNESS_SECRETS if s in text]
+    assert not leaked, "a secret reached the DEBUG log"
+
+
+@pytest.fixture
+def server():
+    with FaultServer() as s:
+        yield s
+
+
+@pytest.fixture
+def client(server):
+    with harness_client(server.url) as c:
+        yield c
+
+
+@pytest.fixture
+def service():
+    """The emulator standing in for the real service behind the harness (real clock)."""
+    from searchkit.emulator import Emulator
+
+    with Emulator(users=[(USERNAME, PASSWORD)], window_minutes=5) as emu:
+        yield emu
+
+
+@pytest.fixture
+def proxy(service):
+    """The harness in front of the emulator: forwards what it is not told to break."""
+    with FaultServer(upstream=service.url) as s:
+        yield s
+
+
+@pytest.fixture
+def proxied(proxy):
+    """A client of the emulator through the harness."""
+    with harness_client(proxy.url) as c:
+        yield c
+
+
+def stored_names(service) -> list[str]:
+    """Names of the indexes the emulator really holds, oldest first."""
+    return [index["name"] for index in service.store.list_indexes(service.account)]

@@ -1,0 +1,57 @@
+"""A 200 that is not JSON of the right shape is InvalidResponseError, never a crash."""
+
+from __future__ import annotations
+
+import pytest
+
+import searchkit as sk
+
+from .conftest import index_json
+from .harness import reply, truncated
+
+
+@pytest.mark.parametrize(
+    ("body", "what"),
+    [
+        (
+            "<html><body>Welcome to nginx!</body></html>",
+            "the body is not JSON (starts with '<html><body>Welcome to nginx!</body></html>')",
+        ),
+        ({"indexes": []}, "expected a JSON array, got a JSON object"),
+        ("", "the body is empty"),
+        ([1, 2], "expected a JSON object for a search index, got int"),
+        (
+            [{"name": "docs", "max_vector_count": "lots"}],
+            "field 'max_vector_count' should be an integer, got 'lots'",
+        ),
+        ('"just a string"', "expected a JSON array, got a string"),
+    ],
+    ids=["html", "object", "empty", "numbers", "bad-field", "string"],
+)
+def test_list_answered_with_the_wrong_body_is_invalid_response(server, client, body, what):
+    payload = body.encode() if isinstance(body, str) else body
+    server.script("GET", then=reply(200, payload))
+    with pytest.raises(sk.InvalidResponseError) as info:
+        client.list_indexes()
+    assert str(info.value) == f"GET /v2/search -> 200: unexpected response from the service: {what}"
+    assert server.count() == 1
+
+
+def test_list_cut_short_is_invalid_response(server, client):
+    server.script("GET", then=truncated(200, [index_json("docs")], missing=100))
+    with pytest.raises(
+        sk.InvalidResponseError, match=r"GET /v2/search: the response was cut short"
+    ):
+        client.list_indexes()
+
+
+def test_create_answered_with_an_array_is_invalid_response_once_reconciling_finds_none(
+    server, client
+):
+    server.script("GET", then=reply(200, []))
+    server.script("POST", then=reply(200, [index_json("docs")]))
+    with pytest.raises(sk.AmbiguousCreateError) as info:
+        client.create_index("docs", region="eu-west-1", type="payg")
+    assert server.count("POST") == 1
+    assert isinstance(info.value.__cause__, sk.InvalidResponseError)
+    assert "expected a JSON object, got a JSON array" in str(info.value)
