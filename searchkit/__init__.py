@@ -5,10 +5,9 @@ pandas DataFrame, parse and plot their throughput, create indexes from a noteboo
 and run all of it offline against the bundled emulator.
 """
 
-from __future__ import annotations
-
 from searchkit._version import __version__
 from searchkit.client import Client, connect
+from searchkit.emulator import Emulator
 from searchkit.errors import (
     AmbiguousCreateError,
     AuthenticationError,
@@ -23,29 +22,42 @@ from searchkit.errors import (
     TransportError,
     ValidationError,
 )
+from searchkit.frames import limits_frame, throughput_frame, throughput_series
 from searchkit.models import LIMIT_FIELDS, REGIONS, TYPES, IndexList, IndexType, Region, SearchIndex
+from searchkit.plotting import plot_limits, plot_throughput
+from searchkit.timestamps import parse_timestamps
+from searchkit.widgets import create_index_form, index_browser
 
-__all__ = [
-    "LIMIT_FIELDS",
-    "REGIONS",
-    "TYPES",
+__all__ = [  # noqa: RUF022 - plain sorted(), as tests/test_public_api.py checks
     "AmbiguousCreateError",
     "AuthenticationError",
     "Client",
     "ConfigError",
+    "Emulator",
     "IndexList",
     "IndexType",
     "InvalidResponseError",
+    "LIMIT_FIELDS",
     "NotFoundError",
     "PermissionDeniedError",
+    "REGIONS",
     "RateLimitError",
     "Region",
     "SearchIndex",
     "SearchKitError",
     "ServerError",
+    "TYPES",
     "TimestampError",
     "TransportError",
     "ValidationError",
     "__version__",
     "connect",
+    "create_index_form",
+    "index_browser",
+    "limits_frame",
+    "parse_timestamps",
+    "plot_limits",
+    "plot_throughput",
+    "throughput_frame",
+    "throughput_series",
 ]

@@ -1,0 +1,415 @@
+"""Go time texts -> exact UTC instants, vectorised.
+
+The service renders throughput times with Go's ``time.Time.String()``, whose layout is
+``2006-01-02 15:04:05.999999999 -0700 MST``: the fraction loses its trailing zeros (and its
+dot when it is zero), the numeric offset is authoritative, the zone name is only a label
+(and may itself be numeric, ``-03`` or ``+0545``), and a monotonic clock reading
+`` m=+0.000123`` may follow. Everything is parsed to ``int64`` nanoseconds since the epoch.
+
+Two paths share one validation and one calendar computation:
+
+* the fast path reads the Arrow string buffer as bytes: one gather copies the first bytes
+  of every text into a fixed-width ``uint8`` matrix, and columns of digits become numbers
+  with NumPy arithmetic. It covers the layout above with any fraction width and a zone
+  name of up to five printable ASCII characters (``UTC``, ``CEST``, ``-03``, ``+0545``);
+* every other text (a monotonic suffix, a long zone name, garbage) goes through one RE2
+  regex over just those rows, with ``pyarrow.compute.extract_regex``.
+
+No Python code runs per row, except to word the error message of the first bad text.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from collections.abc import Iterable
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from searchkit.errors import TimestampError, ValidationError
+
+__all__ = ["GO_LAYOUT", "parse_timestamps"]
+
+#: The Go layout of the texts this module reads (``time.Time.String()`` without ``m=``).
+GO_LAYOUT = "2006-01-02 15:04:05.999999999 -0700 MST"
+
+ErrorsMode = Literal["raise", "coerce"]
+
+# Width of the byte window the fast path copies per text. The longest text it accepts is
+# 19 (date and time) + 10 (dot and nine digits) + 7 (" -0700 ") + 5 (zone name) = 41 bytes.
+_WINDOW = 44
+_MAX_FAST_ZONE = 5
+_ZERO = 48  # ord("0")
+_BLOCK = 1 << 17
+_DATE_FIELDS = {
+    "year": range(0, 4),
+    "month": range(5, 7),
+    "day": range(8, 10),
+    "hour": range(11, 13),
+    "minute": range(14, 16),
+    "second": range(17, 19),
+}
+_DATE_SEPARATORS = [(4, ord("-")), (7, ord("-")), (10, ord(" ")), (13, ord(":")), (16, ord(":"))]
+
+# The general path: RE2 syntax (pyarrow), anchored, ASCII digits only.
+_GO_PATTERN = (
+    r"^(?P<year>\d{4})-(?P<month>\d{2})-(?P<day>\d{2})"
+    r" (?P<hour>\d{2}):(?P<minute>\d{2}):(?P<second>\d{2})(?:\.(?P<fraction>\d{1,9}))?"
+    r" (?P<sign>[+-])(?P<off_h>\d{2})(?P<off_m>\d{2})"
+    r" (?P<zone>[^\s]+)"
+    r"(?: m=[+-]\d+(?:\.\d+)?)?$"
+)
+# The same in Python syntax, used only to word an error message.
+_GO_RE = re.compile(_GO_PATTERN, re.ASCII)
+
+# Days from the epoch to the first of each month, and month lengths, for every month that
+# datetime64[ns] can reach (1677-09 to 2262-04), computed by NumPy's own calendar.
+_FIRST_YEAR, _LAST_YEAR = 1677, 2262
+_MONTH_BOUNDS = np.arange(f"{_FIRST_YEAR}-01", f"{_LAST_YEAR + 1}-02", dtype="M8[M]")
+_MONTH_STARTS = _MONTH_BOUNDS[:-1].astype("M8[D]").astype(np.int64)
+_MONTH_LENGTHS = np.diff(_MONTH_BOUNDS.astype("M8[D]").astype(np.int64))
+
+# datetime64[ns] holds int64 nanoseconds; int64's minimum is NaT, so the range is one short.
+_NS = 1_000_000_000
+_UTC = pd.DatetimeTZDtype("ns", "UTC")
+_MIN_S, _MIN_F = divmod(np.iinfo(np.int64).min + 1, _NS)
+_MAX_S, _MAX_F = divmod(np.iinfo(np.int64).max, _NS)
+
+
+def parse_timestamps(
+    texts: Iterable[str | None] | str, *, errors: ErrorsMode = "raise"
+) -> pd.DatetimeIndex:
+    """Parse Go time texts into a UTC ``DatetimeIndex``, exact to the nanosecond.
+
+    The numeric offset decides the instant; the zone name is ignored. Missing values
+    (``None``, NaN) become NaT, as with :func:`pandas.to_datetime`.
+
+    Args:
+        texts: Texts in the layout ``2006-01-02 15:04:05.999999999 -0700 MST`` (0 to 9
+            fraction digits or none, any zone name, an optional `` m=±<seconds>`` suffix): a
+            list, NumPy array, pandas Series or Index, or Arrow array. A single string is
+            read as a list of one.
+        errors: ``"raise"`` to raise on the first text that does not parse, ``"coerce"`` to
+            return NaT for it.
+
+    Returns:
+        A ``datetime64[ns, UTC]`` index, one entry per text, in order; it keeps the name of a
+        Series or Index.
+
+    Raises:
+        TimestampError: A text does not parse (``errors="raise"``); the message quotes the
+            text and gives its position.
+        ValidationError: ``errors`` is not ``"raise"`` or ``"coerce"``.
+
+    Example:
+        >>> times = parse_timestamps(
+        ...     ["2026-03-29 01:59:59.5 +0100 CET", "2026-03-29 03:00:00 +0200 CEST"]
+        ... )
+        >>> [str(t) for t in times]
+        ['2026-03-29 00:59:59.500000+00:00', '2026-03-29 01:00:00+00:00']
+    """
+    _check_errors(errors)
+    name = getattr(texts, "name", None) if isinstance(texts, pd.Series | pd.Index) else None
+    strings = to_arrow_strings(texts, errors=errors)
+    nanos = parse_to_nanos(strings, errors=errors)
+    return nanos_to_index(nanos, name=name)
+
+
+def _check_errors(errors: str) -> None:
+    if errors not in ("raise", "coerce"):
+        raise ValidationError(f"errors must be 'raise' or 'coerce', got {errors!r}")
+
+
+def nanos_to_index(nanos: np.ndarray, *, name: Any = None) -> pd.DatetimeIndex:
+    """Wrap int64 epoch nanoseconds (NaT as int64 min) as a UTC ``DatetimeIndex``."""
+    # Naive datetime64 values given a UTC dtype are read as UTC wall times: no conversion.
+    return pd.DatetimeIndex(nanos.view("M8[ns]"), dtype=_UTC, name=name, copy=False)
+
+
+def to_arrow_strings(
+    texts: Any, *, errors: ErrorsMode = "raise", describe: Any = None
+) -> pa.StringArray:
+    """Return ``texts`` as one Arrow string array (nulls for missing values).
+
+    Raises:
+        TimestampError: an element is neither text nor missing (``errors="raise"``).
+    """
+    if isinstance(texts, str | bytes):
+        texts = [texts]
+    if isinstance(texts, pa.ChunkedArray):
+        texts = texts.combine_chunks() if texts.num_chunks else pa.array([], pa.string())
+    if isinstance(texts, pa.Array):
+        if pa.types.is_null(texts.type):
+            return pa.array([None] * len(texts), pa.string())
+        if not (pa.types.is_string(texts.type) or pa.types.is_large_string(texts.type)):
+            try:
+                texts = texts.cast(pa.string())
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+                return _strings_slowly(texts.to_pylist(), errors, describe)
+        return texts
+    if isinstance(texts, pd.Series | pd.Index):
+        texts = texts.array
+    if not isinstance(texts, np.ndarray | pd.api.extensions.ExtensionArray | list | tuple):
+        texts = list(texts)
+    try:
+        return pa.array(texts, type=pa.string(), from_pandas=True)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return _strings_slowly(list(texts), errors, describe)
+
+
+def _strings_slowly(items: list[Any], errors: ErrorsMode, describe: Any) -> pa.StringArray:
+    # Only reached when some element is not text: find it to say where, or blank it out.
+    out: list[str | None] = []
+    for position, item in enumerate(items):
+        if item is None or isinstance(item, str):
+            out.append(item)
+        elif (isinstance(item, float) and item != item) or errors == "coerce":  # NaN or junk
+            out.append(None)
+        else:
+            where = describe(position) if describe else f"at position {position}"
+            raise TimestampError(
+                f"cannot parse timestamp {_shorten(item)} {where}: "
+                f"expected text, got {type(item).__name__}"
+            )
+    return pa.array(out, type=pa.string())
+
+
+def parse_to_nanos(
+    strings: pa.Array, *, errors: ErrorsMode = "raise", describe: Any = None
+) -> np.ndarray:
+    """Parse an Arrow string array into int64 epoch nanoseconds (NaT for missing ones).
+
+    Args:
+        strings: Arrow ``string`` or ``large_string`` array.
+        errors: ``"raise"`` or ``"coerce"``.
+        describe: Optional callable ``position -> str`` wording where a bad text sits
+            (e.g. "at position 3 of index 'docs'"); default "at position N".
+
+    Raises:
+        TimestampError: a non-missing text does not parse and ``errors="raise"``.
+    """
+    n = len(strings)
+    if n == 0:
+        return np.empty(0, dtype=np.int64)
+    nanos, ok = _fast_nanos(strings)
+    slow = np.flatnonzero(~ok)
+    if slow.size:
+        fields, matched = _regex_fields(strings.take(pa.array(slow)))
+        nanos[slow], ok[slow] = _to_nanos(fields, matched)
+    missing = strings.is_null().to_numpy(zero_copy_only=False)
+    bad = ~(ok | missing)
+    if errors == "raise" and bad.any():
+        position = int(np.argmax(bad))
+        text = strings[position].as_py()
+        where = describe(position) if describe else f"at position {position}"
+        raise TimestampError(f"cannot parse timestamp {_shorten(text)} {where}: {_why(text)}")
+    nanos[~ok | missing] = np.iinfo(np.int64).min
+    return nanos
+
+
+def _string_buffers(strings: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """Return (offsets, data bytes) of an Arrow string array, honouring its slice offset."""
+    if pa.types.is_string_view(strings.type):
+        strings = strings.cast(pa.string())
+    _, offsets_buf, data_buf = strings.buffers()[:3]
+    offset_type = np.int64 if pa.types.is_large_string(strings.type) else np.int32
+    offsets = np.frombuffer(offsets_buf, dtype=offset_type)[
+        strings.offset : strings.offset + len(strings) + 1
+    ]
+    data = (
+        np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.empty(0, np.uint8)
+    )
+    return offsets.astype(np.int64, copy=False), data
+
+
+def _fast_nanos(strings: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """Read the common layout with NumPy; return epoch nanoseconds and which rows it read."""
+    offsets, data = _string_buffers(strings)
+    starts = offsets[:-1]
+    lengths = offsets[1:] - starts
+    # A strided view whose element i is the _WINDOW bytes starting at byte i: indexing it
+    # with the start offsets copies every text's head into a fixed-width matrix in one
+    # memcpy-like pass. Texts starting in the last _WINDOW bytes read from a padded copy
+    # of just that tail, so the big buffer itself is never copied.
+    tail_from = max(data.size - _WINDOW, 0)
+    padded_tail = np.zeros(data.size - tail_from + _WINDOW, dtype=np.uint8)
+    padded_tail[: data.size - tail_from] = data[tail_from:]
+    head = _windows(data, _WINDOW)
+    in_tail = starts >= tail_from if head is not None else np.ones(starts.size, dtype=bool)
+
+    nanos = np.empty(starts.size, dtype=np.int64)
+    ok = np.empty(starts.size, dtype=bool)
+    # Blocks keep the byte matrix and its temporaries in cache and bound peak memory.
+    for lo in range(0, starts.size, _BLOCK):
+        hi = min(lo + _BLOCK, starts.size)
+        block_starts = starts[lo:hi]
+        block_tail = in_tail[lo:hi]
+        if head is not None and not block_tail.any():
+            rows = head[block_starts]
+        else:
+            rows = np.empty(hi - lo, dtype=f"V{_WINDOW}")
+            if head is not None:
+                rows[~block_tail] = head[block_starts[~block_tail]]
+            rows[block_tail] = _windows(padded_tail, _WINDOW)[block_starts[block_tail] - tail_from]
+        matrix = rows.view(np.uint8).reshape(hi - lo, _WINDOW)
+        nanos[lo:hi], ok[lo:hi] = _to_nanos(*_read_rows(matrix, lengths[lo:hi]))
+    return nanos, ok
+
+
+def _windows(data: np.ndarray, width: int) -> np.ndarray | None:
+    """Return a view of ``data`` whose element i is the ``width`` bytes from byte i."""
+    if data.size < width:
+        return None
+    return np.ndarray(buffer=data, dtype=f"V{width}", shape=(data.size - width + 1,), strides=(1,))
+
+
+def _digit(rows: np.ndarray, column: int | np.ndarray) -> np.ndarray:
+    """Return a column of bytes as digit values: 0-9, any other byte >= 10 (uint8 wraps)."""
+    return rows[:, column] - np.uint8(_ZERO)
+
+
+def _number(rows: np.ndarray, columns: range, worst: np.ndarray) -> np.ndarray:
+    """Read digit columns (most significant first) as int32 numbers.
+
+    ``worst`` keeps the largest digit value seen, so one comparison with 9 at the end
+    validates every digit column at once.
+    """
+    first = _digit(rows, columns[0])
+    np.maximum(worst, first, out=worst)
+    value = first.astype(np.int32)
+    for column in columns[1:]:
+        digit = _digit(rows, column)
+        np.maximum(worst, digit, out=worst)
+        value *= 10
+        value += digit
+    return value
+
+
+def _read_rows(rows: np.ndarray, lengths: np.ndarray) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """Parse a block of fixed-width byte rows laid out as ``GO_LAYOUT``."""
+    worst = np.zeros(rows.shape[0], dtype=np.uint8)
+    fields = {name: _number(rows, columns, worst) for name, columns in _DATE_FIELDS.items()}
+    ok = worst <= 9
+    for column, byte in _DATE_SEPARATORS:
+        ok &= rows[:, column] == byte
+
+    # Fraction: "." then 1-9 digits, or no dot at all (Go drops it when the fraction is 0).
+    # ``run`` stays 1 while the digits go on; their count is the width.
+    dot = rows[:, 19] == ord(".")
+    run = dot.view(np.uint8).copy()
+    width = np.zeros(rows.shape[0], dtype=np.int32)
+    fraction = np.zeros(rows.shape[0], dtype=np.int32)
+    for k in range(9):
+        digit = _digit(rows, 20 + k)
+        run &= digit <= 9
+        width += run
+        fraction *= 10
+        fraction += digit * run
+    fields["fraction"] = fraction
+    ok &= ~dot | (width > 0)
+
+    # " ±hhmm " and the zone name follow, at column 19 or 20 + width: a second window
+    # gather fetches them per row without an (n, k) index matrix.
+    at = np.where(dot, width + 20, 19)
+    flat = _windows(rows.reshape(-1), 7 + _MAX_FAST_ZONE)
+    tail = flat[np.arange(rows.shape[0]) * _WINDOW + at].view(np.uint8).reshape(-1, 12)
+    ok &= (tail[:, 0] == ord(" ")) & (tail[:, 6] == ord(" "))
+    sign = tail[:, 1]
+    ok &= (sign == ord("+")) | (sign == ord("-"))
+    fields["sign"] = 1 - 2 * (sign == ord("-")).view(np.int8)
+    worst[:] = 0
+    fields["off_h"] = _number(tail, range(2, 4), worst)
+    fields["off_m"] = _number(tail, range(4, 6), worst)
+    ok &= worst <= 9
+
+    # Zone name: a label only, so any 1-5 printable ASCII bytes (letters, or numeric like
+    # -03 and +0545). Longer or non-ASCII names and the monotonic suffix go to the regex,
+    # which accepts any non-space label too.
+    zone_len = lengths - at - 7
+    worst[:] = 0
+    for k in range(_MAX_FAST_ZONE):
+        # Printable non-space ASCII (0x21-0x7E) maps to 0-0x5D; bytes past the end count 0.
+        byte = tail[:, 7 + k] - np.uint8(0x21)
+        byte *= zone_len > k
+        np.maximum(worst, byte, out=worst)
+    ok &= (zone_len >= 1) & (zone_len <= _MAX_FAST_ZONE) & (worst <= 0x5D)
+    return fields, ok
+
+
+def _regex_fields(strings: pa.Array) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """Read any Go time text with one RE2 pass; return the fields and which rows matched."""
+    if pa.types.is_large_string(strings.type) or pa.types.is_string_view(strings.type):
+        strings = strings.cast(pa.string())
+    parts = pc.extract_regex(strings, _GO_PATTERN)
+    matched = parts.is_valid().to_numpy(zero_copy_only=False)
+
+    def number(name: str) -> np.ndarray:
+        column = parts.field(name)
+        # Unmatched rows carry "" (or null): make them parseable, they are masked anyway.
+        column = pc.if_else(pc.equal(column, ""), "0", column).fill_null("0")
+        return column.cast(pa.int64()).to_numpy(zero_copy_only=False)
+
+    fields = {
+        name: number(name)
+        for name in ("year", "month", "day", "hour", "minute", "second", "off_h", "off_m")
+    }
+    # A fraction "5" means 500 ms: pad on the right to nine digits before reading it.
+    fraction = pc.utf8_rpad(parts.field("fraction").fill_null(""), 9, "0")
+    fields["fraction"] = fraction.cast(pa.int64()).to_numpy(zero_copy_only=False)
+    sign = parts.field("sign").fill_null("+")
+    fields["sign"] = np.where(pc.equal(sign, "-").to_numpy(zero_copy_only=False), -1, 1)
+    return fields, matched
+
+
+def _to_nanos(fields: dict[str, np.ndarray], ok: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Validate the calendar fields and compute epoch nanoseconds (exact, int64)."""
+    year, month, day = fields["year"], fields["month"], fields["day"]
+    # One table lookup per row gives the month's first day and length; years outside the
+    # table cannot be nanosecond timestamps anyway.
+    month_index = (year.astype(np.int64) - _FIRST_YEAR) * 12 + (month - 1)
+    ok = ok & (month_index >= 0) & (month_index < _MONTH_STARTS.size) & (month >= 1)
+    ok &= month <= 12
+    month_index[~ok] = 0
+    ok &= (day >= 1) & (day <= _MONTH_LENGTHS[month_index])
+    ok &= (fields["hour"] <= 23) & (fields["minute"] <= 59) & (fields["second"] <= 59)
+    ok &= (fields["off_h"] <= 23) & (fields["off_m"] <= 59)
+
+    seconds = _MONTH_STARTS[month_index] + (day - 1)
+    seconds *= 86400
+    seconds += fields["hour"] * 3600 + fields["minute"] * 60 + fields["second"]
+    seconds -= fields["sign"] * (fields["off_h"] * 3600 + fields["off_m"] * 60)
+    fraction = fields["fraction"]
+    # Only the table's first and last months reach the limits of datetime64[ns]: check
+    # those rows exactly, so int64 arithmetic below cannot wrap for a kept row.
+    if seconds.size and (seconds.min() <= _MIN_S or seconds.max() >= _MAX_S):
+        ok &= (seconds < _MAX_S) | ((seconds == _MAX_S) & (fraction <= _MAX_F))
+        ok &= (seconds > _MIN_S) | ((seconds == _MIN_S) & (fraction >= _MIN_F))
+    nanos = seconds * _NS
+    nanos += fraction
+    return nanos, ok
+
+
+def _shorten(text: Any, limit: int = 60) -> str:
+    shown = repr(text)
+    return shown if len(shown) <= limit else shown[: limit - 1] + "…"
+
+
+def _why(text: str) -> str:
+    # Only the first bad text gets here, so plain Python is fine.
+    match = _GO_RE.match(text)
+    if match is None:
+        return f"expected Go layout {GO_LAYOUT!r}"
+    parts = {k: int(v) for k, v in match.groupdict().items() if v and v.isdigit()}
+    if not 1 <= parts["month"] <= 12:
+        return "month out of range"
+    if parts["day"] < 1 or parts["day"] > calendar.monthrange(parts["year"], parts["month"])[1]:
+        return "day out of range for the month"
+    if parts["hour"] > 23 or parts["minute"] > 59 or parts["second"] > 59:
+        return "time of day out of range"
+    if parts["off_h"] > 23 or parts["off_m"] > 59:
+        return "UTC offset out of range"
+    return "outside the range of nanosecond timestamps (1677-09-21 to 2262-04-11)"

@@ -1,0 +1,389 @@
+"""limits_frame, throughput_frame, throughput_series and the display helpers."""
+
+from __future__ import annotations
+
+import copy
+import datetime as dt
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from searchkit.errors import InvalidResponseError, TimestampError, ValidationError
+from searchkit.frames import (
+    LIMITS_COLUMNS,
+    THROUGHPUT_COLUMNS,
+    display_limits_frame,
+    format_limit,
+    limits_frame,
+    throughput_frame,
+    throughput_series,
+)
+from searchkit.models import LIMIT_FIELDS, REGIONS, TYPES, IndexList, SearchIndex
+from tests.analytics_data import raw_index, realistic_indexes
+
+UTC = dt.timezone.utc
+
+EXPECTED_LIMIT_DTYPES = {
+    "name": "str",
+    "type": "category",
+    "region": "category",
+    "endpoint": "str",
+    "created": "datetime64[ns, UTC]",
+    "input_enrichment_enabled": "boolean",
+    "partner_email": "str",
+    **dict.fromkeys(LIMIT_FIELDS, "float64"),
+}
+
+
+def point(x: str, y: float | None) -> dict:
+    return {"x": x, "y": y}
+
+
+# --- limits ------------------------------------------------------------------------------
+
+
+def test_limits_frame_has_one_row_per_index_indexed_by_id():
+    raw = realistic_indexes(minutes=2)
+    frame = limits_frame(raw)
+    assert frame.index.name == "id"
+    assert frame.index.tolist() == [r["id"] for r in raw]
+    assert frame["name"].tolist() == [r["name"] for r in raw]
+
+
+def test_limits_frame_columns_and_dtypes_are_exact():
+    frame = limits_frame(realistic_indexes(minutes=2))
+    assert tuple(frame.columns) == LIMITS_COLUMNS
+    assert {c: str(t) for c, t in frame.dtypes.items()} == EXPECTED_LIMIT_DTYPES
+    assert str(frame.index.dtype) == "str"
+
+
+def test_unlimited_becomes_inf_absent_becomes_nan_and_zero_stays_zero():
+    raw = [
+        raw_index("a", max_daily_queries=-1),
+        raw_index("b", max_daily_queries=0),
+        raw_index("c", max_daily_queries=None),
+        {k: v for k, v in raw_index("d").items() if k != "max_daily_queries"},
+        raw_index("e", max_daily_queries=25_000),
+    ]
+    column = limits_frame(raw)["max_daily_queries"].tolist()
+    assert column[0] == math.inf
+    assert column[1] == 0.0
+    assert math.isnan(column[2]) and math.isnan(column[3])
+    assert column[4] == 25_000.0
+
+
+def test_unlimited_sorts_above_every_limit():
+    raw = [raw_index("a", max_daily_queries=-1), raw_index("b", max_daily_queries=10**12)]
+    ordered = limits_frame(raw).sort_values("max_daily_queries", ascending=False)
+    assert ordered["name"].tolist() == ["a", "b"]
+
+
+def test_secrets_are_excluded_by_default():
+    raw = [raw_index("a")]
+    frame = limits_frame(raw)
+    assert "token" not in frame.columns and "read_only_token" not in frame.columns
+    assert raw[0]["token"] not in frame.to_csv()
+
+
+def test_secrets_are_included_on_request_after_the_limits():
+    raw = [raw_index("a")]
+    frame = limits_frame(raw, include_secrets=True)
+    assert tuple(frame.columns) == (*LIMITS_COLUMNS, "token", "read_only_token")
+    assert frame["token"].iloc[0] == raw[0]["token"]
+    assert frame["read_only_token"].iloc[0] == raw[0]["read_only_token"]
+
+
+@pytest.mark.parametrize("empty", [[], IndexList(), ()])
+def test_empty_input_gives_empty_frame_with_the_same_columns_and_dtypes(empty):
+    frame = limits_frame(empty)
+    assert frame.empty and tuple(frame.columns) == LIMITS_COLUMNS
+    assert {c: str(t) for c, t in frame.dtypes.items()} == EXPECTED_LIMIT_DTYPES
+    assert frame.index.name == "id"
+    assert list(limits_frame([], include_secrets=True).columns)[-2:] == [
+        "token",
+        "read_only_token",
+    ]
+
+
+def test_type_and_region_keep_unknown_values_beside_the_spec_ones():
+    raw = [raw_index("a", plan="paid", region="ap-south-2"), raw_index("b")]
+    frame = limits_frame(raw)
+    assert frame["type"].tolist() == ["paid", "payg"]
+    assert list(frame["type"].cat.categories) == [*TYPES, "paid"]
+    assert list(frame["region"].cat.categories) == [*REGIONS, "ap-south-2"]
+
+
+def test_created_is_aware_utc_from_unix_seconds():
+    frame = limits_frame([raw_index("a", creation_time=1_767_225_600)])
+    assert frame["created"].iloc[0] == pd.Timestamp("2026-01-01T00:00:00", tz="UTC")
+
+
+def test_missing_or_garbled_fields_are_missing_not_errors():
+    frame = limits_frame([{"id": "x", "creation_time": "soon", "input_enrichment_enabled": "y"}])
+    row = frame.iloc[0]
+    assert pd.isna(row["created"]) and pd.isna(row["input_enrichment_enabled"])
+    assert pd.isna(row["name"]) and pd.isna(row["type"])
+    assert frame[list(LIMIT_FIELDS)].isna().all(axis=None)
+
+
+def test_older_vercel_email_is_read_as_partner_email():
+    raw = raw_index("a")
+    del raw["partner_email"]
+    raw["vercel_email"] = "team@vercel.example"
+    assert limits_frame([raw])["partner_email"].iloc[0] == "team@vercel.example"
+
+
+def test_models_and_raw_json_give_the_same_limits_frame():
+    raw = realistic_indexes(minutes=2)
+    models = IndexList.from_json(copy.deepcopy(raw))
+    pd.testing.assert_frame_equal(limits_frame(models), limits_frame(raw))
+    pd.testing.assert_frame_equal(limits_frame(list(models)), limits_frame(raw))
+
+
+def test_a_single_index_is_a_frame_of_one_row():
+    raw = raw_index("solo")
+    assert limits_frame(raw)["name"].tolist() == ["solo"]
+    assert limits_frame(SearchIndex.from_dict(raw))["name"].tolist() == ["solo"]
+
+
+@pytest.mark.parametrize("bad", [42, "indexes", [1, 2], pd.DataFrame()])
+def test_other_inputs_are_refused(bad):
+    with pytest.raises(ValidationError):
+        limits_frame(bad)
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (math.inf, "unlimited"),
+        (-1, "unlimited"),
+        (math.nan, "—"),
+        (None, "—"),
+        (0.0, "0"),
+        (1234567.0, "1,234,567"),
+        (np.float64(10_000), "10,000"),
+        (np.int64(5), "5"),
+        (2.5, "2.5"),
+    ],
+)
+def test_format_limit(value, text):
+    assert format_limit(value) == text
+
+
+def test_display_limits_frame_formats_only_the_limits_and_leaves_the_frame_alone():
+    frame = limits_frame(realistic_indexes(minutes=2))
+    shown = display_limits_frame(frame)
+    assert shown["max_daily_queries"].tolist() == [
+        "unlimited",
+        "50,000,000",
+        "10,000",
+        "0",
+        "—",
+    ]
+    assert shown["name"].tolist() == frame["name"].tolist()
+    assert frame["max_daily_queries"].dtype == np.float64
+
+
+# --- throughput --------------------------------------------------------------------------
+
+RAW = [
+    {
+        "id": "id-a",
+        "name": "alpha",
+        "throughput_vector": [
+            point("2026-03-28 13:01:00.5 +0100 CET", 2),
+            point("2026-03-28 13:00:00 +0100 CET", 1.5),
+            point("2026-03-28 13:02:00 +0100 CET", 0),
+            point("2026-03-28 13:03:00.000000001 +0100 CET", None),
+        ],
+    },
+    {
+        "id": "id-b",
+        "name": "beta",
+        "throughput_vector": [point("2026-03-28 17:45:00 +0545 +0545", 7)],
+    },
+    {"id": "id-c", "name": "gamma", "throughput_vector": []},
+    {"id": "id-d", "name": "delta"},
+]
+
+
+def test_throughput_columns_are_exactly_the_contract():
+    frame = throughput_frame(RAW)
+    assert tuple(frame.columns) == THROUGHPUT_COLUMNS
+    assert str(frame["time"].dtype) == "datetime64[ns, UTC]"
+    assert frame["value"].dtype == np.float64
+
+
+def test_throughput_rows_are_sorted_by_index_then_time_with_exact_values():
+    frame = throughput_frame(RAW)
+    assert frame["index_id"].tolist() == ["id-a"] * 4 + ["id-b"]
+    assert frame["name"].tolist() == ["alpha"] * 4 + ["beta"]
+    assert frame["time"].tolist() == [
+        pd.Timestamp("2026-03-28T12:00:00", tz="UTC"),
+        pd.Timestamp("2026-03-28T12:01:00.5", tz="UTC"),
+        pd.Timestamp("2026-03-28T12:02:00", tz="UTC"),
+        pd.Timestamp("2026-03-28T12:03:00.000000001", tz="UTC"),
+        pd.Timestamp("2026-03-28T12:00:00", tz="UTC"),
+    ]
+    assert frame["value"].tolist()[:3] == [1.5, 2.0, 0.0]
+
+
+def test_zero_is_kept_and_null_is_nan_not_dropped():
+    values = throughput_frame(RAW)["value"]
+    assert (values == 0).sum() == 1
+    assert values.isna().sum() == 1
+    assert len(values) == 5
+
+
+def test_tz_converts_the_time_column_without_moving_instants():
+    utc = throughput_frame(RAW)
+    local = throughput_frame(RAW, tz="America/St_Johns")
+    assert str(local["time"].dtype) == "datetime64[ns, America/St_Johns]"
+    assert (local["time"] == utc["time"]).all()
+    # Newfoundland is on daylight time (NDT, -0230) since 8 March 2026.
+    assert local["time"].iloc[0].strftime("%H:%M %z") == "09:30 -0230"
+
+
+def test_tzinfo_objects_are_accepted():
+    frame = throughput_frame(RAW, tz=dt.timezone(dt.timedelta(hours=-3)))
+    assert frame["time"].iloc[0].utcoffset() == dt.timedelta(hours=-3)
+
+
+def test_unknown_time_zone_is_a_validation_error():
+    with pytest.raises(ValidationError, match="Mars/Olympus"):
+        throughput_frame(RAW, tz="Mars/Olympus")
+
+
+def test_intervals_are_median_spacings_by_index_id():
+    intervals = throughput_frame(RAW).attrs["interval"]
+    # Spacings 60.5 s, 59.5 s, 60.000000001 s: the median is the middle one.
+    assert intervals["id-a"] == pd.Timedelta(seconds=60, nanoseconds=1)
+    assert intervals["id-b"] is pd.NaT
+    assert intervals["id-c"] is pd.NaT and intervals["id-d"] is pd.NaT
+
+
+def test_interval_of_an_even_number_of_spacings_is_their_middle_mean():
+    raw = [
+        {
+            "id": "even",
+            "throughput_vector": [
+                point(f"2026-03-28 12:00:{s:02d} +0000 UTC", 1) for s in (0, 10, 30, 40, 45)
+            ],
+        }
+    ]
+    # Spacings 10, 20, 10, 5 s: median (10 + 10) / 2.
+    assert throughput_frame(raw).attrs["interval"]["even"] == pd.Timedelta(seconds=10)
+
+
+def test_raw_json_models_and_index_list_give_the_same_frame():
+    raw = realistic_indexes(minutes=30)
+    from_raw = throughput_frame(raw)
+    from_models = throughput_frame(IndexList.from_json(copy.deepcopy(raw)))
+    pd.testing.assert_frame_equal(from_raw, from_models)
+    assert from_raw.attrs == from_models.attrs
+    assert len(from_raw) == 5 * 30
+
+
+def test_realistic_day_in_five_zones_is_regular_per_minute():
+    frame = throughput_frame(realistic_indexes(minutes=1440))
+    assert len(frame) == 5 * 1440
+    assert frame.groupby("name", observed=True)["time"].is_monotonic_increasing.all()
+    for spacing in frame.attrs["interval"].values():
+        assert abs(spacing - pd.Timedelta(minutes=1)) < pd.Timedelta(seconds=1)
+
+
+def test_bad_timestamp_names_the_index_and_position():
+    raw = copy.deepcopy(RAW)
+    raw[1]["throughput_vector"].append(point("2026-02-30 00:00:00 +0000 UTC", 1))
+    with pytest.raises(TimestampError, match=r"at position 1 of index 'beta'"):
+        throughput_frame(raw)
+
+
+def test_missing_time_names_the_index_and_position():
+    raw = copy.deepcopy(RAW)
+    raw[0]["throughput_vector"][2] = {"y": 3}
+    with pytest.raises(TimestampError, match=r"at position 2 of index 'alpha' has no time"):
+        throughput_frame(raw)
+
+
+@pytest.mark.parametrize("bad_point", [None, ["2026-03-28 12:00:00 +0000 UTC", 1], 5])
+def test_a_point_that_is_not_an_object_is_an_invalid_response(bad_point):
+    raw = copy.deepcopy(RAW)
+    raw[1]["throughput_vector"].append(bad_point)
+    with pytest.raises(InvalidResponseError, match=r"throughput_vector\[1\] of index 'beta'"):
+        throughput_frame(raw)
+
+
+def test_numeric_text_values_are_read_and_others_refused():
+    raw = [
+        {
+            "id": "t",
+            "name": "t",
+            "throughput_vector": [point(RAW[1]["throughput_vector"][0]["x"], "12.5")],
+        }
+    ]
+    assert throughput_frame(raw)["value"].tolist() == [12.5]
+    raw[0]["throughput_vector"][0]["y"] = "lots"
+    with pytest.raises(InvalidResponseError, match="non-numeric y"):
+        throughput_frame(raw)
+
+
+def test_non_text_time_is_a_timestamp_error():
+    raw = [{"id": "t", "name": "t", "throughput_vector": [{"x": 1_700_000_000, "y": 1}]}]
+    with pytest.raises(TimestampError, match="position 0 of index 't'"):
+        throughput_frame(raw)
+
+
+def test_empty_input_gives_empty_tidy_frame():
+    frame = throughput_frame([])
+    assert frame.empty and tuple(frame.columns) == THROUGHPUT_COLUMNS
+    assert str(frame["time"].dtype) == "datetime64[ns, UTC]"
+    assert frame["value"].dtype == np.float64
+    assert frame.attrs["interval"] == {}
+
+
+def test_wide_form_has_one_column_per_index_name_indexed_by_time():
+    wide = throughput_frame(RAW, wide=True, tz="Europe/Berlin")
+    assert list(wide.columns) == ["alpha", "beta", "gamma", "delta"]
+    assert wide.index.name == "time"
+    assert str(wide.index.dtype) == "datetime64[ns, Europe/Berlin]"
+    assert wide.index.is_monotonic_increasing
+    assert wide["alpha"].count() == 3 and wide["beta"].count() == 1
+    noon = pd.Timestamp("2026-03-28T12:00:00", tz="UTC")
+    assert wide.loc[noon, "alpha"] == 1.5 and wide.loc[noon, "beta"] == 7
+    assert wide["gamma"].isna().all()
+
+
+def test_wide_form_tells_apart_indexes_that_share_a_name():
+    raw = [dict(RAW[0], id="one"), dict(RAW[0], id="two")]
+    assert list(throughput_frame(raw, wide=True).columns) == ["alpha (one)", "alpha (two)"]
+
+
+def test_throughput_series_is_named_after_the_index_and_indexed_by_time():
+    series = throughput_series(RAW[0], tz="Asia/Kathmandu")
+    assert series.name == "alpha"
+    assert series.index.name == "time"
+    assert str(series.index.dtype) == "datetime64[ns, Asia/Kathmandu]"
+    assert series.tolist()[:3] == [1.5, 2.0, 0.0]
+    assert series.attrs["interval"] == pd.Timedelta(seconds=60, nanoseconds=1)
+    assert throughput_series(SearchIndex.from_dict(RAW[0])).equals(throughput_series(RAW[0]))
+
+
+def test_throughput_series_wants_one_index():
+    with pytest.raises(ValidationError):
+        throughput_series(RAW)  # type: ignore[arg-type]
+
+
+def test_limits_and_throughput_of_indexes_listed_from_the_emulator(client):
+    created = client.create_index("docs", region="eu-west-1", type="payg")
+    indexes = client.list_indexes()
+    limits = limits_frame(indexes)
+    assert limits.loc[created.id, "name"] == "docs"
+    assert limits.loc[created.id, "created"].tzinfo is not None
+    throughput = throughput_frame(indexes)
+    points = len(created.throughput_raw)
+    assert points > 0 and len(throughput) == points
+    assert throughput["time"].is_monotonic_increasing
+    assert throughput["value"].notna().any()
