@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import datetime as dt
 import html
-import math
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from searchkit.frames import format_limit
 from searchkit.models import LIMIT_FIELDS, SearchIndex
 
 if TYPE_CHECKING:
@@ -21,7 +21,6 @@ if TYPE_CHECKING:
 __all__ = [
     "LIMIT_LABELS",
     "MASK",
-    "format_limit",
     "index_card_html",
     "index_list_html",
     "message_html",
@@ -54,6 +53,7 @@ _STYLE = (
     ".sk-card .sk-sub{color:var(--jp-ui-font-color2,#666);margin-bottom:6px}"
     ".sk-card table,.sk-list{border-collapse:collapse}"
     ".sk-card td,.sk-list td,.sk-list th{padding:2px 10px 2px 0;text-align:left}"
+    ".sk-list td,.sk-list th{white-space:nowrap}"
     ".sk-num{text-align:right!important;font-variant-numeric:tabular-nums}"
     ".sk-unl{color:#2a7d2a;font-style:italic}"
     ".sk-masked{letter-spacing:1px;color:var(--jp-ui-font-color2,#666)}"
@@ -63,50 +63,6 @@ _STYLE = (
     ".sk-message.sk-success{color:var(--jp-success-color1,#2a7d2a)}"
     "</style>"
 )
-
-
-def _bytes(value: float) -> str:
-    units = ["B", "KB", "MB", "GB", "TB", "PB"]
-    size = float(value)
-    for unit in units:
-        if abs(size) < 1000 or unit == units[-1]:
-            return f"{size:,.0f} {unit}" if unit == "B" else f"{size:,.1f} {unit}"
-        size /= 1000
-    return f"{value:,.0f} B"  # pragma: no cover - loop always returns
-
-
-def format_limit(value: Any, field: str | None = None) -> str:
-    """Return a limit as display text: "unlimited", "—" (absent) or a grouped number.
-
-    Accepts the API's integers (-1 unlimited) as well as the frames' floats (inf, NaN).
-    The text is plain (not HTML-escaped): escape it before putting it in HTML.
-
-    Args:
-        value: One limit value, as the API or a limits frame holds it.
-        field: The limit's name; ``max_monthly_bandwidth`` is shown in bytes units.
-
-    Returns:
-        The text to show; never raises.
-
-    Example:
-        >>> format_limit(-1), format_limit(None), format_limit(1234567.0)
-        ('unlimited', '—', '1,234,567')
-    """
-    try:
-        if value is None or isinstance(value, bool):
-            return "—" if value is None else str(value)
-        number = float(value)
-        if math.isnan(number):
-            return "—"
-        if number == -1 or number == math.inf:
-            return "unlimited"
-        if math.isinf(number):  # -inf: nothing the service sends; shown as is
-            return str(number)
-        if field == "max_monthly_bandwidth":
-            return _bytes(number)
-        return f"{number:,.0f}" if number.is_integer() else f"{number:,}"
-    except (TypeError, ValueError, OverflowError):
-        return str(value)
 
 
 def _text(value: Any) -> str:

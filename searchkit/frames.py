@@ -33,6 +33,7 @@ __all__ = [
     "LIMITS_COLUMNS",
     "THROUGHPUT_COLUMNS",
     "display_limits_frame",
+    "format_bytes",
     "format_limit",
     "limits_frame",
     "throughput_frame",
@@ -210,29 +211,49 @@ def _limit_column(values: list[Any]) -> np.ndarray:
     return column
 
 
-def format_limit(value: Any) -> str:
+def format_bytes(value: float) -> str:
+    """Return a byte count in decimal units, e.g. ``50.0 GB``."""
+    size = float(value)
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if abs(size) < 1000:
+            return f"{size:,.0f} {unit}" if unit == "B" else f"{size:,.1f} {unit}"
+        size /= 1000
+    return f"{size:,.1f} PB"
+
+
+def format_limit(value: Any, field: str | None = None) -> str:
     """Return a limit as display text: "unlimited", "—" when absent, else a grouped number.
 
     Accepts the frame's floats (``inf`` unlimited, NaN absent) and the API's integers
-    (-1 unlimited, None absent).
+    (-1 unlimited, None absent). The text is plain, not HTML-escaped, and this never raises:
+    a value that is not a number is shown as it is.
 
     Args:
         value: One limit value.
+        field: The limit's name; ``max_monthly_bandwidth`` is shown in byte units.
 
     Returns:
         The text to show.
 
     Example:
-        >>> format_limit(float("inf")), format_limit(float("nan")), format_limit(1234567.0)
+        >>> format_limit(float("inf")), format_limit(None), format_limit(1234567.0)
         ('unlimited', '—', '1,234,567')
+        >>> format_limit(5e10, "max_monthly_bandwidth")
+        '50.0 GB'
     """
-    number = _number(value)
-    if number is None or math.isnan(number):
+    if value is None:
+        return "—"
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
+        return str(value)
+    number = float(value)
+    if math.isnan(number):
         return "—"
     if number == math.inf or number == UNLIMITED:
         return "unlimited"
     if math.isinf(number):  # -inf: not something the service sends, shown as is
         return str(number)
+    if field == "max_monthly_bandwidth":
+        return format_bytes(number)
     return f"{number:,.0f}" if number.is_integer() else f"{number:,}"
 
 
@@ -255,7 +276,7 @@ def display_limits_frame(frame: pd.DataFrame) -> pd.DataFrame:
     shown = frame.copy()
     for name in LIMIT_FIELDS:
         if name in shown.columns:
-            shown[name] = pd.array([format_limit(v) for v in shown[name]], dtype="str")
+            shown[name] = pd.array([format_limit(v, name) for v in shown[name]], dtype="str")
     return shown
 
 

@@ -155,21 +155,29 @@ def test_other_inputs_are_refused(bad):
 
 
 @pytest.mark.parametrize(
-    ("value", "text"),
+    ("value", "field", "text"),
     [
-        (math.inf, "unlimited"),
-        (-1, "unlimited"),
-        (math.nan, "—"),
-        (None, "—"),
-        (0.0, "0"),
-        (1234567.0, "1,234,567"),
-        (np.float64(10_000), "10,000"),
-        (np.int64(5), "5"),
-        (2.5, "2.5"),
+        (math.inf, None, "unlimited"),
+        (-1, None, "unlimited"),
+        (math.nan, None, "—"),
+        (None, None, "—"),
+        (0.0, None, "0"),
+        (1234567.0, None, "1,234,567"),
+        (1_234_567, None, "1,234,567"),
+        (np.float64(10_000), None, "10,000"),
+        (np.int64(5), None, "5"),
+        (2.5, None, "2.5"),
+        (-math.inf, None, "-inf"),
+        (50_000_000_000, "max_monthly_bandwidth", "50.0 GB"),
+        (999, "max_monthly_bandwidth", "999 B"),
+        (2e15, "max_monthly_bandwidth", "2.0 PB"),
+        (-1, "max_monthly_bandwidth", "unlimited"),
+        ("a<b", None, "a<b"),
+        (True, None, "True"),
     ],
 )
-def test_format_limit(value, text):
-    assert format_limit(value) == text
+def test_format_limit(value, field, text):
+    assert format_limit(value, field) == text
 
 
 def test_display_limits_frame_formats_only_the_limits_and_leaves_the_frame_alone():

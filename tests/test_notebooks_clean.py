@@ -1,0 +1,165 @@
+"""The committed example notebooks: run top to bottom, no stray output, no secret anywhere.
+
+They are committed with outputs so that readers see them on the web; nbval checks that the
+outputs still match a fresh run. These tests check what nbval does not: that the saved
+outputs and widget state hold no token or password, and nothing a reader should not see.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import cache
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from searchkit.emulator import Emulator
+
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+EXPECTED = ("01-quickstart.ipynb", "02-throughput.ipynb", "03-create-index.ipynb")
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+CONNECT_NOTICE = re.compile(
+    r"searchkit: SEARCHKIT_BASE_URL is not set, so a demo emulator was started at "
+    r"http://127\.0\.0\.1:\d+ \(synthetic data, nothing leaves this machine\)\n"
+)
+SEED = re.compile(r"sk\.connect\(\s*seed=(\d+)")
+# More indexes than any notebook creates on top of the demo set.
+EXTRA_INDEXES = 20
+
+
+def load(name: str) -> nbformat.NotebookNode:
+    return nbformat.read(NOTEBOOKS / name, as_version=4)
+
+
+def code_cells(nb: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:
+    return [cell for cell in nb.cells if cell.cell_type == "code"]
+
+
+def outputs(nb: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:
+    return [output for cell in code_cells(nb) for output in cell.outputs]
+
+
+def output_texts(nb: nbformat.NotebookNode) -> list[str]:
+    texts = []
+    for output in outputs(nb):
+        if output.output_type == "stream":
+            texts.append(output.text)
+        for mime, value in output.get("data", {}).items():
+            if mime.startswith("text/"):
+                texts.append(value if isinstance(value, str) else "".join(value))
+    return texts
+
+
+@cache
+def demo_secrets(seed: int) -> frozenset[str]:
+    """Every password and token a demo emulator with ``seed`` hands out to the notebooks.
+
+    Ids, endpoints and tokens of a seeded emulator depend only on the seed and the order of
+    creation, so the demo set plus a few more creates covers what the notebooks saw.
+    """
+    emulator = Emulator(demo=True, seed=seed)
+    try:
+        for n in range(EXTRA_INDEXES):
+            emulator.store.create_index(
+                emulator.account, name=f"extra-{n}", region="eu-west-1", type="free"
+            )
+        rows = emulator.store.list_indexes(emulator.account)
+        secrets = {emulator.password}
+        for row in rows:
+            secrets.update((row["token"], row["read_only_token"]))
+    finally:
+        emulator.stop()
+    assert all(secrets) and len(secrets) == 1 + 2 * len(rows)
+    return frozenset(secrets)
+
+
+def notebook_seed(nb: nbformat.NotebookNode) -> int:
+    seeds = {int(m) for cell in code_cells(nb) for m in SEED.findall(cell.source)}
+    assert len(seeds) == 1, f"expected one sk.connect(seed=...) call, found seeds {seeds}"
+    return seeds.pop()
+
+
+def test_the_three_example_notebooks_are_there():
+    assert sorted(p.name for p in NOTEBOOKS.glob("*.ipynb")) == list(EXPECTED)
+
+
+@pytest.mark.parametrize("name", EXPECTED)
+def test_notebook_is_valid_and_was_run_top_to_bottom(name):
+    nb = load(name)
+    nbformat.validate(nb)
+    counts = [cell.execution_count for cell in code_cells(nb)]
+    assert counts == list(range(1, len(counts) + 1)), counts
+
+
+@pytest.mark.parametrize("name", EXPECTED)
+def test_notebook_connects_to_a_seeded_demo_with_a_fixed_clock(name):
+    nb = load(name)
+    first = code_cells(nb)[0].source
+    assert "sk.connect(seed=" in first and "clock=dt.datetime(" in first
+    assert "tzinfo=dt.timezone.utc" in first
+
+
+@pytest.mark.parametrize("name", EXPECTED)
+def test_notebook_uses_only_the_public_package_names(name):
+    for cell in code_cells(load(name)):
+        assert not re.search(r"(from|import) searchkit\.", cell.source), cell.source
+        assert "._" not in cell.source.replace("sk._", ""), cell.source
+
+
+@pytest.mark.parametrize("name", EXPECTED)
+def test_notebook_has_no_error_traceback_or_warning(name):
+    nb = load(name)
+    assert not [o for o in outputs(nb) if o.output_type == "error"]
+    for text in output_texts(nb):
+        assert "Traceback (most recent call last)" not in text
+        assert "Warning" not in text, text[:300]
+
+
+@pytest.mark.parametrize("name", EXPECTED)
+def test_notebook_stderr_is_only_the_connect_notice(name):
+    nb = load(name)
+    stderr = [o.text for o in outputs(nb) if o.output_type == "stream" and o.name == "stderr"]
+    assert len(stderr) == 1
+    assert CONNECT_NOTICE.fullmatch(stderr[0]), stderr[0]
+
+
+@pytest.mark.parametrize("name", EXPECTED)
+def test_notebook_shows_no_local_path(name):
+    for text in output_texts(load(name)):
+        for folder in ("/work/", "/home/", "/root/", "/tmp/", "site-packages"):
+            assert folder not in text, text[:300]
+
+
+@pytest.mark.parametrize("name", EXPECTED)
+def test_notebook_file_holds_no_token_or_password(name):
+    nb = load(name)
+    raw = (NOTEBOOKS / name).read_text(encoding="utf-8")
+    leaked = [s for s in demo_secrets(notebook_seed(nb)) if s in raw]
+    assert not leaked, f"{len(leaked)} secret(s) of the demo emulator are in {name}"
+    assert "Authorization" not in raw and "Basic " not in raw
+
+
+@pytest.mark.parametrize("name", EXPECTED)
+def test_notebook_widget_state_holds_no_token_or_password(name):
+    nb = load(name)
+    shows_widgets = any(WIDGET_VIEW in o.get("data", {}) for o in outputs(nb))
+    state = nb.metadata.get("widgets", {}).get(WIDGET_STATE)
+    if not shows_widgets:
+        assert state is None or not state.get("state")
+        return
+    assert state and state["state"], "widgets are shown, so their state should be saved"
+    text = json.dumps(state, ensure_ascii=False)
+    assert not [s for s in demo_secrets(notebook_seed(nb)) if s in text]
+    assert "••••••••" in text  # the created index's card is there, tokens masked
+
+
+def test_create_notebook_creates_with_the_form_and_shows_the_browser():
+    nb = load("03-create-index.ipynb")
+    sources = "\n".join(cell.source for cell in code_cells(nb))
+    assert "sk.create_index_form(client)" in sources and ".submit()" in sources
+    assert "sk.index_browser(client" in sources
+    plain = "\n".join(output_texts(nb))
+    assert "Created index 'from-the-form' in us-central1 on the free plan." in plain
