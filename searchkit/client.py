@@ -117,12 +117,7 @@ class _Retry(Retry):
 
     @staticmethod
     def _raw_retry_after(header: str) -> float:
-        # Parsed without the cap urllib3 applies, so a day-long wait is seen as one.
-        probe = Retry(retry_after_max=2**31)
-        try:
-            return probe.parse_retry_after(header)
-        except InvalidHeader:
-            return 0.0
+        return _retry_after_seconds(header) or 0.0
 
 
 class _Session(requests.Session):
@@ -138,6 +133,7 @@ class _Session(requests.Session):
 
 
 def _retry_after_seconds(header: str | None) -> float | None:
+    """Return a Retry-After header in seconds, uncapped (a day-long wait is seen as one)."""
     if header is None:
         return None
     try:
