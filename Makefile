@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint format lab bench clean
+.PHONY: demo test lint format lab bench notebooks clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -28,6 +28,16 @@ test: lint
 
 bench: $(STAMP)
 	$(PY) bench/throughput.py
+
+# Re-run the example notebooks in place (after changing what they show), then drop the
+# per-cell execution timestamps so a re-run changes only what really changed.
+notebooks: $(STAMP)
+	cd notebooks && ../$(VENV)/bin/jupyter nbconvert --log-level=WARN --to notebook \
+		--execute --inplace 01-quickstart.ipynb 02-throughput.ipynb 03-create-index.ipynb
+	$(PY) -c "import nbformat, pathlib; \
+	[nbformat.write(nb, p) for p in sorted(pathlib.Path('notebooks').glob('*.ipynb')) \
+	 for nb in [nbformat.read(p, as_version=4)] \
+	 if [c.metadata.pop('execution', None) for c in nb.cells] is not None]"
 
 lab: $(STAMP)
 	$(PY) -m searchkit lab

@@ -52,7 +52,10 @@ _STYLE = (
     ".sk-card h4{margin:0 0 4px 0;font-size:15px}"
     ".sk-card .sk-sub{color:var(--jp-ui-font-color2,#666);margin-bottom:6px}"
     ".sk-card table,.sk-list{border-collapse:collapse}"
-    ".sk-card td,.sk-list td,.sk-list th{padding:2px 10px 2px 0;text-align:left}"
+    # JupyterLab right-aligns every td of rendered HTML with a more specific rule; the
+    # repeated class outranks it without !important, so .sk-num can still align numbers.
+    ".sk-card.sk-card.sk-card td,.sk-list.sk-list.sk-list td,.sk-list.sk-list.sk-list th"
+    "{padding:2px 10px 2px 0;text-align:left}"
     ".sk-list td,.sk-list th{white-space:nowrap}"
     ".sk-num{text-align:right!important;font-variant-numeric:tabular-nums}"
     ".sk-unl{color:#2a7d2a;font-style:italic}"
