@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 
@@ -185,13 +186,18 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _cmd_lab(args: argparse.Namespace) -> int:
-    import shutil
+    import importlib.util
     import subprocess
 
-    jupyter = shutil.which("jupyter")
-    if jupyter is None:
-        raise ConfigError("JupyterLab is not installed: pip install 'searchkit[dev]'")
-    return subprocess.call([jupyter, "lab", args.notebooks])
+    # The same interpreter as searchkit, so an unactivated venv still finds its JupyterLab.
+    if importlib.util.find_spec("jupyterlab") is None:
+        raise ConfigError("JupyterLab is not installed here: pip install 'searchkit[dev]'")
+    command = [sys.executable, "-m", "jupyterlab", args.notebooks]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        # Containers and CI-like machines run as root, where JupyterLab refuses to start.
+        print("searchkit: running as root, so JupyterLab gets --allow-root", file=sys.stderr)
+        command.append("--allow-root")
+    return subprocess.call(command)
 
 
 COMMANDS = {
