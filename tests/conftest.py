@@ -5,6 +5,12 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
+from hypothesis import settings
+
+# Property tests assert correctness, not speed: on a busy 2-core CI machine a per-example
+# deadline would fail them for a GC pause. Speed is what bench/ measures.
+settings.register_profile("searchkit", deadline=None, print_blob=True)
+settings.load_profile("searchkit")
 
 #: A fixed instant for tests that need the emulator's clock to stand still.
 FIXED_CLOCK = dt.datetime(2026, 11, 20, 12, 0, tzinfo=dt.timezone.utc)
