@@ -11,32 +11,8 @@ import requests
 from searchkit.emulator import Emulator
 from searchkit.emulator.data import PRESETS
 
+from ..spec import LIMIT_FIELDS, SPEC_FIELDS
 from .conftest import NOW_EPOCH
-
-SPEC_FIELDS = {
-    "customer_id",
-    "id",
-    "name",
-    "endpoint",
-    "type",
-    "region",
-    "partner_email",
-    "token",
-    "read_only_token",
-    "max_vector_count",
-    "max_monthly_reranks",
-    "max_daily_updates",
-    "max_daily_queries",
-    "max_monthly_bandwidth",
-    "max_writes_per_second",
-    "max_query_per_second",
-    "max_reads_per_request",
-    "max_writes_per_request",
-    "creation_time",
-    "input_enrichment_enabled",
-    "throughput_vector",
-}
-LIMIT_FIELDS = sorted(field for field in SPEC_FIELDS if field.startswith("max_"))
 
 
 def create(http: requests.Session, api: str, **fields: object) -> requests.Response:

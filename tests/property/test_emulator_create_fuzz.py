@@ -17,34 +17,8 @@ from hypothesis import strategies as st
 
 from searchkit.emulator import Emulator
 
-REGIONS = ("eu-west-1", "us-central1")
-TYPES = ("free", "payg", "fixed")
-LIMITS = (
-    "max_vector_count",
-    "max_monthly_reranks",
-    "max_daily_updates",
-    "max_daily_queries",
-    "max_monthly_bandwidth",
-    "max_writes_per_second",
-    "max_query_per_second",
-    "max_reads_per_request",
-    "max_writes_per_request",
-)
-SPEC_FIELDS = {
-    "customer_id",
-    "id",
-    "name",
-    "endpoint",
-    "type",
-    "region",
-    "partner_email",
-    "token",
-    "read_only_token",
-    *LIMITS,
-    "creation_time",
-    "input_enrichment_enabled",
-    "throughput_vector",
-}
+from ..spec import LIMIT_FIELDS as LIMITS
+from ..spec import REGIONS, SPEC_FIELDS, TYPES
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
