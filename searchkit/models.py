@@ -204,8 +204,7 @@ class SearchIndex:
             raise InvalidResponseError(
                 f"field 'throughput_vector' should be an array, got {type(throughput).__name__}"
             )
-        known = {f.name for f in dataclasses.fields(cls)} - {"throughput_raw", "extra"}
-        extra = {k: v for k, v in data.items() if k not in known and k != "throughput_vector"}
+        extra = {k: v for k, v in data.items() if k not in _API_FIELDS}
         return cls(
             id=_str_or_none(data, "id"),
             name=_str_or_none(data, "name"),
@@ -297,6 +296,13 @@ class SearchIndex:
         from searchkit.display import index_card_html
 
         return index_card_html(self)
+
+
+# The field names of the API's index object: everything else a response carries is extra.
+_API_FIELDS = frozenset(
+    {f.name for f in dataclasses.fields(SearchIndex)} - {"throughput_raw", "extra"}
+    | {"throughput_vector"}
+)
 
 
 class IndexList(Sequence[SearchIndex]):
