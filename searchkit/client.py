@@ -322,7 +322,7 @@ class Client:
             if before is None:
                 raise AmbiguousCreateError(
                     f"creating index {body['name']!r} failed after the request was sent "
-                    f"({exc.message}); it may or may not exist: list the indexes before "
+                    f"({exc}); it may or may not exist: list the indexes before "
                     "trying again",
                     method="POST",
                     path=PATH,
@@ -385,8 +385,8 @@ class Client:
             after = self.list_indexes()
         except SearchKitError as exc:
             raise AmbiguousCreateError(
-                f"creating index {name!r} failed after the request was sent ({cause.message}), "
-                f"and listing to check also failed ({exc.message}); it may or may not exist: "
+                f"creating index {name!r} failed after the request was sent ({cause}), "
+                f"and listing to check also failed ({exc}); it may or may not exist: "
                 "list the indexes before trying again",
                 method="POST",
                 path=PATH,
@@ -413,7 +413,7 @@ class Client:
         else:
             what = "no new index of that name is listed yet"
         raise AmbiguousCreateError(
-            f"creating index {name!r} failed after the request was sent ({cause.message}); "
+            f"creating index {name!r} failed after the request was sent ({cause}); "
             f"{what}, so it cannot be told whether this call created one: list the indexes "
             "before trying again",
             method="POST",
@@ -447,7 +447,7 @@ class Client:
         except requests.exceptions.ChunkedEncodingError:
             log.debug("%s %s -> cut short in %.3fs", method, path, time.monotonic() - started)
             raise InvalidResponseError(
-                f"{method} {path}: the response was cut short (fewer bytes than announced)",
+                "the response was cut short (fewer bytes than announced)",
                 method=method,
                 path=path,
             ) from None
@@ -461,7 +461,7 @@ class Client:
         if 300 <= status < 400:
             location = redact(response.headers.get("Location", "?"), self._secrets())
             raise SearchKitError(
-                f"{method} {path} -> {status}: the service redirects to {location}; "
+                f"the service redirects to {location}; "
                 "redirects are not followed so credentials stay with the configured host "
                 "(set base_url to the final address)",
                 status=status,
@@ -489,8 +489,7 @@ class Client:
 
     def _invalid(self, method: str, status: int, what: str) -> InvalidResponseError:
         return InvalidResponseError(
-            f"{method} {PATH} -> {status}: unexpected response from the service: "
-            f"{redact(what, self._secrets())}",
+            f"unexpected response from the service: {redact(what, self._secrets())}",
             status=status,
             method=method,
             path=PATH,
@@ -502,7 +501,7 @@ class Client:
         status = response.status_code
         message = server_message(content, secrets=self._secrets()) or f"HTTP {status}"
         cls = error_for_status(status)
-        text = f"{method} {path} -> {status}: {message}"
+        text = message
         kwargs: dict[str, Any] = {
             "status": status,
             "method": method,
@@ -546,7 +545,8 @@ class Client:
             else (f" after {self.max_retries} retries")
         )
         return TransportError(
-            f"{method} {path} to {self.base_url}: {what}{attempts}",
+            f"{what}{attempts}",
+            url=self.base_url,
             method=method,
             path=path,
             sent=_was_sent(exc),

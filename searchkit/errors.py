@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import Any
 
 __all__ = [
     "AmbiguousCreateError",
@@ -37,6 +38,7 @@ __all__ = [
     "TimestampError",
     "TransportError",
     "ValidationError",
+    "describe_failure",
     "error_for_status",
     "redact",
     "server_message",
@@ -75,7 +77,15 @@ def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
 
 
 class SearchKitError(Exception):
-    """Base class of every error searchkit raises."""
+    """Base class of every error searchkit raises.
+
+    The fields are structured so that nobody has to parse the text: ``message`` is the
+    reason alone; ``operation`` is what the user asked for ("list indexes", "create index
+    'docs'"); ``method``, ``path`` and ``status`` describe the HTTP exchange that failed
+    (which may be a list made on behalf of a create); ``url`` is the service's address;
+    ``retries`` counts the retries actually made; ``server_message`` is the service's own
+    words. ``str()`` composes them; :meth:`describe` says it in one plain sentence.
+    """
 
     def __init__(
         self,
@@ -85,6 +95,9 @@ class SearchKitError(Exception):
         method: str | None = None,
         path: str | None = None,
         server_message: str | None = None,
+        operation: str | None = None,
+        url: str | None = None,
+        retries: int = 0,
     ) -> None:
         super().__init__(message)
         self.message = message
@@ -92,26 +105,92 @@ class SearchKitError(Exception):
         self.method = method
         self.path = path
         self.server_message = server_message
+        self.operation = operation
+        self.url = url
+        self.retries = retries
+
+    def __str__(self) -> str:
+        exchange = ""
+        if self.method and self.path:
+            exchange = f"{self.method} {self.path}"
+            if self.status is not None:
+                exchange += f" -> {self.status}"
+            elif self.url:
+                exchange += f" to {self.url}"
+        if self.operation and exchange:
+            prefix = f"{self.operation} ({exchange})"
+        else:
+            prefix = self.operation or exchange
+        return f"{prefix}: {self.message}" if prefix else self.message
+
+    @property
+    def reason(self) -> str:
+        """The service's words when it gave some, else the message, on one line."""
+        return " ".join((self.server_message or self.message or type(self).__name__).split())
+
+    @property
+    def creating(self) -> bool:
+        """Whether the failed operation was a create (so nothing was created, unless said)."""
+        return (self.operation or "").startswith("create") or (
+            self.operation is None and self.method == "POST"
+        )
+
+    def describe(self) -> str:
+        """Say in one plain sentence what failed and what to do; see :func:`describe_failure`."""
+        return _sentence(f"Could not {self._what()}: {self.reason}{self._nothing()}")
+
+    def _what(self) -> str:
+        if self.operation:
+            return self.operation
+        return "create the index" if self.creating else "complete the request"
+
+    def _nothing(self) -> str:
+        return "; nothing was created" if self.creating else ""
+
+    def _after_retries(self) -> str:
+        if self.retries <= 0:
+            return ""
+        return f" after {self.retries} {'retry' if self.retries == 1 else 'retries'}"
 
 
 class ConfigError(SearchKitError):
     """Credentials or the base URL are missing, half-set or unsafe."""
 
+    def describe(self) -> str:
+        return _sentence(self.message)
+
 
 class ValidationError(SearchKitError, ValueError):
     """A field was refused, by the client's own checks or by the service (400/422)."""
+
+    def describe(self) -> str:
+        if self.status is None:
+            return _sentence(self.message)  # the client's own check: nothing was sent
+        return _sentence(f"The service refused to {self._what()}: {self.reason}")
 
 
 class TimestampError(SearchKitError, ValueError):
     """A throughput timestamp text does not parse."""
 
+    def describe(self) -> str:
+        return _sentence(self.message)
+
 
 class AuthenticationError(SearchKitError):
     """The service refused the credentials (401)."""
 
+    def describe(self) -> str:
+        return _sentence(
+            f"The service did not accept the username and password ({self.message})"
+            f"{self._nothing()}"
+        )
+
 
 class PermissionDeniedError(SearchKitError):
     """The account may not do this (403), e.g. a read-only account creating."""
+
+    def describe(self) -> str:
+        return _sentence(f"The service refused to {self._what()}: {self.reason}")
 
 
 class NotFoundError(SearchKitError):
@@ -121,13 +200,27 @@ class NotFoundError(SearchKitError):
 class RateLimitError(SearchKitError):
     """The service asks us to slow down (429); ``retry_after`` is in seconds when known."""
 
-    def __init__(self, message: str, *, retry_after: float | None = None, **kwargs: object) -> None:
-        super().__init__(message, **kwargs)  # type: ignore[arg-type]
+    def __init__(self, message: str, *, retry_after: float | None = None, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
         self.retry_after = retry_after
+
+    def describe(self) -> str:
+        when = f"in {self.retry_after:.0f} s" if self.retry_after is not None else "shortly"
+        return _sentence(
+            f"The service is limiting the rate of requests{self._after_retries()}; "
+            f"try again {when}{self._nothing()}"
+        )
 
 
 class ServerError(SearchKitError):
     """The service failed (5xx)."""
+
+    def describe(self) -> str:
+        status = f"HTTP {self.status}: " if self.status else ""
+        return _sentence(
+            f"The service failed to {self._what()}{self._after_retries()} "
+            f"({status}{self.reason}){self._nothing()}"
+        )
 
 
 class TransportError(SearchKitError):
@@ -137,17 +230,66 @@ class TransportError(SearchKitError):
     refused, connect timeout), so repeating it is safe.
     """
 
-    def __init__(self, message: str, *, sent: bool = True, **kwargs: object) -> None:
-        super().__init__(message, **kwargs)  # type: ignore[arg-type]
+    def __init__(self, message: str, *, sent: bool = True, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
         self.sent = sent
+
+    def describe(self) -> str:
+        where = f" at {self.url}" if self.url else ""
+        return _sentence(
+            f"Could not reach the service{where} to {self._what()} "
+            f"({self.message}{self._after_retries()}){self._nothing()}"
+        )
 
 
 class InvalidResponseError(SearchKitError):
     """The response is not JSON of the expected shape, or was cut short."""
 
+    def describe(self) -> str:
+        return _sentence(
+            f"The service sent an answer that could not be read ({self.message}){self._nothing()}"
+        )
+
 
 class AmbiguousCreateError(SearchKitError):
     """A create may or may not have happened, and listing could not tell which."""
+
+    def describe(self) -> str:
+        cause = self.__cause__
+        why = f" ({cause.reason})" if isinstance(cause, SearchKitError) else ""
+        what = self.operation or "the create"
+        return _sentence(
+            f"The service did not confirm whether {what} succeeded{why}: refresh the list "
+            "of indexes before trying again"
+        )
+
+
+def _sentence(text: str) -> str:
+    text = " ".join(text.split()).rstrip(". ")
+    return f"{text[:1].upper()}{text[1:]}."
+
+
+def describe_failure(exc: BaseException) -> str:
+    """Say in one plain sentence why an operation failed, for people rather than logs.
+
+    The CLI and the widgets show this; ``str(exc)`` keeps the technical detail (method,
+    path, status) for logs and tracebacks. Errors that are not searchkit's are named by
+    their class, with any secret-looking text masked.
+
+    Args:
+        exc: The exception to describe.
+
+    Returns:
+        One sentence ending in a full stop.
+
+    Example:
+        >>> describe_failure(RateLimitError("slow down", retry_after=30, status=429))
+        'The service is limiting the rate of requests; try again in 30 s.'
+    """
+    if isinstance(exc, SearchKitError):
+        return exc.describe()
+    detail = redact(" ".join(str(exc).split()))
+    return _sentence(f"Unexpected {type(exc).__name__}" + (f": {detail}" if detail else ""))
 
 
 _BY_STATUS: dict[int, type[SearchKitError]] = {

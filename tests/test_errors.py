@@ -7,7 +7,7 @@ import json
 import pytest
 
 import searchkit as sk
-from searchkit.errors import error_for_status, redact, server_message
+from searchkit.errors import describe_failure, error_for_status, redact, server_message
 
 
 @pytest.mark.parametrize(
@@ -77,3 +77,46 @@ def test_redact_masks_known_values_and_secret_pairs():
     assert "dXNlcjpwYXNzd29yZA==" not in out
     assert "hunter22" not in out
     assert '"token": "***"' in out
+
+
+def test_str_composes_operation_and_exchange_from_fields():
+    exc = sk.ServerError(
+        "down",
+        status=503,
+        method="GET",
+        path="/v2/search",
+        operation="create index 'docs'",
+        retries=2,
+    )
+    assert exc.message == "down"
+    assert str(exc) == "create index 'docs' (GET /v2/search -> 503): down"
+
+
+def test_describe_failure_says_operation_retries_and_that_nothing_was_created():
+    exc = sk.ServerError(
+        "boom",
+        status=503,
+        method="GET",
+        path="/v2/search",
+        server_message="down",
+        operation="create index 'docs'",
+        retries=2,
+    )
+    assert describe_failure(exc) == (
+        "The service failed to create index 'docs' after 2 retries (HTTP 503: down); "
+        "nothing was created."
+    )
+
+
+def test_describe_failure_of_a_transport_error_names_the_address():
+    exc = sk.TransportError(
+        "connection refused", url="http://127.0.0.1:1", operation="list indexes", retries=1
+    )
+    assert describe_failure(exc) == (
+        "Could not reach the service at http://127.0.0.1:1 to list indexes "
+        "(connection refused after 1 retry)."
+    )
+
+
+def test_describe_failure_of_a_foreign_exception_masks_secrets():
+    assert describe_failure(KeyError("token=abcdefgh123")) == "Unexpected KeyError: 'token=***'."

@@ -367,3 +367,18 @@ def test_fast_and_general_paths_agree_on_every_single_byte_edit(monkeypatch):
     general = parse_timestamps(texts, errors="coerce")
     disagree = [t for t, a, b in zip(texts, both, general, strict=True) if str(a) != str(b)]
     assert disagree == []
+
+
+def test_resolve_zone_accepts_names_and_tzinfo_and_suggests_close_names():
+    from searchkit.timestamps import resolve_zone
+
+    assert resolve_zone("Europe/Berlin") == zoneinfo.ZoneInfo("Europe/Berlin")
+    assert resolve_zone("UTC") is dt.timezone.utc
+    assert resolve_zone(None) is None
+    berlin = zoneinfo.ZoneInfo("Europe/Berlin")
+    assert resolve_zone(berlin) is berlin
+    with pytest.raises(ValidationError) as info:
+        resolve_zone("Berlin")
+    assert str(info.value) == "unknown time zone 'Berlin'; did you mean 'Europe/Berlin'?"
+    with pytest.raises(ValidationError, match=r"^unknown time zone 'Nowhere/Special'$"):
+        resolve_zone("Nowhere/Special")

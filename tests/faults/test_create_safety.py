@@ -53,7 +53,8 @@ def test_lost_answer_with_a_failing_list_is_ambiguous_and_not_repeated(proxy, pr
     assert proxy.count("POST") == 1
     assert stored_names(service) == ["docs"]
     assert str(info.value) == (
-        "creating index 'docs' failed after the request was sent (POST /v2/search to "
+        "POST /v2/search: creating index 'docs' failed after the request was sent "
+        "(POST /v2/search to "
         f"{proxy.url}: the connection was reset or closed before an answer), and listing to "
         "check also failed (GET /v2/search -> 503: down); it may or may not exist: list the "
         "indexes before trying again"
