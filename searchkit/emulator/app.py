@@ -7,11 +7,15 @@ keyword arguments and serialise the answer. Every response, errors included, is 
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import logging
 import math
 import time
+import unicodedata
 from collections.abc import Callable, Iterable, Mapping
+from types import MappingProxyType
 from typing import Any
 
 from werkzeug.exceptions import HTTPException, MethodNotAllowed, NotFound
@@ -29,16 +33,32 @@ from searchkit.emulator.store import (
     validate_index_fields,
 )
 
-__all__ = ["DEFAULT_MAX_BODY_BYTES", "REALM", "ApiError", "EmulatorApp", "openapi_document"]
+__all__ = [
+    "CHALLENGE",
+    "DEFAULT_MAX_BODY_BYTES",
+    "REALM",
+    "ApiError",
+    "EmulatorApp",
+    "MalformedChunkError",
+    "basic_credentials",
+    "openapi_document",
+]
 
 logger = logging.getLogger("searchkit.emulator")
 
 REALM = "searchkit-emulator"
+#: The challenge of every 401: RFC 7617's charset parameter says credentials are UTF-8.
+CHALLENGE: Mapping[str, str] = MappingProxyType(
+    {"WWW-Authenticate": f'Basic realm="{REALM}", charset="UTF-8"'}
+)
 DEFAULT_MAX_BODY_BYTES = 64 * 1024
-# Unread request bytes make the kernel answer close() with a reset, which can destroy the
-# response before the client reads it; bodies up to this size are drained first.
+# Unread request bodies up to this size are drained before answering (see _drain).
 _DRAIN_LIMIT_BYTES = 1024 * 1024
 _REQUIRED_FIELDS = ("name", "region", "type")
+
+
+class MalformedChunkError(ValueError):
+    """A ``Transfer-Encoding: chunked`` request body breaks the chunked syntax."""
 
 
 class ApiError(Exception):
@@ -76,6 +96,36 @@ def _json_response(
     for key, value in (headers or {}).items():
         response.headers[key] = value
     return response
+
+
+def basic_credentials(header: str) -> tuple[str, str] | None:
+    """Return ``(username, password)`` from an ``Authorization: Basic`` value, else ``None``.
+
+    The credentials are decoded as UTF-8 (RFC 7617, ``charset="UTF-8"``) and NFC-normalised
+    (RFC 8265's OpaqueString, as RFC 7617 asks), so a password typed with combining accents
+    matches the same password typed precomposed. Anything that is not Basic, not strict
+    base64, not UTF-8 or has no ``:`` gives ``None``.
+
+    Args:
+        header: The header value as the WSGI server gives it (bytes as Latin-1 characters).
+
+    Returns:
+        The user name and password, or ``None``.
+    """
+    scheme, _, value = header.strip(" \t").partition(" ")
+    if scheme.lower() != "basic":
+        return None
+    value = value.strip(" \t")
+    if not value.isascii():
+        return None
+    try:
+        decoded = base64.b64decode(value, validate=True).decode("utf-8")
+    except (binascii.Error, ValueError):
+        return None
+    username, colon, password = decoded.partition(":")
+    if not colon or not username:
+        return None
+    return unicodedata.normalize("NFC", username), unicodedata.normalize("NFC", password)
 
 
 def _reject_constant(name: str) -> Any:
@@ -216,17 +266,17 @@ class EmulatorApp:
         return _json_response({"status": "ok"})
 
     def _authenticate(self, request: Request) -> Account:
-        challenge = {"WWW-Authenticate": f'Basic realm="{REALM}"'}
-        if not request.headers.get("Authorization"):
-            raise ApiError(401, "authentication required: use HTTP Basic credentials", challenge)
-        credentials = request.authorization
-        if credentials is None or credentials.type != "basic" or credentials.username is None:
+        header = request.headers.get("Authorization")
+        if not header:
+            raise ApiError(401, "authentication required: use HTTP Basic credentials", CHALLENGE)
+        credentials = basic_credentials(header)
+        if credentials is None:
             raise ApiError(
-                401, "the Authorization header must carry HTTP Basic credentials", challenge
+                401, "the Authorization header must carry HTTP Basic credentials", CHALLENGE
             )
-        account = self.store.authenticate(credentials.username, credentials.password or "")
+        account = self.store.authenticate(*credentials)
         if account is None:
-            raise ApiError(401, "invalid username or password", challenge)
+            raise ApiError(401, "invalid username or password", CHALLENGE)
         return account
 
     def _json_body(self, request: Request) -> Any:
@@ -235,40 +285,85 @@ class EmulatorApp:
         charset = request.mimetype_params.get("charset")
         if charset is not None and charset.lower().replace("_", "-") not in ("utf-8", "utf8"):
             raise ApiError(415, "Content-Type charset must be utf-8")
-        too_large = ApiError(413, f"request body exceeds {self.max_body_bytes} bytes")
-        length = request.content_length
-        if length is not None and length > self.max_body_bytes:
-            raise too_large
-        # A stream read may return less than asked for; read until the end or one byte past
-        # the limit, never more.
-        buffer = bytearray()
-        while len(buffer) <= self.max_body_bytes:
-            chunk = request.stream.read(self.max_body_bytes + 1 - len(buffer))
-            if not chunk:
-                break
-            buffer += chunk
-        if len(buffer) > self.max_body_bytes:
-            raise too_large
-        raw = bytes(buffer)
+        raw = self._read_body(request)
         try:
             return json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
         except (ValueError, RecursionError):
             raise ApiError(400, "request body is not valid JSON") from None
 
+    def _read_body(self, request: Request) -> bytes:
+        too_large = ApiError(413, f"request body exceeds {self.max_body_bytes} bytes")
+        length = _declared_length(request)
+        if length is not None and length > self.max_body_bytes:
+            raise too_large
+        # Whatever happens below, the body is not to be drained afterwards: it is either
+        # read, or the connection is not worth saving.
+        request.environ[_BODY_TAKEN] = True
+        limit = self.max_body_bytes + 1 if length is None else length
+        try:
+            raw = _read_up_to(request.environ["wsgi.input"], limit)
+        except MalformedChunkError as error:
+            raise ApiError(400, f"malformed chunked request body: {error}") from None
+        except TimeoutError:
+            raise ApiError(408, "the request body was not received in time") from None
+        except OSError:
+            raise ApiError(400, "the request body could not be read") from None
+        if length is not None and len(raw) < length:
+            raise ApiError(400, "the request body is shorter than its Content-Length")
+        if len(raw) > self.max_body_bytes:
+            raise too_large
+        return raw
+
     def _drain(self, request: Request) -> None:
-        length = request.content_length
+        # Unread request bytes make close() send a reset that can destroy the answer before
+        # the client reads it: read a body nobody looked at (up to a limit) before answering.
+        if request.environ.get(_BODY_TAKEN):
+            return
+        try:
+            length = _declared_length(request)
+        except ApiError:
+            return
         if length is not None and length > _DRAIN_LIMIT_BYTES:
             return
         try:
-            remaining = _DRAIN_LIMIT_BYTES
-            while remaining > 0:
-                chunk = request.stream.read(min(remaining, 65536))
-                if not chunk:
-                    return
-                remaining -= len(chunk)
+            _read_up_to(
+                request.environ["wsgi.input"],
+                _DRAIN_LIMIT_BYTES if length is None else length,
+                keep=False,
+            )
         except (OSError, ValueError):
-            # The client went away; there is nothing left to protect.
+            # The client went away or sent garbage; there is nothing left to protect.
             return
+
+
+_BODY_TAKEN = "searchkit.emulator.body_taken"
+
+
+def _declared_length(request: Request) -> int | None:
+    """Return the body length a request declares: ``None`` when chunked, 0 without one."""
+    if request.environ.get("wsgi.input_terminated"):
+        return None
+    declared = request.headers.get("Content-Length")
+    if declared is None:
+        return 0
+    declared = declared.strip(" \t")
+    if not declared.isascii() or not declared.isdigit():
+        raise ApiError(400, "the Content-Length header is not a whole number")
+    return int(declared)
+
+
+def _read_up_to(stream: Any, limit: int, *, keep: bool = True) -> bytes:
+    """Read ``limit`` bytes, or fewer when the stream ends first (a read may return less)."""
+    buffer = bytearray()
+    taken = 0
+    while taken < limit:
+        chunk = stream.read(min(limit - taken, 65536))
+        if not chunk:
+            break
+        taken += len(chunk)
+        if keep:
+            buffer += chunk
+    return bytes(buffer)
 
 
 def _limit_schema(description: str) -> dict[str, Any]:

@@ -326,6 +326,9 @@ class Store:
             raise ValueError("username must be a non-empty string without ':'")
         if not isinstance(password, str) or not password:
             raise ValueError("password must be a non-empty string")
+        # NFC, as RFC 7617 asks of Basic credentials: the HTTP layer normalises likewise.
+        username = unicodedata.normalize("NFC", username)
+        password = unicodedata.normalize("NFC", password)
         password_hash = _hash_password(password)
         customer_id = data.new_uuid(data.rng_for(self._seed, "account", username))
 
@@ -364,6 +367,8 @@ class Store:
         Returns:
             The account, or ``None`` for an unknown user or a wrong password alike.
         """
+        username = unicodedata.normalize("NFC", username)
+        password = unicodedata.normalize("NFC", password)
         row = self._retrying(lambda: self._account_row(username))
         if row is None:
             _check_password(_DUMMY_HASH, password)

@@ -12,7 +12,7 @@ from searchkit.emulator import Emulator
 
 from .conftest import USER, start_emulator
 
-CHALLENGE = 'Basic realm="searchkit-emulator"'
+CHALLENGE = 'Basic realm="searchkit-emulator", charset="UTF-8"'
 VALID = {"name": "docs", "region": "eu-west-1", "type": "free"}
 
 

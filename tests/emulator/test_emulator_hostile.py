@@ -1,0 +1,346 @@
+"""Hostile clients on raw sockets: slow, silent, malformed or too many. The emulator answers
+with a JSON error or closes the connection, never hangs, never answers 500."""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import select
+import socket
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+import requests
+
+from searchkit.emulator import Emulator
+
+from .conftest import NOW, USER
+
+AUTH = "Basic " + base64.b64encode(f"{USER[0]}:{USER[1]}".encode()).decode()
+CHALLENGE = 'Basic realm="searchkit-emulator", charset="UTF-8"'
+# Short limits, so the tests wait at most a few seconds for each one to strike.
+LIMITS = {"header_timeout": 1.0, "body_timeout": 1.0, "idle_timeout": 1.0}
+
+
+@pytest.fixture
+def emulator(caplog: pytest.LogCaptureFixture) -> Iterator[Emulator]:
+    caplog.set_level(logging.WARNING, logger="searchkit.emulator")
+    with Emulator(users=[USER], seed=3, clock=NOW, window_minutes=5, **LIMITS) as emu:
+        yield emu
+    # No traceback, no "unexpected error" for anything a client can send.
+    assert [record.getMessage() for record in caplog.records] == []
+
+
+def connect(emulator: Emulator) -> socket.socket:
+    sock = socket.create_connection(("127.0.0.1", emulator.port), timeout=10)
+    return sock
+
+
+def read_all(sock: socket.socket, within: float = 10.0) -> bytes:
+    """Read until the server closes the connection; fail if it has not within ``within`` s."""
+    deadline = time.monotonic() + within
+    received = b""
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise AssertionError(f"the server did not close within {within} s: {received!r}")
+        sock.settimeout(remaining)
+        try:
+            chunk = sock.recv(65536)
+        except TimeoutError:
+            continue
+        if not chunk:
+            return received
+        received += chunk
+
+
+def exchange(emulator: Emulator, data: bytes, *, half_close: bool = False) -> bytes:
+    with connect(emulator) as sock:
+        sock.sendall(data)
+        if half_close:
+            sock.shutdown(socket.SHUT_WR)
+        return read_all(sock)
+
+
+def parse(answer: bytes) -> tuple[int, dict[str, str], object]:
+    head, _, body = answer.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    status = int(lines[0].split()[1])
+    headers = {}
+    for line in lines[1:]:
+        key, _, value = line.partition(":")
+        headers[key.strip().lower()] = value.strip()
+    if headers.get("transfer-encoding") == "chunked":
+        body = dechunk(body)
+    return status, headers, json.loads(body)
+
+
+def dechunk(body: bytes) -> bytes:
+    out = b""
+    while True:
+        size_line, _, rest = body.partition(b"\r\n")
+        size = int(size_line, 16)
+        if size == 0:
+            return out
+        out += rest[:size]
+        body = rest[size + 2 :]
+
+
+def post_head(**headers: str) -> bytes:
+    fields = {
+        "Host": "127.0.0.1",
+        "Authorization": AUTH,
+        "Content-Type": "application/json",
+        **headers,
+    }
+    lines = "".join(f"{key}: {value}\r\n" for key, value in fields.items())
+    return f"POST /v2/search HTTP/1.1\r\n{lines}\r\n".encode()
+
+
+VALID = b'{"name":"docs","region":"eu-west-1","type":"free"}'
+
+
+def test_a_silent_connection_is_closed_after_the_idle_timeout(emulator):
+    with connect(emulator) as sock:
+        started = time.monotonic()
+        assert read_all(sock, within=5) == b""
+        waited = time.monotonic() - started
+
+    assert 0.8 <= waited < 5
+    assert wait_for(lambda: emulator.open_connections == 0)
+
+
+def test_a_header_dripped_byte_by_byte_gets_408_at_the_header_deadline(emulator):
+    with connect(emulator) as sock:
+        sock.sendall(b"GET /v2/search HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+        started = time.monotonic()
+        # One byte every 0.1 s: each read succeeds, only a deadline on the whole header
+        # stops this.
+        while not select.select([sock], [], [], 0.1)[0]:
+            if time.monotonic() - started > 5:
+                raise AssertionError("no answer 5 s into a dripped header")
+            sock.sendall(b"a")
+        answer = read_all(sock, within=5)
+
+    status, headers, body = parse(answer)
+    assert status == 408
+    assert headers["content-type"] == "application/json"
+    assert body == {"error": "the request header was not received within 1 s"}
+
+
+def test_a_body_that_stops_short_of_its_content_length_gets_408(emulator):
+    with connect(emulator) as sock:
+        sock.sendall(post_head(**{"Content-Length": "50"}) + b'{"name":')
+        answer = read_all(sock, within=5)
+
+    status, _, body = parse(answer)
+    assert status == 408
+    assert body == {"error": "the request body was not received in time"}
+    assert emulator.store.count_indexes() == 0
+
+
+def test_a_chunked_body_without_its_final_chunk_gets_408_while_the_client_waits(emulator):
+    data = post_head(**{"Transfer-Encoding": "chunked"}) + b'5\r\n{"nam\r\n'
+
+    with connect(emulator) as sock:
+        sock.sendall(data)
+        answer = read_all(sock, within=5)
+
+    status, _, body = parse(answer)
+    assert status == 408
+    assert body == {"error": "the request body was not received in time"}
+
+
+@pytest.mark.parametrize(
+    ("chunks", "message"),
+    [
+        (b"zz\r\n{}\r\n0\r\n\r\n", "invalid chunk size 'zz'"),
+        (b"-2\r\n{}\r\n0\r\n\r\n", "invalid chunk size '-2'"),
+        (b"+2\r\n{}\r\n0\r\n\r\n", "invalid chunk size '+2'"),
+        (b"0x2\r\n{}\r\n0\r\n\r\n", "invalid chunk size '0x2'"),
+        (b"\r\n{}\r\n0\r\n\r\n", "invalid chunk size ''"),
+        (b"1" * 17 + b"\r\n{}\r\n0\r\n\r\n", "invalid chunk size '11111111111111111'"),
+        (b"2\r\n{}XX0\r\n\r\n", "a chunk's data does not end in CRLF"),
+        (b"2\n{}\n0\n\n", "the chunk size line does not end in CRLF"),
+        (b"2\r\n{}\r\n", "the body ended before the chunk size line"),
+        (b"9\r\n{}", "the body ended inside a chunk"),
+    ],
+    ids=[
+        "letters",
+        "negative",
+        "plus",
+        "hex-prefix",
+        "empty",
+        "too-long",
+        "no-crlf",
+        "bare-lf",
+        "no-final-chunk",
+        "cut-inside",
+    ],
+)
+def test_a_malformed_chunked_body_gets_400_naming_the_fault(emulator, chunks, message):
+    data = post_head(**{"Transfer-Encoding": "chunked"}) + chunks
+
+    status, headers, body = parse(exchange(emulator, data, half_close=True))
+
+    assert status == 400
+    assert headers["content-type"] == "application/json"
+    assert body == {"error": f"malformed chunked request body: {message}"}
+    assert emulator.store.count_indexes() == 0
+
+
+def test_a_well_formed_chunked_body_with_extension_and_trailer_creates(emulator):
+    half = len(VALID) // 2
+    chunks = (
+        f"{half:x};note=1\r\n".encode()
+        + VALID[:half]
+        + f"\r\n{len(VALID) - half:X}\r\n".encode()
+        + VALID[half:]
+        + b"\r\n0\r\nX-Trailer: yes\r\n\r\n"
+    )
+
+    status, _, body = parse(
+        exchange(emulator, post_head(**{"Transfer-Encoding": "chunked"}) + chunks)
+    )
+
+    assert status == 200
+    assert body["name"] == "docs"
+
+
+def test_a_body_shorter_than_its_content_length_gets_400_when_the_client_hangs_up(emulator):
+    data = post_head(**{"Content-Length": "80"}) + VALID
+
+    status, _, body = parse(exchange(emulator, data, half_close=True))
+
+    assert status == 400
+    assert body == {"error": "the request body is shorter than its Content-Length"}
+
+
+@pytest.mark.parametrize("length", ["abc", "-5", "1e3", "٣"])
+def test_a_content_length_that_is_not_a_whole_number_gets_400(emulator, length):
+    data = post_head(**{"Content-Length": length}) + VALID
+
+    status, _, body = parse(exchange(emulator, data, half_close=True))
+
+    assert status == 400
+    assert body == {"error": "the Content-Length header is not a whole number"}
+
+
+@pytest.mark.parametrize(
+    "value",
+    [b"Basic \xff\xfeYWxpY2U=", b"Basic YWxp\xe9Y2U6cHc=", b"\xc3\xa9 abc"],
+    ids=["high-bytes", "byte-inside-base64", "non-ascii-scheme"],
+)
+def test_a_non_ascii_byte_in_the_authorization_value_gets_401_not_500(emulator, value):
+    data = b"GET /v2/search HTTP/1.1\r\nHost: x\r\nAuthorization: " + value + b"\r\n\r\n"
+
+    status, headers, body = parse(exchange(emulator, data))
+
+    assert status == 401
+    assert headers["www-authenticate"] == CHALLENGE
+    assert body == {"error": "the Authorization header must carry HTTP Basic credentials"}
+
+
+@pytest.mark.parametrize(
+    ("request_line", "status"),
+    [
+        (b"GET /v2/search HTTP/9.9\r\n", 505),
+        (b"GET /v2/search HTTP/x\r\n", 400),
+        (b"GET /v2/search HTTP/1.1\r\n" + b"X-A: b\r\n" * 101, 431),
+        (b"GET /v2/search HTTP/1.1\r\nX-Long: " + b"a" * 70000 + b"\r\n", 431),
+    ],
+    ids=["version", "garbled-version", "too-many-fields", "field-too-long"],
+)
+def test_requests_the_http_layer_rejects_get_a_json_error(emulator, request_line, status):
+    answer = exchange(emulator, request_line + b"\r\n")
+
+    got, headers, body = parse(answer)
+    assert got == status
+    assert headers["content-type"] == "application/json"
+    assert set(body) == {"error"} and body["error"]
+
+
+def test_past_the_connection_cap_clients_get_503_json_at_once_then_service_recovers():
+    with Emulator(users=[USER], window_minutes=1, max_connections=3, idle_timeout=2.0) as emu:
+        url = f"{emu.url}/v2/search"
+        idle = [connect(emu) for _ in range(3)]
+        try:
+            assert wait_for(lambda: emu.open_connections == 3)
+            started = time.monotonic()
+            refused = requests.get(url, auth=USER, timeout=5)
+            refused_after = time.monotonic() - started
+
+            # The silent sockets stay open on this side; the server drops them at 2 s.
+            recovered = poll_until_ok(url, within=8)
+        finally:
+            for sock in idle:
+                sock.close()
+
+    assert refused.status_code == 503
+    assert refused.headers["Content-Type"] == "application/json"
+    assert refused.headers["Retry-After"] == "1"
+    assert refused.json() == {
+        "error": "the emulator has 3 open connections, its limit; try again shortly"
+    }
+    assert refused_after < 2
+    assert recovered.status_code == 200
+
+
+def test_stop_returns_promptly_with_stalled_clients_connected():
+    emu = Emulator(users=[USER], window_minutes=1).start()
+    silent = connect(emu)
+    dripping = connect(emu)
+    dripping.sendall(b"GET /v2/search HTTP/1.1\r\n")
+    assert wait_for(lambda: emu.open_connections == 2)
+    stopper = threading.Thread(target=emu.stop)
+
+    started = time.monotonic()
+    stopper.start()
+    stopper.join(10)
+    took = time.monotonic() - started
+    try:
+        assert not stopper.is_alive(), "stop() still blocked after 10 s"
+        assert took < 3
+        # The silent client sees the connection end; the one cut mid-header is told why.
+        assert read_all(silent, within=2) == b""
+        status, _, body = parse(read_all(dripping, within=2))
+        assert (status, body) == (503, {"error": "the emulator is shutting down"})
+    finally:
+        silent.close()
+        dripping.close()
+
+
+def test_stop_lets_an_answer_in_flight_finish():
+    emu = Emulator(users=[USER], window_minutes=1, delay=0.3).start()
+    results: list[requests.Response] = []
+    worker = threading.Thread(
+        target=lambda: results.append(requests.get(f"{emu.url}/v2/search", auth=USER, timeout=5))
+    )
+    worker.start()
+    assert wait_for(lambda: emu.open_connections == 1)
+
+    emu.stop()
+    worker.join(5)
+
+    assert [r.status_code for r in results] == [200]
+
+
+def wait_for(condition, within: float = 5.0) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.02)
+    return condition()
+
+
+def poll_until_ok(url: str, within: float) -> requests.Response:
+    deadline = time.monotonic() + within
+    while True:
+        response = requests.get(url, auth=USER, timeout=5)
+        if response.status_code != 503 or time.monotonic() > deadline:
+            return response
+        time.sleep(0.1)
