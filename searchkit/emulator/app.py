@@ -383,6 +383,11 @@ def openapi_document(server_url: str | None = None) -> dict[str, Any]:
         "400": {"$ref": "#/components/responses/BadRequest"},
         "401": {"$ref": "#/components/responses/Unauthorized"},
     }
+    # Any request can meet these: a slow client, a full server, a stopping one.
+    connection_responses = {
+        "408": {"$ref": "#/components/responses/Timeout"},
+        "503": {"$ref": "#/components/responses/Unavailable"},
+    }
     limits = {
         "max_vector_count": "Maximum number of vectors allowed in the index.",
         "max_monthly_reranks": "Maximum monthly rerank operations; -1 means unlimited.",
@@ -453,6 +458,7 @@ def openapi_document(server_url: str | None = None) -> dict[str, Any]:
                             },
                         },
                         "401": error_responses["401"],
+                        **connection_responses,
                     },
                 },
                 "post": {
@@ -479,12 +485,19 @@ def openapi_document(server_url: str | None = None) -> dict[str, Any]:
                         "403": {"$ref": "#/components/responses/Forbidden"},
                         "413": {"$ref": "#/components/responses/TooLarge"},
                         "415": {"$ref": "#/components/responses/UnsupportedMediaType"},
+                        **connection_responses,
                     },
                 },
             }
         },
         "components": {
-            "securitySchemes": {"basicAuth": {"type": "http", "scheme": "basic"}},
+            "securitySchemes": {
+                "basicAuth": {
+                    "type": "http",
+                    "scheme": "basic",
+                    "description": "Credentials are UTF-8 (RFC 7617).",
+                }
+            },
             "schemas": {
                 "SearchIndex": {
                     "type": "object",
@@ -536,7 +549,7 @@ def openapi_document(server_url: str | None = None) -> dict[str, Any]:
                             "headers": {
                                 "WWW-Authenticate": {
                                     "schema": {"type": "string"},
-                                    "description": f'Basic realm="{REALM}"',
+                                    "description": CHALLENGE["WWW-Authenticate"],
                                 }
                             }
                         },
@@ -544,6 +557,19 @@ def openapi_document(server_url: str | None = None) -> dict[str, Any]:
                     ("Forbidden", "The account is read-only.", {}),
                     ("TooLarge", "Request body too large.", {}),
                     ("UnsupportedMediaType", "Content-Type is not application/json.", {}),
+                    ("Timeout", "The request header or body was not received in time.", {}),
+                    (
+                        "Unavailable",
+                        "Too many open connections, or the emulator is shutting down.",
+                        {
+                            "headers": {
+                                "Retry-After": {
+                                    "schema": {"type": "integer"},
+                                    "description": "Seconds to wait before trying again.",
+                                }
+                            }
+                        },
+                    ),
                 )
             },
         },

@@ -9,6 +9,7 @@ import json
 import logging
 import math
 import os
+import selectors
 import socket
 import threading
 import time
@@ -300,12 +301,24 @@ class _EmulatorServer(ThreadedWSGIServer):
         self.idle_timeout = idle_timeout
         self._lock = threading.Lock()
         self._connections: dict[socket.socket, threading.Thread] = {}
-        self._refusing: dict[socket.socket, threading.Thread] = {}
-        self._refusal_slots = threading.BoundedSemaphore(max(4, min(64, max_connections // 4)))
         self._closing = False
         self._closed = threading.Event()
-        self.refused = 0
+        self._refuser = _Refuser(
+            _error_bytes(
+                503,
+                f"the emulator has {max_connections} open connections, its limit; "
+                "try again shortly",
+                {"Retry-After": "1"},
+            ),
+            # Refused sockets are held briefly, but they hold descriptors too.
+            limit=max(16, max_connections // 2),
+        )
         super().__init__(host, port, app, handler=_RequestHandler)
+
+    @property
+    def refused(self) -> int:
+        """How many connections were answered 503 for being past the cap."""
+        return self._refuser.refused
 
     @property
     def closing(self) -> bool:
@@ -343,7 +356,7 @@ class _EmulatorServer(ThreadedWSGIServer):
         if closing:
             self.shutdown_request(request)
         elif full:
-            self._refuse(request)
+            self._refuser.refuse(request)
         else:
             thread.start()
 
@@ -360,43 +373,6 @@ class _EmulatorServer(ThreadedWSGIServer):
     def handle_error(self, request: Any, client_address: Any) -> None:
         logger.warning("unexpected error on a connection from %s", client_address, exc_info=True)
 
-    def _refuse(self, request: socket.socket) -> None:
-        self.refused += 1
-        if not self._refusal_slots.acquire(blocking=False):
-            # Already refusing many: drop this one at once rather than queue threads.
-            self.shutdown_request(request)
-            return
-        thread = threading.Thread(
-            target=self._refuse_thread, args=(request,), name="searchkit-emulator-503", daemon=True
-        )
-        with self._lock:
-            self._refusing[request] = thread
-        thread.start()
-
-    def _refuse_thread(self, request: socket.socket) -> None:
-        answer = _error_bytes(
-            503,
-            f"the emulator has {self.max_connections} open connections, its limit; "
-            "try again shortly",
-            {"Retry-After": "1"},
-        )
-        try:
-            # Read the request head first and the client's close after: closing a socket
-            # with unread input sends a reset, which can destroy the 503 before it is read.
-            received = _recv_until(request, b"\r\n\r\n", _REFUSAL_GRACE_S)
-            if received is not None:
-                request.settimeout(_REFUSAL_GRACE_S)
-                request.sendall(answer)
-                request.shutdown(socket.SHUT_WR)
-                _recv_until(request, None, _REFUSAL_GRACE_S)
-        except OSError:
-            pass
-        finally:
-            request.close()
-            with self._lock:
-                self._refusing.pop(request, None)
-            self._refusal_slots.release()
-
     def server_close(self) -> None:
         """Close the listening socket, then every connection (bounded in time)."""
         with self._lock:
@@ -407,8 +383,9 @@ class _EmulatorServer(ThreadedWSGIServer):
             return
         try:
             super().server_close()
+            self._refuser.close()
             with self._lock:
-                threads = {**self._connections, **self._refusing}
+                threads = dict(self._connections)
             # Stop reading: idle and stalled connections see the end of input at once,
             # answers being written may finish within the grace period.
             for sock in threads:
@@ -417,7 +394,7 @@ class _EmulatorServer(ThreadedWSGIServer):
             for thread in threads.values():
                 thread.join(max(0.0, deadline - time.monotonic()))
             with self._lock:
-                left = {**self._connections, **self._refusing}
+                left = dict(self._connections)
             for sock in left:
                 _shutdown(sock, socket.SHUT_RDWR)
             for thread in left.values():
@@ -431,32 +408,6 @@ def _shutdown(sock: socket.socket, how: int) -> None:
         sock.shutdown(how)
     except OSError:
         return
-
-
-def _recv_until(sock: socket.socket, marker: bytes | None, within: float) -> bytes | None:
-    """Read until ``marker`` (or the end of input when ``None``), at most ``within`` s.
-
-    Returns what was read, or ``None`` when the peer closed before sending anything.
-    """
-    deadline = time.monotonic() + within
-    received = bytearray()
-    while len(received) < 65536:
-        if marker is not None and marker in received[-65536:]:
-            break
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            break
-        sock.settimeout(remaining)
-        try:
-            chunk = sock.recv(65536)
-        except TimeoutError:
-            break
-        if not chunk:
-            if not received:
-                return None
-            break
-        received += chunk
-    return bytes(received)
 
 
 def _poke(server: BaseWSGIServer) -> None:
@@ -766,3 +717,128 @@ class Emulator:
     def __repr__(self) -> str:
         where = self.url if self._server is not None and not self._stopped else "not running"
         return f"<Emulator {where} username={self.username!r}>"
+
+
+class _Refuser:
+    """Answers connections past the cap with a 503, all on one thread, without blocking.
+
+    Each refused socket gets a short grace to send its request head, then the 503, then a
+    short grace to read it and hang up: closing a socket with unread input sends a reset,
+    which can destroy the answer before the client reads it. Past ``limit`` sockets in
+    hand, new ones get the 503 and are closed at once.
+    """
+
+    def __init__(self, answer: bytes, *, limit: int) -> None:
+        self._answer = answer
+        self._limit = limit
+        self._lock = threading.Lock()
+        self._incoming: list[socket.socket] = []
+        self._held: dict[socket.socket, tuple[float, bool]] = {}  # deadline, answered
+        self._selector = selectors.DefaultSelector()
+        self._wake_read, self._wake_write = socket.socketpair()
+        self._wake_read.setblocking(False)
+        self._selector.register(self._wake_read, selectors.EVENT_READ)
+        self._thread: threading.Thread | None = None
+        self._closed = False
+        self.refused = 0
+
+    def refuse(self, sock: socket.socket) -> None:
+        with self._lock:
+            self.refused += 1
+            if self._closed or len(self._held) + len(self._incoming) >= self._limit:
+                crowded = True
+            else:
+                crowded = False
+                self._incoming.append(sock)
+                if self._thread is None:
+                    self._thread = threading.Thread(
+                        target=self._run, name="searchkit-emulator-503", daemon=True
+                    )
+                    self._thread.start()
+        if crowded:
+            sock.setblocking(False)
+            self._answer_now(sock)
+            sock.close()
+            return
+        self._wake()
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            thread = self._thread
+        self._wake()
+        if thread is not None:
+            thread.join(2.0)
+        for sock in list(self._held):
+            sock.close()
+        self._held.clear()
+        self._selector.close()
+        self._wake_read.close()
+        self._wake_write.close()
+
+    def _wake(self) -> None:
+        try:
+            self._wake_write.send(b"\0")
+        except OSError:
+            return
+
+    def _answer_now(self, sock: socket.socket) -> None:
+        try:
+            # A fresh socket's send buffer takes a few hundred bytes at once.
+            sock.send(self._answer)
+            sock.shutdown(socket.SHUT_WR)
+        except OSError:
+            return
+
+    def _run(self) -> None:
+        while True:
+            with self._lock:
+                if self._closed:
+                    return
+                incoming, self._incoming = self._incoming, []
+            now = time.monotonic()
+            for sock in incoming:
+                sock.setblocking(False)
+                self._held[sock] = (now + _REFUSAL_GRACE_S, False)
+                self._selector.register(sock, selectors.EVENT_READ)
+            next_deadline = min((d for d, _ in self._held.values()), default=now + 60)
+            for key, _ in self._selector.select(max(0.0, next_deadline - now)):
+                sock = key.fileobj
+                if sock is self._wake_read:
+                    try:
+                        while self._wake_read.recv(4096):
+                            pass
+                    except OSError:
+                        pass
+                    continue
+                assert isinstance(sock, socket.socket)
+                try:
+                    data = sock.recv(65536)
+                except BlockingIOError:
+                    continue
+                except OSError:
+                    data = b""
+                deadline, answered = self._held[sock]
+                if not data:
+                    if not answered:
+                        self._answer_now(sock)
+                    self._drop(sock)
+                elif not answered and b"\r\n\r\n" in data:
+                    # The head is in (reading only the last read is enough for a client
+                    # that sends it at once; a slow one meets the deadline instead).
+                    self._answer_now(sock)
+                    self._held[sock] = (time.monotonic() + _REFUSAL_GRACE_S, True)
+            now = time.monotonic()
+            for sock, (deadline, answered) in list(self._held.items()):
+                if deadline > now:
+                    continue
+                if answered:
+                    self._drop(sock)
+                else:
+                    self._answer_now(sock)
+                    self._held[sock] = (now + _REFUSAL_GRACE_S, True)
+
+    def _drop(self, sock: socket.socket) -> None:
+        self._selector.unregister(sock)
+        del self._held[sock]
+        sock.close()
