@@ -14,7 +14,7 @@ import logging
 import math
 import time
 import unicodedata
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from types import MappingProxyType
 from typing import Any
 
@@ -128,6 +128,28 @@ def basic_credentials(header: str) -> tuple[str, str] | None:
     return unicodedata.normalize("NFC", username), unicodedata.normalize("NFC", password)
 
 
+def _json_array(items: Iterable[str], piece_bytes: int = 64 * 1024) -> Iterator[bytes]:
+    """Yield a JSON array of ``items`` (JSON texts) in pieces of about ``piece_bytes``.
+
+    The answer is sent as it is built (chunked), so a list of any size holds one index's
+    text and one piece at a time, never the whole body; each piece is one socket write.
+    """
+    pending = ["["]
+    size = 1
+    separator = ""
+    for item in items:
+        pending.append(separator)
+        pending.append(item)
+        separator = ","
+        size += len(item) + 1
+        if size >= piece_bytes:
+            yield "".join(pending).encode()
+            pending.clear()
+            size = 0
+    pending.append("]")
+    yield "".join(pending).encode()
+
+
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
@@ -233,7 +255,14 @@ class EmulatorApp:
     def list_indexes(self, request: Request) -> Response:
         """Answer ``GET /v2/search`` with the account's indexes."""
         account = self._authenticate(request)
-        return _json_response(self.store.list_indexes(account))
+        response = Response(
+            _json_array(self.store.list_indexes_json(account)),
+            status=200,
+            content_type="application/json",
+            direct_passthrough=True,
+        )
+        response.headers["Cache-Control"] = "no-store"
+        return response
 
     def create_index(self, request: Request) -> Response:
         """Answer ``POST /v2/search`` by creating one index."""

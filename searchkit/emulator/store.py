@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import math
 import os
 import secrets
@@ -494,6 +495,48 @@ class Store:
         now = self._clock()
         return [self._render(row, now) for row in self._retrying(read)]
 
+    def list_indexes_json(self, account: Account) -> Iterator[str]:
+        """Return the JSON texts of the indexes of ``account``, one per index, lazily.
+
+        The same indexes, order and values as :meth:`list_indexes`, for answering a list
+        without holding it: the rows are read now (so a closed or busy store raises here),
+        each index's text, throughput included, is built only when the iterator reaches it.
+
+        Args:
+            account: The owner.
+
+        Returns:
+            An iterator of compact JSON objects, oldest index first.
+        """
+
+        def read() -> list[tuple[Any, ...]]:
+            with self._connection() as conn:
+                return conn.execute(
+                    f"{_SELECT_INDEXES} WHERE customer_id = ? ORDER BY creation_time, seq",
+                    (account.customer_id,),
+                ).fetchall()
+
+        now = self._clock()
+        rows = self._retrying(read)
+        return self._render_json(rows, now)
+
+    def _render_json(self, rows: list[tuple[Any, ...]], now: float) -> Iterator[str]:
+        # Popped as they go, so a half-sent list does not keep the rows already sent.
+        rows.reverse()
+        while rows:
+            values = dict(zip(_STORED_COLUMNS, rows.pop(), strict=True))
+            head = json.dumps(
+                self._head(values), ensure_ascii=False, separators=(",", ":"), allow_nan=False
+            )
+            vector = data.throughput_json(
+                values["series_seed"],
+                now=now,
+                zone=values["zone"],
+                window_minutes=self._window,
+                plan=values["type"],
+            )
+            yield f'{head[:-1]},"throughput_vector":{vector}}}'
+
     def count_indexes(self, account: Account | None = None) -> int:
         """Return how many indexes exist, for one account or in total."""
 
@@ -573,6 +616,19 @@ class Store:
 
     def _render(self, row: Sequence[Any], now: float) -> dict[str, Any]:
         values = dict(zip(_STORED_COLUMNS, row, strict=True))
+        index = self._head(values)
+        index["throughput_vector"] = data.throughput_vector(
+            values["series_seed"],
+            now=now,
+            zone=values["zone"],
+            window_minutes=self._window,
+            plan=values["type"],
+        )
+        return index
+
+    @staticmethod
+    def _head(values: Mapping[str, Any]) -> dict[str, Any]:
+        """Return the fields of an index before ``throughput_vector``, in the API's order."""
         index: dict[str, Any] = {
             "customer_id": values["customer_id"],
             "id": values["id"],
@@ -588,13 +644,6 @@ class Store:
             index[field] = values[field]
         index["creation_time"] = values["creation_time"]
         index["input_enrichment_enabled"] = bool(values["input_enrichment_enabled"])
-        index["throughput_vector"] = data.throughput_vector(
-            values["series_seed"],
-            now=now,
-            zone=values["zone"],
-            window_minutes=self._window,
-            plan=values["type"],
-        )
         return index
 
     def _account_row(self, username: str) -> tuple[Any, ...] | None:
