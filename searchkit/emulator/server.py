@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Sequence
 from http import HTTPStatus
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from werkzeug.serving import BaseWSGIServer, ThreadedWSGIServer, WSGIRequestHandler
 
@@ -411,7 +411,7 @@ def _shutdown(sock: socket.socket, how: int) -> None:
 
 
 def _poke(server: BaseWSGIServer) -> None:
-    host, port = server.server_address[:2]
+    host, port = str(server.server_address[0]), int(server.server_address[1])
     address = ipaddress.ip_address(host)
     if address.is_unspecified:
         # Bound to every interface: reach it through loopback of the same family.
@@ -499,8 +499,8 @@ class Emulator:
             or max_connections < 1
         ):
             raise ValueError("max_connections must be an integer >= 1")
-        self._limits = {
-            "max_connections": max_connections,
+        self._max_connections = max_connections
+        self._timeouts = {
             "header_timeout": _check_seconds("header_timeout", header_timeout),
             "body_timeout": _check_seconds("body_timeout", body_timeout),
             "idle_timeout": _check_seconds("idle_timeout", idle_timeout),
@@ -634,7 +634,13 @@ class Emulator:
         if self._server is not None:
             return self
         try:
-            server = _EmulatorServer(self._host, self._requested_port, self._app, **self._limits)
+            server = _EmulatorServer(
+                self._host,
+                self._requested_port,
+                self._app,
+                max_connections=self._max_connections,
+                **self._timeouts,
+            )
         except BaseException:
             # A failed __enter__ never reaches __exit__; release the store here.
             self.stop()
@@ -659,7 +665,7 @@ class Emulator:
     @property
     def max_connections(self) -> int:
         """Most connections served at once; more are answered 503 at once."""
-        return int(self._limits["max_connections"])
+        return self._max_connections
 
     @property
     def open_connections(self) -> int:
@@ -803,7 +809,7 @@ class _Refuser:
                 self._selector.register(sock, selectors.EVENT_READ)
             next_deadline = min((d for d, _ in self._held.values()), default=now + 60)
             for key, _ in self._selector.select(max(0.0, next_deadline - now)):
-                sock = key.fileobj
+                sock = cast(socket.socket, key.fileobj)
                 if sock is self._wake_read:
                     try:
                         while self._wake_read.recv(4096):
@@ -811,7 +817,6 @@ class _Refuser:
                     except OSError:
                         pass
                     continue
-                assert isinstance(sock, socket.socket)
                 try:
                     data = sock.recv(65536)
                 except BlockingIOError:

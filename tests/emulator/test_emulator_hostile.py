@@ -344,3 +344,14 @@ def poll_until_ok(url: str, within: float) -> requests.Response:
         if response.status_code != 503 or time.monotonic() > deadline:
             return response
         time.sleep(0.1)
+
+
+def test_openapi_lists_the_connection_errors_with_retry_after(emulator):
+    document = requests.get(f"{emulator.url}/openapi.json", timeout=5).json()
+
+    for method in ("get", "post"):
+        responses = document["paths"]["/v2/search"][method]["responses"]
+        assert responses["408"] == {"$ref": "#/components/responses/Timeout"}
+        assert responses["503"] == {"$ref": "#/components/responses/Unavailable"}
+    unavailable = document["components"]["responses"]["Unavailable"]
+    assert set(unavailable["headers"]) == {"Retry-After"}
