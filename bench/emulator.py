@@ -192,12 +192,14 @@ def bench_memory(count: int) -> None:
             for thread in threads:
                 thread.join()
             seconds = time.perf_counter() - started
-            grown = memory.stop() - before
+            peak = memory.stop()
+            grown = peak - before
             body = sizes[0]
             print(
                 f"{clients} concurrent list(s): body {body / MiB:.1f} MiB each, "
-                f"{seconds:.1f} s, server peak RSS +{grown / MiB:.0f} MiB "
-                f"= {grown / body:.2f}x one body ({grown / clients / MiB:.1f} MiB per list)"
+                f"{seconds:.1f} s; server RSS {before / MiB:.0f} MiB before, peak "
+                f"{peak / MiB:.0f} MiB: +{grown / MiB:.0f} MiB = {grown / body:.2f}x one body "
+                f"({grown / clients / MiB:.1f} MiB per list)"
             )
     finally:
         process.stdin.close()
