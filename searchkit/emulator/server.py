@@ -81,7 +81,10 @@ def _check_seconds(name: str, value: float) -> float:
 
 def _error_bytes(status: int, message: str, headers: dict[str, str] | None = None) -> bytes:
     """Return a whole ``Connection: close`` JSON error answer, written outside the WSGI app."""
-    body = json.dumps({"error": message}, ensure_ascii=False).encode()
+    if len(message) > 200:
+        # The HTTP layer quotes the request line, which can be 64 KiB of anything.
+        message = message[:200] + "…"
+    body = json.dumps({"error": message}, ensure_ascii=False, separators=(",", ":")).encode()
     lines = [
         f"HTTP/1.1 {status} {HTTPStatus(status).phrase}",
         "Content-Type: application/json",
@@ -257,7 +260,7 @@ class _RequestHandler(WSGIRequestHandler):
         self.close_connection = True
         text = message or HTTPStatus(code).phrase
         self.log_error("code %d, message %s", code, text)
-        self._write_quietly(_error_bytes(code, text.rstrip(".").lower()))
+        self._write_quietly(_error_bytes(code, text.rstrip(".")))
 
     def _write_quietly(self, data: bytes) -> None:
         try:
