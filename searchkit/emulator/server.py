@@ -778,7 +778,9 @@ class _Refuser:
         self._wake()
         if thread is not None:
             thread.join(2.0)
-        for sock in list(self._held):
+        with self._lock:
+            left, self._incoming = [*self._incoming, *self._held], []
+        for sock in left:
             sock.close()
         self._held.clear()
         self._selector.close()
