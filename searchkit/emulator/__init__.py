@@ -8,6 +8,11 @@ service's), and deterministic synthetic throughput rendered in Go's time layout:
     with Emulator(demo=True, seed=1) as emu:
         client = emu.client()
 
+It survives hostile clients: header, body and idle deadlines per connection, a connection
+cap past which clients get an immediate 503 with ``Retry-After``, JSON 4xx answers for
+malformed requests, and list answers streamed one index at a time, so memory does not grow
+with the account.
+
 The package shares no code with the client, so it is an independent implementation of the
 contract the client is tested against.
 

@@ -84,13 +84,8 @@ def _dumps(payload: Any) -> str:
 def _json_response(
     payload: Any, status: int = 200, headers: Mapping[str, str] | None = None
 ) -> Response:
-    if isinstance(payload, list):
-        # One encoder call per element: the C encoder holds the GIL for a whole call, and a
-        # long list in one call would stall every other request thread (writers included).
-        body = "[" + ",".join(_dumps(item) for item in payload) + "]"
-    else:
-        body = _dumps(payload)
-    response = Response(body.encode(), status=status, content_type="application/json")
+    # Lists of indexes never come here: they are streamed (see _json_array).
+    response = Response(_dumps(payload).encode(), status=status, content_type="application/json")
     # Index bodies carry tokens; keep them out of any cache.
     response.headers["Cache-Control"] = "no-store"
     for key, value in (headers or {}).items():
@@ -133,6 +128,8 @@ def _json_array(items: Iterable[str], piece_bytes: int = 64 * 1024) -> Iterator[
 
     The answer is sent as it is built (chunked), so a list of any size holds one index's
     text and one piece at a time, never the whole body; each piece is one socket write.
+    Encoding one index per step also keeps the GIL moving between request threads, where
+    one encoder call over a whole list would stall the others (writers included).
     """
     pending = ["["]
     size = 1
