@@ -413,3 +413,28 @@ def test_stop_returns_promptly_while_a_client_stalls_a_big_list():
     assert took < 3
     # The writer thread was cut off rather than left blocked on the stalled client.
     assert emu.open_connections == 0
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"max_connections": 0}, "max_connections must be an integer >= 1"),
+        ({"max_connections": True}, "max_connections must be an integer >= 1"),
+        ({"max_connections": 2.5}, "max_connections must be an integer >= 1"),
+        ({"header_timeout": 0}, "header_timeout must be a finite number of seconds > 0"),
+        ({"body_timeout": float("inf")}, "body_timeout must be a finite number of seconds > 0"),
+        ({"idle_timeout": float("nan")}, "idle_timeout must be a finite number of seconds > 0"),
+        ({"idle_timeout": "5"}, "idle_timeout must be a number of seconds"),
+    ],
+)
+def test_connection_limits_are_checked_up_front(arguments, message):
+    with pytest.raises(ValueError, match=f"^{message}$"):
+        Emulator(**arguments)
+
+
+def test_the_default_cap_stays_below_the_open_files_limit():
+    import resource
+
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    with Emulator(window_minutes=1) as emu:
+        assert emu.max_connections == max(4, min(512, (soft - 128) // 2))
