@@ -40,7 +40,7 @@ notebooks: $(STAMP)
 	 if [c.metadata.pop('execution', None) for c in nb.cells] is not None]"
 
 lab: $(STAMP)
-	$(PY) -m searchkit lab
+	$(PY) -m searchkit lab --dir notebooks
 
 clean:
 	rm -rf $(VENV) demo-output .pytest_cache
