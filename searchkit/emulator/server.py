@@ -39,7 +39,7 @@ class _QuietRequestHandler(WSGIRequestHandler):
 
 
 def _poke(server: BaseWSGIServer) -> None:
-    host, port = server.server_address[:2]
+    host, port = str(server.server_address[0]), int(server.server_address[1])
     address = ipaddress.ip_address(host)
     if address.is_unspecified:
         # Bound to every interface: reach it through loopback of the same family.
