@@ -341,9 +341,9 @@ def _read_rows(rows: np.ndarray, lengths: np.ndarray) -> tuple[dict[str, np.ndar
     worst[:] = 0
     for k in range(_MAX_FAST_ZONE):
         # Printable non-space ASCII (0x21-0x7E) maps to 0-0x5D; bytes past the end count 0.
-        byte = tail[:, 7 + k] - np.uint8(0x21)
-        byte *= zone_len > k
-        np.maximum(worst, byte, out=worst)
+        shifted = tail[:, 7 + k] - np.uint8(0x21)
+        shifted *= zone_len > k
+        np.maximum(worst, shifted, out=worst)
     ok &= (zone_len >= 1) & (zone_len <= _MAX_FAST_ZONE) & (worst <= 0x5D)
     return fields, ok
 

@@ -125,3 +125,7 @@ def test_cli_help_loads_no_heavy_library():
 
 def test_a_lazy_name_loads_its_library_on_first_use():
     assert "pandas" in _modules_loaded_by("import searchkit; searchkit.limits_frame")
+
+
+def test_every_lazy_name_is_public_and_every_public_name_is_lazy():
+    assert set(searchkit._EXPORTS) == set(searchkit.__all__) - {"__version__"}
