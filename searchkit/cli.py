@@ -61,8 +61,8 @@ def _add_timeout(parser: argparse.ArgumentParser) -> None:
         "--timeout",
         type=_seconds,
         metavar="SECONDS",
-        help="seconds to wait for the service to connect and to answer "
-        "(default: SEARCHKIT_TIMEOUT if set, else the client's default)",
+        help="seconds to wait for the service to connect and to answer each request "
+        "(default: the client's default)",
     )
 
 
