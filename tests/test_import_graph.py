@@ -73,9 +73,22 @@ def _resolve(module: str, is_package: bool, node: ast.ImportFrom) -> str:
     return ".".join([*base, *([node.module] if node.module else [])])
 
 
+def lazy_exports(root: pathlib.Path = PACKAGE) -> dict[str, str]:
+    """Return the ``_EXPORTS`` table of the package's ``__init__`` (name -> module), if any."""
+    tree = ast.parse((root / "__init__.py").read_text(encoding="utf-8"))
+    for node in tree.body:
+        target = node.target if isinstance(node, ast.AnnAssign) else None
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+        if isinstance(target, ast.Name) and target.id == "_EXPORTS":
+            return ast.literal_eval(node.value)
+    return {}
+
+
 def import_graph(root: pathlib.Path = PACKAGE, *, deferred: bool = False) -> dict[str, set[str]]:
     """Return each module's load-time imports (with ``deferred``, all) of its siblings."""
     modules = module_names(root)
+    lazy = {f"{root.name}.{name}": module for name, module in lazy_exports(root).items()}
     graph: dict[str, set[str]] = {name: set() for name in modules}
     for name, path in modules.items():
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
@@ -85,7 +98,9 @@ def import_graph(root: pathlib.Path = PACKAGE, *, deferred: bool = False) -> dic
             else:
                 source = _resolve(name, path.name == "__init__.py", node)
                 targets = [
-                    f"{source}.{alias.name}" if f"{source}.{alias.name}" in modules else source
+                    f"{source}.{alias.name}"
+                    if f"{source}.{alias.name}" in modules
+                    else lazy.get(f"{source}.{alias.name}", source)
                     for alias in node.names
                 ]
             graph[name] |= {t for t in targets if t in modules and t != name}
@@ -157,12 +172,13 @@ def test_every_module_is_in_the_graph():
     for name in ("searchkit", "searchkit.cli", "searchkit.display", "searchkit.emulator.server"):
         assert name in graph
     assert "searchkit.errors" in graph["searchkit.models"]
+    assert lazy_exports()["Client"] == "searchkit.client"
 
 
 def test_a_circle_is_found(tmp_path):
     package = tmp_path / "pkg"
     (package / "sub").mkdir(parents=True)
-    (package / "__init__.py").write_text("")
+    (package / "__init__.py").write_text('_EXPORTS = {"Thing": "pkg.f"}\n')
     (package / "a.py").write_text("from pkg import b\n")
     (package / "b.py").write_text("import pkg.sub.c\n")
     (package / "sub" / "__init__.py").write_text("")
@@ -173,11 +189,19 @@ def test_a_circle_is_found(tmp_path):
         "def later():\n    from pkg import e\n"
     )
     (package / "e.py").write_text("from pkg.d import later\n")
+    # A lazily exported name loads its module: f -> g -> (pkg.Thing is f) f is a circle.
+    (package / "f.py").write_text("from pkg.g import other\nThing = 1\n")
+    (package / "g.py").write_text("from pkg import Thing\nother = 2\n")
     graph = import_graph(package)
     assert graph["pkg.a"] == {"pkg.b"}
     assert graph["pkg.sub.c"] == {"pkg.a"}
     assert graph["pkg.d"] == set()  # TYPE_CHECKING and function bodies do not count
-    assert cycles(graph) == [["pkg.a", "pkg.b", "pkg.sub.c"]]
+    assert graph["pkg.g"] == {"pkg.f"}
+    assert cycles(graph) == [["pkg.a", "pkg.b", "pkg.sub.c"], ["pkg.f", "pkg.g"]]
     everything = import_graph(package, deferred=True)
     assert everything["pkg.d"] == {"pkg.e"}  # the function's import, not TYPE_CHECKING's
-    assert cycles(everything) == [["pkg.a", "pkg.b", "pkg.sub.c"], ["pkg.d", "pkg.e"]]
+    assert cycles(everything) == [
+        ["pkg.a", "pkg.b", "pkg.sub.c"],
+        ["pkg.d", "pkg.e"],
+        ["pkg.f", "pkg.g"],
+    ]
