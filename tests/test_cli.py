@@ -78,7 +78,7 @@ def test_list_table_formats_limits_like_the_html(configured, capsys):
         index = client.list_indexes()[0]
     assert "bandwidth/month" in header and "queries/day" in header
     # Grouped thousands, "unlimited", bytes in units: the same text as the HTML table shows.
-    from searchkit.frames import format_limit
+    from searchkit.display import format_limit
 
     expected = [format_limit(getattr(index, field), field) for field in LIMIT_FIELDS]
     assert "unlimited" in expected and "2,000,000,000" in expected
