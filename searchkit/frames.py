@@ -18,7 +18,7 @@ import itertools
 import math
 import numbers
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -370,7 +370,7 @@ class _Throughput:
         for item, (count, end) in enumerate(zip(self.counts, self.ends, strict=True)):
             yield item, slice(int(end - count), int(end))
 
-    def intervals(self) -> dict[str | None, pd.Timedelta]:
+    def intervals(self) -> dict[str | None, Any]:  # Timedelta, or NaT when unknown
         """Median spacing of each index's points (NaT with fewer than two), by index id."""
         spacing = np.diff(self.nanos)
         medians = np.full(self.counts.size, _NAT, dtype=np.int64)
@@ -417,7 +417,10 @@ def _codes_and_categories(labels: list[str | None], counts: np.ndarray) -> pd.Ca
     codes, uniques = pd.factorize(np.array(labels, dtype=object))
     categories = pd.Index(uniques, dtype="str")
     row_codes = np.repeat(codes.astype(np.int32), counts)
-    return pd.Categorical.from_codes(row_codes, dtype=pd.CategoricalDtype(categories))
+    return cast(
+        pd.Categorical,
+        pd.Categorical.from_codes(row_codes, dtype=pd.CategoricalDtype(categories)),
+    )
 
 
 def throughput_frame(indexes: Indexes, *, tz: TimeZone = None, wide: bool = False) -> pd.DataFrame:

@@ -11,7 +11,7 @@ import datetime as dt
 import math
 import zoneinfo
 from collections import Counter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import pandas as pd
@@ -45,7 +45,7 @@ _LIMIT_UNITS = {
 }
 # Values spanning at least this ratio get a log axis, so small limits stay visible.
 _LOG_SPAN = 100.0
-_NOTE_STYLE = {"ha": "center", "va": "center", "color": "0.45", "fontsize": "large"}
+_NOTE_STYLE: dict[str, Any] = {"ha": "center", "va": "center", "color": "0.45", "fontsize": "large"}
 
 
 def _new_axes(figsize: tuple[float, float]) -> Axes:
@@ -115,7 +115,7 @@ def plot_throughput(
             continue
         # Naive UTC datetime64 is what matplotlib converts fastest; the locator and the
         # formatter below show it in ``zone``.
-        times = series.index.tz_convert("UTC").tz_localize(None).to_numpy()
+        times = cast(pd.DatetimeIndex, series.index).tz_convert("UTC").tz_localize(None).to_numpy()
         ax.plot(
             times,
             values,
@@ -212,7 +212,7 @@ def _points_series(frame: pd.DataFrame) -> pd.Series:
 
 
 def _aware(series: pd.Series, tz: TimeZone) -> pd.Series:
-    index = series.index
+    index = cast(pd.DatetimeIndex, series.index)
     if index.tz is None:
         # Naive times in a frame are read as UTC, the toolkit's convention.
         index = index.tz_localize("UTC")
@@ -233,7 +233,7 @@ def _zone_of(lines: list[tuple[str, pd.Series]], tz: TimeZone) -> dt.tzinfo:
         except (zoneinfo.ZoneInfoNotFoundError, ValueError) as exc:
             raise ValidationError(f"unknown time zone {tz!r}") from exc
     for _, series in lines:
-        return series.index.tz
+        return cast(dt.tzinfo, cast(pd.DatetimeIndex, series.index).tz)
     return dt.timezone.utc
 
 
@@ -247,7 +247,7 @@ def _zone_label(zone: dt.tzinfo) -> str:
 
 def _offset(resample: str | pd.DateOffset) -> pd.DateOffset:
     try:
-        return pd.tseries.frequencies.to_offset(resample)
+        return cast(pd.DateOffset, pd.tseries.frequencies.to_offset(resample))
     except (ValueError, TypeError) as exc:
         raise ValidationError(
             f"resample must be a pandas frequency like '15min', got {resample!r}"

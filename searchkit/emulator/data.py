@@ -334,7 +334,7 @@ def throughput_vector(
     return vector
 
 
-class ThroughputVector(list):  # type: ignore[type-arg]
+class ThroughputVector(list[dict[str, Any]]):
     """A throughput list that also carries its compact JSON text in :attr:`json`.
 
     The HTTP layer splices that text into responses instead of re-encoding some 1440 small
@@ -342,6 +342,7 @@ class ThroughputVector(list):  # type: ignore[type-arg]
     """
 
     __slots__ = ("json",)
+    json: str
 
 
 @lru_cache(maxsize=1024)

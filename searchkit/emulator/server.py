@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 
+from searchkit._net import is_loopback_host
 from searchkit.emulator import data
 from searchkit.emulator.app import EmulatorApp
 from searchkit.emulator.store import Account, Clock, Store
@@ -38,7 +39,7 @@ class _QuietRequestHandler(WSGIRequestHandler):
 
 
 def _poke(server: BaseWSGIServer) -> None:
-    host, port = server.server_address[:2]
+    host, port = str(server.server_address[0]), int(server.server_address[1])
     address = ipaddress.ip_address(host)
     if address.is_unspecified:
         # Bound to every interface: reach it through loopback of the same family.
@@ -48,15 +49,6 @@ def _poke(server: BaseWSGIServer) -> None:
     except OSError:
         # Nothing listens any more: the loop has already stopped.
         return
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 class Emulator:
@@ -106,7 +98,7 @@ class Emulator:
         window_minutes: int = 1440,
         allow_remote: bool = False,
     ) -> None:
-        if not allow_remote and not _is_loopback(host):
+        if not allow_remote and not is_loopback_host(host):
             raise ValueError(
                 f"refusing to bind non-loopback address {host!r}: the emulator has no TLS "
                 "and demo credentials; pass allow_remote=True to expose it"
