@@ -95,7 +95,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _limits_table(indexes: object, *, show_secrets: bool = False) -> str:
-    from searchkit.frames import format_limit, limits_frame
+    from searchkit.display import format_limit
+    from searchkit.frames import limits_frame
 
     frame = limits_frame(indexes, include_secrets=show_secrets)
     if frame.empty:
