@@ -7,6 +7,7 @@ and run all of it offline against the bundled emulator.
 
 from searchkit._version import __version__
 from searchkit.client import Client, connect
+from searchkit.display import limits_summary, limits_table
 from searchkit.emulator import Emulator
 from searchkit.errors import (
     AmbiguousCreateError,
@@ -55,6 +56,8 @@ __all__ = [  # noqa: RUF022 - plain sorted(), as tests/test_public_api.py checks
     "create_index_form",
     "index_browser",
     "limits_frame",
+    "limits_summary",
+    "limits_table",
     "parse_timestamps",
     "plot_limits",
     "plot_throughput",

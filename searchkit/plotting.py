@@ -8,6 +8,7 @@ global settings such as rcParams, so they compose with subplots and stay quiet i
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import math
 from collections import Counter
 from typing import TYPE_CHECKING, Any
@@ -22,7 +23,7 @@ from searchkit.models import LIMIT_FIELDS, LIMIT_INFO
 from searchkit.timestamps import resolve_zone
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Callable, Iterable, Mapping
 
     from matplotlib.axes import Axes
 
@@ -62,15 +63,37 @@ def _new_axes(figsize: tuple[float, float]) -> Axes:
 
 
 class _Line:
-    """One line to draw: a stable key (the index id when known), its label, its points."""
+    """One line to draw: a stable key (the index id when known), its label, its points.
 
-    __slots__ = ("key", "label", "name", "series", "volume")
+    The points Series is made on first use, so that of 1,000 indexes only the lines
+    actually drawn pay for one.
+    """
+
+    __slots__ = ("_make", "_series", "key", "label", "name", "volume")
 
     def __init__(
-        self, key: str, label: str, series: pd.Series, volume: float, name: str | None = None
+        self,
+        key: str,
+        label: str,
+        series: pd.Series | Callable[[], pd.Series],
+        volume: float,
+        name: str | None = None,
     ) -> None:
-        self.key, self.label, self.series, self.volume = key, label, series, volume
+        self.key, self.label, self.volume = key, label, volume
         self.name = label if name is None else name
+        self._series = series if isinstance(series, pd.Series) else None
+        self._make = None if isinstance(series, pd.Series) else series
+
+    @property
+    def series(self) -> pd.Series:
+        if self._series is None:
+            assert self._make is not None
+            self._series = self._make()
+        return self._series
+
+    @series.setter
+    def series(self, value: pd.Series) -> None:
+        self._series = value
 
 
 def plot_throughput(
@@ -286,14 +309,17 @@ def _tidy_lines(frame: pd.DataFrame, tz: dt.tzinfo | None, wanted: list[str] | N
     lines = []
     for code, label in enumerate(labels):
         rows = order[bounds[code] : bounds[code + 1]]
-        part = pd.Series(values[rows], index=times[rows])
-        if not part.index.is_monotonic_increasing:
-            part = part.sort_index()
         # Two indexes may share a name: tell them apart by (short) id in the legend.
         ident = str(uniques[code])
         shown = f"{label} ({short_id(ident)})" if seen[label] > 1 and key == "index_id" else label
-        lines.append(_Line(ident, shown, part, float(volumes[code]), label))
+        make = functools.partial(_part, values, times, rows)
+        lines.append(_Line(ident, shown, make, float(volumes[code]), label))
     return lines
+
+
+def _part(values: np.ndarray, times: pd.DatetimeIndex, rows: np.ndarray) -> pd.Series:
+    part = pd.Series(values[rows], index=times[rows])
+    return part if part.index.is_monotonic_increasing else part.sort_index()
 
 
 def _name_of(name: Any, key_value: Any) -> str:
