@@ -230,8 +230,9 @@ def limits_summary(indexes_or_frame: Any) -> pd.DataFrame:
         A frame with one row per limit (indexed by field name, in
         :data:`~searchkit.models.LIMIT_FIELDS` order) and the columns ``label``,
         ``indexes`` (how many rows), ``unlimited``, ``missing``, ``limited`` (finite
-        values) and ``min``, ``median``, ``mean``, ``max`` of the finite values (NaN when
-        there are none), with no warning raised.
+        values) and ``min``, ``median``, ``mean``, ``max`` of the finite values, rounded to
+        whole numbers as the limits are (nullable ``Int64``, ``<NA>`` when there are
+        none), with no warning raised.
 
     Example:
         >>> sk.limits_summary(client.list_indexes()).loc["max_daily_queries", "unlimited"]
@@ -268,7 +269,11 @@ def limits_summary(indexes_or_frame: Any) -> pd.DataFrame:
     columns += ["mean", "max"]
     if not rows:
         return pd.DataFrame(columns=columns, index=pd.Index([], name="field", dtype="str"))
-    return pd.DataFrame(rows).set_index("field")[columns]
+    summary = pd.DataFrame(rows).set_index("field")[columns]
+    # Limits are whole numbers: whole-number statistics read as 1050000000, not 1.05e+09.
+    for name in ("min", "median", "mean", "max"):
+        summary[name] = summary[name].round().astype("Int64")
+    return summary
 
 
 def _limits(data: Any) -> pd.DataFrame:
