@@ -351,9 +351,13 @@ def _contrast(cell: Locator) -> float:
 
 
 def _switch_theme(page: Page, name: str) -> None:
-    page.get_by_role("menuitem", name="Settings", exact=True).click()
-    page.get_by_role("menuitem", name="Theme", exact=True).hover()
-    page.get_by_role("menuitem", name=name, exact=True).click()
+    def item(label: str) -> Locator:
+        # Lumino's menus: one .lm-Menu-item per entry, its text in .lm-Menu-itemLabel.
+        return page.locator(f".lm-Menu-item:has(.lm-Menu-itemLabel:text-is('{label}'))")
+
+    page.locator(".lm-MenuBar-itemLabel", has_text="Settings").click()
+    item("Theme").first.hover()
+    item(name).first.click()
     light = "true" if name == "JupyterLab Light" else "false"
     page.locator(f'body[data-jp-theme-light="{light}"]').wait_for(state="attached")
 
