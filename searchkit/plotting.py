@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
 
     from matplotlib.axes import Axes
+    from pandas.tseries.offsets import BaseOffset
 
 __all__ = ["plot_limits", "plot_throughput"]
 
@@ -36,7 +37,7 @@ _LOG_SPAN = 10.0
 _LIMITS_LOG_SPAN = 100.0
 #: Most lines plot_throughput draws by default; past it, the busiest are drawn.
 MAX_LINES = 20
-_NOTE_STYLE = {"ha": "center", "va": "center", "color": "0.45", "fontsize": "large"}
+_NOTE_STYLE: dict[str, Any] = {"ha": "center", "va": "center", "color": "0.45", "fontsize": "large"}
 
 
 def literal(text: object) -> str:
@@ -188,7 +189,7 @@ def _draw_throughput(
             continue
         # Naive UTC datetime64 is what matplotlib converts fastest; the locator and the
         # formatter below show it in ``zone``.
-        times = line.series.index.tz_convert("UTC").tz_localize(None).to_numpy()
+        times = pd.DatetimeIndex(line.series.index).tz_convert("UTC").tz_localize(None).to_numpy()
         style: dict[str, Any] = {}
         if colors is not None and line.key in colors:
             style["color"] = colors[line.key]
@@ -336,7 +337,7 @@ def _points_series(frame: pd.DataFrame) -> pd.Series:
 
 
 def _aware(series: pd.Series, tz: dt.tzinfo | None) -> pd.Series:
-    index = series.index
+    index = pd.DatetimeIndex(series.index)
     if index.tz is None:
         # Naive times in a frame are read as UTC, the toolkit's convention.
         index = index.tz_localize("UTC")
@@ -347,7 +348,8 @@ def _aware(series: pd.Series, tz: dt.tzinfo | None) -> pd.Series:
 
 def _zone_of(lines: list[_Line]) -> dt.tzinfo:
     for line in lines:
-        return line.series.index.tz
+        zone = pd.DatetimeIndex(line.series.index).tz
+        return zone if zone is not None else dt.timezone.utc
     return dt.timezone.utc
 
 
@@ -359,7 +361,7 @@ def _zone_label(zone: dt.tzinfo) -> str:
     return "UTC" if text in ("UTC", "UTC+00:00") else text
 
 
-def _offset(resample: str | pd.DateOffset) -> pd.DateOffset:
+def _offset(resample: str | pd.DateOffset) -> BaseOffset:
     try:
         return pd.tseries.frequencies.to_offset(resample)
     except (ValueError, TypeError) as exc:

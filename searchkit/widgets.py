@@ -96,8 +96,13 @@ RESAMPLE_CHOICES: tuple[tuple[str, str], ...] = (
     ("hourly mean", "1h"),
 )
 AUTO_POINTS = 200
-_AUTO_STEPS = (("", "every point"), ("5min", "5-minute means"), ("15min", "15-minute means"))
-_AUTO_STEPS += (("1h", "hourly means"), ("1D", "daily means"))
+_AUTO_STEPS: tuple[tuple[str, str], ...] = (
+    ("", "every point"),
+    ("5min", "5-minute means"),
+    ("15min", "15-minute means"),
+    ("1h", "hourly means"),
+    ("1D", "daily means"),
+)
 
 # Line colours, one slot per index for the life of a browser. The dark variants are the
 # same hues made lighter, so a line keeps its colour's identity on a dark background.
