@@ -49,6 +49,8 @@ __all__ = [
 MASK = "••••••••"
 #: Characters of an id shown in tables: enough to tell two same-named indexes apart.
 SHORT_ID = 8
+#: Rows an HTML table of indexes shows at most by default; the caption counts the rest.
+MAX_ROWS = 60
 #: The limits the index browser's table shows; the others are one click away.
 KEY_LIMITS: tuple[str, ...] = (
     "max_daily_queries",
@@ -384,6 +386,7 @@ def index_list_html(
     *,
     limits: Iterable[str] = LIMIT_FIELDS,
     details: bool = True,
+    max_rows: int | None = MAX_ROWS,
 ) -> str:
     """Return an HTML table of indexes, one row each, limits with "unlimited".
 
@@ -391,6 +394,8 @@ def index_list_html(
         indexes: An IndexList or any iterable of SearchIndex.
         limits: The limit fields to show as columns (all nine by default).
         details: Show the endpoint and creation time columns.
+        max_rows: Show at most this many rows, the first ones, like pandas; the caption
+            says how many are shown. None shows every index.
 
     Returns:
         HTML with the class ``sk-list`` and a caption counting the indexes; a short
@@ -410,7 +415,8 @@ def index_list_html(
             _th(LIMIT_INFO[f].label, numeric=True) for f in fields
         )
         rows = []
-        for i in items:
+        shown = items if max_rows is None else items[: max(max_rows, 0)]
+        for i in shown:
             cells = [
                 f"<b>{e(_text(i.name))}</b>",
                 f"<code>{e(short_id(i.id))}</code>",
@@ -429,7 +435,9 @@ def index_list_html(
         if not items:
             span = len(heads) + len(fields)
             body = f'<tr><td colspan="{span}" style="{_CELL}"><i>no indexes yet</i></td></tr>'
-        caption = f"{len(items)} index" + ("" if len(items) == 1 else "es")
+        caption = f"{len(items):,} index" + ("" if len(items) == 1 else "es")
+        if len(shown) < len(items):
+            caption += f" (the first {len(shown):,} shown)"
         return (
             f'<table class="sk-list" style="{_FONT};border-collapse:collapse;margin:0">'
             f'<caption style="text-align:left;{_MUTED};padding-bottom:2px">{caption}</caption>'

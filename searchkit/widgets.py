@@ -96,6 +96,8 @@ RESAMPLE_CHOICES: tuple[tuple[str, str], ...] = (
     ("hourly mean", "1h"),
 )
 AUTO_POINTS = 200
+#: Rows the browser's table shows at most (it scrolls); the caption counts the others.
+BROWSER_ROWS = 500
 _AUTO_STEPS: tuple[tuple[str, str], ...] = (
     ("", "every point"),
     ("5min", "5-minute means"),
@@ -915,7 +917,9 @@ class IndexBrowser(widgets.VBox):
                 self._colour_slots[key] = len(self._colour_slots)
 
     def _show_list(self, *, selected: list[str]) -> None:
-        self._table.value = index_list_html(self._indexes, limits=KEY_LIMITS, details=False)
+        self._table.value = index_list_html(
+            self._indexes, limits=KEY_LIMITS, details=False, max_rows=BROWSER_ROWS
+        )
         self._quiet = True
         try:
             self._select.options = _labelled(self._indexes)

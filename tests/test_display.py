@@ -275,3 +275,14 @@ def test_displays_use_inline_styles_not_style_blocks():
     table = index_list_html([index])
     assert "white-space:nowrap" in table
     assert 'class="sk-num sk-unl" style="' in table
+
+
+def test_a_long_list_shows_its_first_rows_and_says_how_many_there_are():
+    items = [
+        SearchIndex.from_dict({"id": f"id-{n:04d}", "name": f"n-{n:04d}"}) for n in range(1000)
+    ]
+    table = index_list_html(items)
+    assert table.count("<tr>") == 1 + 60  # the head and the first 60 rows
+    assert "1,000 indexes (the first 60 shown)" in table
+    assert "n-0059" in table and "n-0060" not in table
+    assert index_list_html(items, max_rows=None).count("<tr>") == 1001

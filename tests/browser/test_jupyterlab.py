@@ -236,6 +236,54 @@ def test_refresh_shows_a_busy_state_while_it_waits(
     assert request_log.count("GET") == lists + 1
 
 
+BAD_CREDENTIALS_CELL = """import os
+
+import searchkit as sk
+
+wrong = sk.Client(
+    base_url=os.environ["SEARCHKIT_BASE_URL"],
+    username=os.environ["SEARCHKIT_USERNAME"],
+    password="not-the-password",
+)
+sk.index_browser(wrong)"""
+
+
+def test_bad_credentials_show_one_message_no_broken_image_and_no_create_form(
+    jupyterlab: JupyterLab,
+    browser_context: BrowserContext,
+    expect: Expect,
+    save_screenshot: Callable[[Locator, str], Path],
+) -> None:
+    import nbformat
+
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell(BAD_CREDENTIALS_CELL)]
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3"}
+    nbformat.write(notebook, str(jupyterlab.root / "bad-credentials.ipynb"))
+    page = browser_context.new_page()
+    try:
+        page.goto(f"{jupyterlab.url}/doc/workspaces/bad-credentials/tree/bad-credentials.ipynb")
+        page.locator(".jp-Notebook .jp-CodeCell").first.wait_for()
+        status = page.locator(".jp-StatusBar-TextItem").filter(
+            has_text=re.compile(r"^(?!No Kernel).+ \| Idle$")
+        )
+        expect(status).to_have_count(1, timeout=90_000)
+        page.get_by_role("menuitem", name="Run", exact=True).click()
+        page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+        browser = page.locator(".sk-browser")
+        error = browser.locator(".sk-status .sk-error")
+        expect(error).to_contain_text(
+            "did not accept the username and password", timeout=CREATE_TIMEOUT_MS
+        )
+        expect(browser.locator(".sk-create-form")).to_be_hidden()
+        expect(browser.locator(".sk-table")).to_be_hidden()
+        assert browser.locator("img").count() == 0, "an image is shown though nothing was listed"
+        assert "not-the-password" not in page.content()
+        save_screenshot(browser, "index-browser-bad-credentials")
+    finally:
+        page.close()
+
+
 # --- issue 12.4: a saved notebook opened untrusted from disk still reads well ------------
 
 
