@@ -79,7 +79,7 @@ _UNLIMITED = (
 )
 _MESSAGE_COLOURS = {
     "info": "",
-    "busy": "",
+    "busy": ";font-style:italic",
     "success": ";color:var(--jp-success-color0,#1b5e20)",
     "error": ";color:var(--jp-error-color1,#b00020)",
 }
@@ -452,9 +452,8 @@ def message_html(text: str, kind: str = "info") -> str:
 
     Args:
         text: The message, plain text (it is escaped here).
-        kind: ``"info"``, ``"busy"``, ``"success"`` or ``"error"``; sets the colour, a
-            leading sign for ``busy`` (an hourglass) and ``error``, and a CSS class
-            ``sk-<kind>``.
+        kind: ``"info"``, ``"busy"`` (in italics), ``"success"`` or ``"error"`` (with a
+            leading warning sign); sets the colour and a CSS class ``sk-<kind>``.
 
     Returns:
         HTML with the classes ``sk-message`` and ``sk-<kind>``.
@@ -464,7 +463,7 @@ def message_html(text: str, kind: str = "info") -> str:
         '<div class="sk-message sk-error" ...>⚠ Enter a name for the index.</div>'
     """
     kind = kind if kind in _MESSAGE_KINDS else "info"
-    sign = {"busy": "⏳ ", "error": "⚠ "}.get(kind, "")
+    sign = {"error": "⚠ "}.get(kind, "")  # busy texts end in "…"; italics say the rest
     style = f"{_FONT};padding:4px 0{_MESSAGE_COLOURS[kind]}"
     return f'<div class="sk-message sk-{kind}" style="{style}">{sign}{html.escape(str(text))}</div>'
 

@@ -870,7 +870,8 @@ class IndexBrowser(widgets.VBox):
                 if generation != self._generation:
                     return
                 self._png, self._png_dark, self._hint_text = light, dark, ""
-                self._plot.value = _themed_images(light, dark, note)
+                names = [str(i.name) for i in snapshot["indexes"]]
+                self._plot.value = _themed_images(light, dark, note, names)
                 self._plot_status.value = ""
                 _hide(self._plot, False)
                 _hide(self._hint, True)
@@ -1037,14 +1038,16 @@ def _theme_axes(ax: Any, palette: dict[str, Any]) -> None:
             entry.set_color(text)
 
 
-def _themed_images(light: bytes, dark: bytes, note: str) -> str:
+def _themed_images(light: bytes, dark: bytes, note: str, names: list[str]) -> str:
     """HTML showing the light PNG in a light JupyterLab theme and the dark one in a dark."""
     import base64
+
+    about = "throughput of " + ", ".join(names)
 
     def img(data: bytes, theme: str) -> str:
         encoded = base64.b64encode(data).decode("ascii")
         return (
-            f'<img class="sk-plot-{theme}" alt="throughput plot ({theme} theme)" '
+            f'<img class="sk-plot-{theme}" alt="{html.escape(about)} ({theme} theme)" '
             f'style="max-width:100%" src="data:image/png;base64,{encoded}"/>'
         )
 

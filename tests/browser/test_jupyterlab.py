@@ -278,7 +278,7 @@ def test_bad_credentials_show_one_message_no_broken_image_and_no_create_form(
         expect(browser.locator(".sk-create-form")).to_be_hidden()
         expect(browser.locator(".sk-table")).to_be_hidden()
         assert browser.locator("img").count() == 0, "an image is shown though nothing was listed"
-        assert "not-the-password" not in page.content()
+        assert "not-the-password" not in browser.inner_html()  # (the cell source has it)
         save_screenshot(browser, "index-browser-bad-credentials")
     finally:
         page.close()
@@ -419,6 +419,8 @@ def test_browser_reads_well_in_the_light_and_the_dark_theme(
     dark_plot = browser.locator(".sk-plot img.sk-plot-dark")
     expect(light_plot).to_be_visible()
     expect(dark_plot).to_be_hidden()
+    # The new plot is there (its alt text names what it shows), not the one before.
+    expect(light_plot).to_have_attribute("alt", re.compile("docs-search, news-archive"))
     unlimited = browser.locator(".sk-table .sk-unl").first
     expect(unlimited).to_be_visible()
     contrasts = {"light": _contrast(unlimited)}
