@@ -861,6 +861,13 @@ class IndexBrowser(widgets.VBox):
                     return  # a newer drawing was asked for: this one would be stale
             try:
                 light, dark, note = _throughput_pngs(**snapshot)
+            except _NoData:
+                with self._state:
+                    if generation == self._generation:
+                        self._show_hint(
+                            "The selected indexes have no throughput data yet: nothing to plot."
+                        )
+                return
             except SearchKitError as exc:
                 with self._state:
                     if generation == self._generation:
@@ -993,6 +1000,8 @@ def _throughput_pngs(
     from searchkit.plotting import _draw_throughput
 
     frame = throughput_frame(indexes)
+    if not frame["value"].notna().any():
+        raise _NoData
     note = ""
     chosen: str | None = resample or None
     if resample == "auto":
@@ -1036,6 +1045,10 @@ def _theme_axes(ax: Any, palette: dict[str, Any]) -> None:
         legend.get_title().set_color(text)
         for entry in legend.get_texts():
             entry.set_color(text)
+
+
+class _NoData(Exception):
+    """The indexes to plot have no throughput point with a value."""
 
 
 def _themed_images(light: bytes, dark: bytes, note: str, names: list[str]) -> str:

@@ -482,6 +482,21 @@ def test_empty_selection_shows_a_hint_instead_of_a_plot(demo_browser):
     assert shown(hint) and "Select one or more indexes" in hint.value
 
 
+def test_indexes_without_throughput_get_a_sentence_not_an_empty_plot():
+    from tests.faults.harness import FaultServer, reply
+
+    quiet = {"id": "0000aaaa-1", "name": "quiet", "type": "free", "throughput_vector": []}
+    with FaultServer() as server:
+        server.script("GET", then=reply(200, [quiet]))
+        with Client(username="u", password="p", base_url=server.url, max_retries=0) as client:
+            browser = index_browser(client)
+            assert browser.wait(10)
+    assert browser.selected.names() == ["quiet"]
+    assert browser.plot_png is None
+    assert not shown(part(browser, "sk-plot"))
+    assert "no throughput data yet" in part(browser, "sk-plot-hint").value
+
+
 def test_time_zone_choice_redraws_the_plot(demo_browser):
     utc = demo_browser.plot_png
     demo_browser.tz = "Asia/Kathmandu"
