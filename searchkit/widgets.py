@@ -145,6 +145,7 @@ class _Worker:
         self._idle = threading.Event()
         self._idle.set()
         self._thread: threading.Thread | None = None
+        self.closed = False
 
     def submit(self, job: Callable[..., Any], *args: Any) -> concurrent.futures.Future[Any]:
         with self._lock:
@@ -163,6 +164,11 @@ class _Worker:
 
     def wait(self, timeout: float | None) -> bool:
         return self._idle.wait(timeout)
+
+    def close(self) -> None:
+        """Drop the jobs not started; the running one ends on its own (no new ones)."""
+        self.closed = True
+        self._executor.shutdown(wait=False, cancel_futures=True)
 
     def _run(self, job: Callable[..., Any], *args: Any) -> Any:
         self._thread = threading.current_thread()
@@ -331,6 +337,8 @@ class CreateIndexForm(widgets.VBox):
             >>> form.fill("docs").submit().name
             'docs'
         """
+        if self._worker.closed:
+            raise RuntimeError("this form was closed; make another with sk.create_index_form()")
         request = self._begin()
         if request is None:
             return None
@@ -352,6 +360,11 @@ class CreateIndexForm(widgets.VBox):
             True when the form is idle, False when the timeout passed first.
         """
         return self._worker.wait(timeout)
+
+    def close(self) -> None:
+        """Close the form's widgets and stop its worker thread (a running request ends)."""
+        self._worker.close()
+        super().close()
 
     def __repr__(self) -> str:
         name = self.result.name if self.result is not None else None
@@ -734,7 +747,12 @@ class IndexBrowser(widgets.VBox):
 
         Returns:
             The indexes shown (the previous ones when not waiting or on failure).
+
+        Raises:
+            RuntimeError: The browser was closed.
         """
+        if self._worker.closed:
+            raise RuntimeError("this browser was closed; make another with sk.index_browser()")
         with self._state:
             self._begin_job()
             self._refresh.disabled = True
@@ -785,6 +803,12 @@ class IndexBrowser(widgets.VBox):
                 png=self._png,
                 hint=self._hint_text,
             )
+
+    def close(self) -> None:
+        """Close the browser and its form, and stop their worker threads."""
+        self._worker.close()
+        self._form.close()
+        super().close()
 
     def __repr__(self) -> str:
         return (
@@ -901,6 +925,8 @@ class IndexBrowser(widgets.VBox):
 
     def _redraw(self) -> None:
         """Ask the worker for a drawing of the current selection; return at once."""
+        if self._worker.closed:
+            return
         with self._state:
             self._generation += 1
             generation = self._generation

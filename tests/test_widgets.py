@@ -690,3 +690,13 @@ def test_handlers_return_within_50_ms_while_a_slow_refresh_is_in_flight(
     assert demo_browser.wait(10)
     assert demo_browser.selected.names() == ["legal-contracts"]
     assert demo_browser.tz == "Europe/Berlin"
+
+
+def test_closing_the_browser_stops_its_worker_and_its_form(demo_browser):
+    demo_browser.close()
+    demo_browser.form.fill("after-close")
+    with pytest.raises(RuntimeError, match="this form was closed"):
+        demo_browser.form.submit()
+    with pytest.raises(RuntimeError, match="this browser was closed"):
+        demo_browser.refresh()
+    assert not demo_browser.busy and not demo_browser.form.busy
