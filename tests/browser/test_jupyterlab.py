@@ -164,6 +164,25 @@ def test_empty_or_blank_name_shows_the_validation_message_and_sends_nothing(
     assert lab_emulator.store.count_indexes() == count
 
 
+def test_enter_creates_and_an_old_error_clears_when_the_name_is_fixed(
+    notebook: Page, expect: Expect, lab_emulator: Emulator, request_log: RequestLog
+) -> None:
+    form = Form.first_on(notebook)
+    error = form.output.locator(".sk-error")
+    form.name.fill("   ")
+    form.name.press("Enter")
+    expect(error).to_contain_text(re.compile(r"\bblank\b", re.IGNORECASE))
+    posts = request_log.count("POST")
+
+    form.name.fill("browser-enter")
+    expect(error).to_have_count(0)  # the error was about the name as it was
+    form.name.press("Enter")
+    expect(form.output.locator(".sk-card h4")).to_have_text(
+        "browser-enter", timeout=CREATE_TIMEOUT_MS
+    )
+    assert request_log.count("POST") == posts + 1
+
+
 def test_index_browser_plots_the_selected_indexes_as_an_image(
     notebook: Page, expect: Expect, save_screenshot: Callable[[Locator, str], Path]
 ) -> None:
