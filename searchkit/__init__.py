@@ -18,6 +18,7 @@ from searchkit._version import __version__
 
 if TYPE_CHECKING:
     from searchkit.client import Client, connect
+    from searchkit.display import limits_summary, limits_table
     from searchkit.emulator import Emulator
     from searchkit.errors import (
         AmbiguousCreateError,
@@ -74,6 +75,8 @@ _EXPORTS: dict[str, str] = {
     "create_index_form": "searchkit.widgets",
     "index_browser": "searchkit.widgets",
     "limits_frame": "searchkit.frames",
+    "limits_summary": "searchkit.display",
+    "limits_table": "searchkit.display",
     "parse_timestamps": "searchkit.timestamps",
     "plot_limits": "searchkit.plotting",
     "plot_throughput": "searchkit.plotting",
@@ -108,6 +111,8 @@ __all__ = [  # noqa: RUF022 - plain sorted(), as tests/test_public_api.py checks
     "create_index_form",
     "index_browser",
     "limits_frame",
+    "limits_summary",
+    "limits_table",
     "parse_timestamps",
     "plot_limits",
     "plot_throughput",

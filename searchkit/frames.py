@@ -32,9 +32,6 @@ from searchkit.timestamps import nanos_to_index, parse_to_nanos
 __all__ = [
     "LIMITS_COLUMNS",
     "THROUGHPUT_COLUMNS",
-    "display_limits_frame",
-    "format_bytes",
-    "format_limit",
     "limits_frame",
     "throughput_frame",
     "throughput_series",
@@ -209,75 +206,6 @@ def _limit_column(values: list[Any]) -> np.ndarray:
     column = np.array([np.nan if v is None else v for v in numbers], dtype=np.float64)
     column[column == UNLIMITED] = np.inf
     return column
-
-
-def format_bytes(value: float) -> str:
-    """Return a byte count in decimal units, e.g. ``50.0 GB``."""
-    size = float(value)
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if abs(size) < 1000:
-            return f"{size:,.0f} {unit}" if unit == "B" else f"{size:,.1f} {unit}"
-        size /= 1000
-    return f"{size:,.1f} PB"
-
-
-def format_limit(value: Any, field: str | None = None) -> str:
-    """Return a limit as display text: "unlimited", "—" when absent, else a grouped number.
-
-    Accepts the frame's floats (``inf`` unlimited, NaN absent) and the API's integers
-    (-1 unlimited, None absent). The text is plain, not HTML-escaped, and this never raises:
-    a value that is not a number is shown as it is.
-
-    Args:
-        value: One limit value.
-        field: The limit's name; ``max_monthly_bandwidth`` is shown in byte units.
-
-    Returns:
-        The text to show.
-
-    Example:
-        >>> format_limit(float("inf")), format_limit(None), format_limit(1234567.0)
-        ('unlimited', '—', '1,234,567')
-        >>> format_limit(5e10, "max_monthly_bandwidth")
-        '50.0 GB'
-    """
-    if value is None:
-        return "—"
-    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
-        return str(value)
-    number = float(value)
-    if math.isnan(number):
-        return "—"
-    if number == math.inf or number == UNLIMITED:
-        return "unlimited"
-    if math.isinf(number):  # -inf: not something the service sends, shown as is
-        return str(number)
-    if field == "max_monthly_bandwidth":
-        return format_bytes(number)
-    return f"{number:,.0f}" if number.is_integer() else f"{number:,}"
-
-
-def display_limits_frame(frame: pd.DataFrame) -> pd.DataFrame:
-    """Return a copy of a limits frame with its ``max_*`` columns as display text.
-
-    Args:
-        frame: A frame from :func:`limits_frame` (any subset of its columns).
-
-    Returns:
-        A copy where each limit reads "unlimited", "—" or a number with thousands
-        separators; the other columns are unchanged.
-
-    Example:
-        >>> display_limits_frame(limits_frame([{"id": "a", "max_daily_queries": -1}]))[
-        ...     "max_daily_queries"
-        ... ].tolist()
-        ['unlimited']
-    """
-    shown = frame.copy()
-    for name in LIMIT_FIELDS:
-        if name in shown.columns:
-            shown[name] = pd.array([format_limit(v, name) for v in shown[name]], dtype="str")
-    return shown
 
 
 # --- throughput --------------------------------------------------------------------------
