@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint format lab bench notebooks clean
+.PHONY: demo test test-fast lint format lab bench notebooks clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -18,6 +18,7 @@ demo: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check searchkit tests bench
 	$(VENV)/bin/ruff format --check searchkit tests bench
+	$(VENV)/bin/mypy
 
 format: $(STAMP)
 	$(VENV)/bin/ruff format searchkit tests bench
@@ -26,8 +27,15 @@ format: $(STAMP)
 test: lint
 	$(PY) -m pytest tests notebooks --nbval --sanitize-with notebooks/sanitize.cfg
 
+# The edit loop: everything but the browser, the load tests, slow tests and the notebooks.
+FAST_TESTS := tests --ignore=tests/browser --ignore=tests/load -m "not slow and not browser"
+
+test-fast: $(STAMP)
+	$(PY) -m pytest $(FAST_TESTS)
+
 bench: $(STAMP)
 	$(PY) bench/throughput.py
+	$(PY) bench/startup.py
 
 # Re-run the example notebooks in place (after changing what they show), then drop the
 # per-cell execution timestamps so a re-run changes only what really changed.
@@ -40,7 +48,7 @@ notebooks: $(STAMP)
 	 if [c.metadata.pop('execution', None) for c in nb.cells] is not None]"
 
 lab: $(STAMP)
-	$(PY) -m searchkit lab
+	$(PY) -m searchkit lab --dir notebooks
 
 clean:
 	rm -rf $(VENV) demo-output .pytest_cache

@@ -3,30 +3,86 @@
 List and create indexes of the Search Index Management API, look at their limits as a
 pandas DataFrame, parse and plot their throughput, create indexes from a notebook form,
 and run all of it offline against the bundled emulator.
+
+The public names load on first use (PEP 562): ``import searchkit`` stays fast, and pandas,
+requests, ipywidgets and werkzeug are imported only when a name that needs them is used.
 """
 
+from __future__ import annotations
+
+import importlib as _importlib
+import types as _types
+from typing import TYPE_CHECKING, Any
+
 from searchkit._version import __version__
-from searchkit.client import Client, connect
-from searchkit.emulator import Emulator
-from searchkit.errors import (
-    AmbiguousCreateError,
-    AuthenticationError,
-    ConfigError,
-    InvalidResponseError,
-    NotFoundError,
-    PermissionDeniedError,
-    RateLimitError,
-    SearchKitError,
-    ServerError,
-    TimestampError,
-    TransportError,
-    ValidationError,
-)
-from searchkit.frames import limits_frame, throughput_frame, throughput_series
-from searchkit.models import LIMIT_FIELDS, REGIONS, TYPES, IndexList, IndexType, Region, SearchIndex
-from searchkit.plotting import plot_limits, plot_throughput
-from searchkit.timestamps import parse_timestamps
-from searchkit.widgets import create_index_form, index_browser
+
+if TYPE_CHECKING:
+    from searchkit.client import Client, connect
+    from searchkit.display import limits_summary, limits_table
+    from searchkit.emulator import Emulator
+    from searchkit.errors import (
+        AmbiguousCreateError,
+        AuthenticationError,
+        ConfigError,
+        InvalidResponseError,
+        NotFoundError,
+        PermissionDeniedError,
+        RateLimitError,
+        SearchKitError,
+        ServerError,
+        TimestampError,
+        TransportError,
+        ValidationError,
+    )
+    from searchkit.frames import limits_frame, throughput_frame, throughput_series
+    from searchkit.models import (
+        LIMIT_FIELDS,
+        REGIONS,
+        TYPES,
+        IndexList,
+        IndexType,
+        Region,
+        SearchIndex,
+    )
+    from searchkit.plotting import plot_limits, plot_throughput
+    from searchkit.timestamps import parse_timestamps
+    from searchkit.widgets import create_index_form, index_browser
+
+#: Each public name and the module that defines it; a name is imported on first access.
+_EXPORTS: dict[str, str] = {
+    "AmbiguousCreateError": "searchkit.errors",
+    "AuthenticationError": "searchkit.errors",
+    "Client": "searchkit.client",
+    "ConfigError": "searchkit.errors",
+    "Emulator": "searchkit.emulator",
+    "IndexList": "searchkit.models",
+    "IndexType": "searchkit.models",
+    "InvalidResponseError": "searchkit.errors",
+    "LIMIT_FIELDS": "searchkit.models",
+    "NotFoundError": "searchkit.errors",
+    "PermissionDeniedError": "searchkit.errors",
+    "REGIONS": "searchkit.models",
+    "RateLimitError": "searchkit.errors",
+    "Region": "searchkit.models",
+    "SearchIndex": "searchkit.models",
+    "SearchKitError": "searchkit.errors",
+    "ServerError": "searchkit.errors",
+    "TYPES": "searchkit.models",
+    "TimestampError": "searchkit.errors",
+    "TransportError": "searchkit.errors",
+    "ValidationError": "searchkit.errors",
+    "connect": "searchkit.client",
+    "create_index_form": "searchkit.widgets",
+    "index_browser": "searchkit.widgets",
+    "limits_frame": "searchkit.frames",
+    "limits_summary": "searchkit.display",
+    "limits_table": "searchkit.display",
+    "parse_timestamps": "searchkit.timestamps",
+    "plot_limits": "searchkit.plotting",
+    "plot_throughput": "searchkit.plotting",
+    "throughput_frame": "searchkit.frames",
+    "throughput_series": "searchkit.frames",
+}
 
 __all__ = [  # noqa: RUF022 - plain sorted(), as tests/test_public_api.py checks
     "AmbiguousCreateError",
@@ -55,9 +111,32 @@ __all__ = [  # noqa: RUF022 - plain sorted(), as tests/test_public_api.py checks
     "create_index_form",
     "index_browser",
     "limits_frame",
+    "limits_summary",
+    "limits_table",
     "parse_timestamps",
     "plot_limits",
     "plot_throughput",
     "throughput_frame",
     "throughput_series",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name's module on first access and cache the name here."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'searchkit' has no attribute {name!r}")
+    value = getattr(_importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    """The public names, loaded or not, the loaded submodules and the module's dunders."""
+    loaded = {
+        name
+        for name, value in globals().items()
+        if name.startswith("__")
+        or (isinstance(value, _types.ModuleType) and value.__name__.startswith("searchkit."))
+    }
+    return sorted(loaded | set(__all__))

@@ -15,7 +15,7 @@ import math
 import time
 import unicodedata
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from typing import Any, cast
 
 import requests
 from requests.adapters import HTTPAdapter
@@ -83,7 +83,7 @@ class _Retry(Retry):
         kw.setdefault("retry_after_cap", self.retry_after_cap)
         kw.setdefault("retry_budget", self.retry_budget)
         kw.setdefault("first_failure", self.first_failure)
-        return super().new(**kw)  # type: ignore[return-value]
+        return super().new(**kw)
 
     def parse_retry_after(self, retry_after: str) -> float:
         try:
@@ -96,7 +96,7 @@ class _Retry(Retry):
     ) -> _Retry:
         response = kwargs.get("response")
         error = kwargs.get("error")
-        pool = kwargs.get("_pool")
+        pool: Any = kwargs.get("_pool")
         now = time.monotonic()
         first = self.first_failure if self.first_failure is not None else now
         if response is not None:
@@ -128,7 +128,7 @@ class _Session(requests.Session):
     raises TooManyRedirects instead of handing back the 3xx.
     """
 
-    def resolve_redirects(self, *args: Any, **kwargs: Any) -> Iterator[Any]:
+    def resolve_redirects(self, *args: Any, **kwargs: Any) -> Iterator[Any]:  # type: ignore[override]
         return iter(())
 
 
@@ -554,9 +554,8 @@ class Client:
 
 
 def _kind(value: object) -> str:
-    return {dict: "a JSON object", list: "a JSON array", str: "a string"}.get(
-        type(value), type(value).__name__
-    )
+    names = cast(dict[type, str], {dict: "a JSON object", list: "a JSON array", str: "a string"})
+    return names.get(type(value), type(value).__name__)
 
 
 def connect(**emulator_options: Any) -> Client:

@@ -24,12 +24,11 @@ def run_demo(
     Returns:
         The written files: ``{"throughput": path, "limits": path}``.
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
+    # A bare Figure draws with the Agg canvas on savefig, without pyplot and without
+    # switching the user's backend (matplotlib.use would change it for the whole process).
     from matplotlib.figure import Figure
 
-    from searchkit.cli import _limits_table
+    from searchkit.display import limits_text_table
     from searchkit.emulator import Emulator
     from searchkit.plotting import plot_limits, plot_throughput
 
@@ -40,7 +39,7 @@ def run_demo(
         print(f"demo emulator at {emulator.url} (synthetic data, loopback only)", file=stream)
         indexes = client.list_indexes()
     print(f"{len(indexes)} indexes, limits per index:\n", file=stream)
-    print(_limits_table(indexes), file=stream)
+    print(limits_text_table(indexes), file=stream)
 
     written = {}
     fig = Figure(figsize=(11, 5), layout="constrained")

@@ -18,7 +18,7 @@ import itertools
 import math
 import numbers
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -32,9 +32,6 @@ from searchkit.timestamps import nanos_to_index, parse_to_nanos
 __all__ = [
     "LIMITS_COLUMNS",
     "THROUGHPUT_COLUMNS",
-    "display_limits_frame",
-    "format_bytes",
-    "format_limit",
     "limits_frame",
     "throughput_frame",
     "throughput_series",
@@ -211,75 +208,6 @@ def _limit_column(values: list[Any]) -> np.ndarray:
     return column
 
 
-def format_bytes(value: float) -> str:
-    """Return a byte count in decimal units, e.g. ``50.0 GB``."""
-    size = float(value)
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if abs(size) < 1000:
-            return f"{size:,.0f} {unit}" if unit == "B" else f"{size:,.1f} {unit}"
-        size /= 1000
-    return f"{size:,.1f} PB"
-
-
-def format_limit(value: Any, field: str | None = None) -> str:
-    """Return a limit as display text: "unlimited", "—" when absent, else a grouped number.
-
-    Accepts the frame's floats (``inf`` unlimited, NaN absent) and the API's integers
-    (-1 unlimited, None absent). The text is plain, not HTML-escaped, and this never raises:
-    a value that is not a number is shown as it is.
-
-    Args:
-        value: One limit value.
-        field: The limit's name; ``max_monthly_bandwidth`` is shown in byte units.
-
-    Returns:
-        The text to show.
-
-    Example:
-        >>> format_limit(float("inf")), format_limit(None), format_limit(1234567.0)
-        ('unlimited', '—', '1,234,567')
-        >>> format_limit(5e10, "max_monthly_bandwidth")
-        '50.0 GB'
-    """
-    if value is None:
-        return "—"
-    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
-        return str(value)
-    number = float(value)
-    if math.isnan(number):
-        return "—"
-    if number == math.inf or number == UNLIMITED:
-        return "unlimited"
-    if math.isinf(number):  # -inf: not something the service sends, shown as is
-        return str(number)
-    if field == "max_monthly_bandwidth":
-        return format_bytes(number)
-    return f"{number:,.0f}" if number.is_integer() else f"{number:,}"
-
-
-def display_limits_frame(frame: pd.DataFrame) -> pd.DataFrame:
-    """Return a copy of a limits frame with its ``max_*`` columns as display text.
-
-    Args:
-        frame: A frame from :func:`limits_frame` (any subset of its columns).
-
-    Returns:
-        A copy where each limit reads "unlimited", "—" or a number with thousands
-        separators; the other columns are unchanged.
-
-    Example:
-        >>> display_limits_frame(limits_frame([{"id": "a", "max_daily_queries": -1}]))[
-        ...     "max_daily_queries"
-        ... ].tolist()
-        ['unlimited']
-    """
-    shown = frame.copy()
-    for name in LIMIT_FIELDS:
-        if name in shown.columns:
-            shown[name] = pd.array([format_limit(v, name) for v in shown[name]], dtype="str")
-    return shown
-
-
 # --- throughput --------------------------------------------------------------------------
 
 
@@ -370,7 +298,7 @@ class _Throughput:
         for item, (count, end) in enumerate(zip(self.counts, self.ends, strict=True)):
             yield item, slice(int(end - count), int(end))
 
-    def intervals(self) -> dict[str | None, pd.Timedelta]:
+    def intervals(self) -> dict[str | None, Any]:  # Timedelta, or NaT when unknown
         """Median spacing of each index's points (NaT with fewer than two), by index id."""
         spacing = np.diff(self.nanos)
         medians = np.full(self.counts.size, _NAT, dtype=np.int64)
@@ -417,7 +345,10 @@ def _codes_and_categories(labels: list[str | None], counts: np.ndarray) -> pd.Ca
     codes, uniques = pd.factorize(np.array(labels, dtype=object))
     categories = pd.Index(uniques, dtype="str")
     row_codes = np.repeat(codes.astype(np.int32), counts)
-    return pd.Categorical.from_codes(row_codes, dtype=pd.CategoricalDtype(categories))
+    return cast(
+        pd.Categorical,
+        pd.Categorical.from_codes(row_codes, dtype=pd.CategoricalDtype(categories)),
+    )
 
 
 def throughput_frame(indexes: Indexes, *, tz: TimeZone = None, wide: bool = False) -> pd.DataFrame:

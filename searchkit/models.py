@@ -67,6 +67,33 @@ LIMIT_FIELDS: tuple[str, ...] = (
     "max_writes_per_request",
 )
 
+
+class LimitInfo(NamedTuple):
+    """How to show one limit: a short label, a title for plots, its unit and period."""
+
+    label: str  #: short column label with its unit, e.g. "queries / day"
+    title: str  #: plot title, e.g. "Queries per day"
+    unit: str  #: what is counted, e.g. "queries" ("bytes" for the bandwidth)
+    period: str | None  #: "day", "month", "second", "request", or None for a total
+
+
+#: The one label table of the nine limits, in LIMIT_FIELDS order.
+LIMIT_INFO: Mapping[str, LimitInfo] = {
+    "max_vector_count": LimitInfo("vectors", "Vectors", "vectors", None),
+    "max_monthly_reranks": LimitInfo("reranks / month", "Reranks per month", "reranks", "month"),
+    "max_daily_updates": LimitInfo("updates / day", "Updates per day", "updates", "day"),
+    "max_daily_queries": LimitInfo("queries / day", "Queries per day", "queries", "day"),
+    "max_monthly_bandwidth": LimitInfo(
+        "bandwidth / month", "Bandwidth per month", "bytes", "month"
+    ),
+    "max_writes_per_second": LimitInfo("writes / s", "Writes per second", "writes", "second"),
+    "max_query_per_second": LimitInfo("queries / s", "Queries per second", "queries", "second"),
+    "max_reads_per_request": LimitInfo("reads / request", "Reads per request", "reads", "request"),
+    "max_writes_per_request": LimitInfo(
+        "writes / request", "Writes per request", "writes", "request"
+    ),
+}
+
 #: The value the service sends for "no limit".
 UNLIMITED = -1
 

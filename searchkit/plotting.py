@@ -8,44 +8,47 @@ global settings such as rcParams, so they compose with subplots and stay quiet i
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import math
-import zoneinfo
 from collections import Counter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import pandas as pd
 
+from searchkit.display import format_bytes, format_limit, short_id
 from searchkit.errors import ValidationError
-from searchkit.frames import (
-    Indexes,
-    TimeZone,
-    format_limit,
-    limits_frame,
-    throughput_frame,
-)
-from searchkit.models import LIMIT_FIELDS
+from searchkit.frames import Indexes, TimeZone, limits_frame, throughput_frame
+from searchkit.models import LIMIT_FIELDS, LIMIT_INFO
+from searchkit.timestamps import resolve_zone
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Mapping
+
     from matplotlib.axes import Axes
+    from pandas.tseries.offsets import BaseOffset
 
 __all__ = ["plot_limits", "plot_throughput"]
 
-# Short unit labels of the limits, for the x axis of plot_limits.
-_LIMIT_UNITS = {
-    "max_vector_count": "vectors",
-    "max_monthly_reranks": "reranks per month",
-    "max_daily_updates": "updates per day",
-    "max_daily_queries": "queries per day",
-    "max_monthly_bandwidth": "bytes per month",
-    "max_writes_per_second": "writes per second",
-    "max_query_per_second": "queries per second",
-    "max_reads_per_request": "reads per request",
-    "max_writes_per_request": "writes per request",
-}
-# Values spanning at least this ratio get a log axis, so small limits stay visible.
-_LOG_SPAN = 100.0
-_NOTE_STYLE = {"ha": "center", "va": "center", "color": "0.45", "fontsize": "large"}
+# Levels spanning at least this ratio get a log axis, so the quiet lines do not lie flat:
+# at a 10x spread the lowest line would use a tenth of the height on a linear axis.
+_LOG_SPAN = 10.0
+# Bars are easier to compare than lines: plot_limits goes logarithmic only at 100x.
+_LIMITS_LOG_SPAN = 100.0
+#: Most lines plot_throughput draws by default; past it, the busiest are drawn.
+MAX_LINES = 20
+_NOTE_STYLE: dict[str, Any] = {"ha": "center", "va": "center", "color": "0.45", "fontsize": "large"}
+
+
+def literal(text: object) -> str:
+    """Return a name as matplotlib text that shows it literally.
+
+    Names are data: a ``$`` would start mathtext (``$5 vs $6`` drawn as math, or
+    ``price $\\frac{1}{$`` raising a parse error) and a leading underscore hides a legend
+    entry. The dollar signs are escaped here; legends are given their labels explicitly,
+    which keeps the ones starting with ``_``.
+    """
+    return str(text).replace("$", r"\$")
 
 
 def _new_axes(figsize: tuple[float, float]) -> Axes:
@@ -60,6 +63,40 @@ def _new_axes(figsize: tuple[float, float]) -> Axes:
 # --- throughput --------------------------------------------------------------------------
 
 
+class _Line:
+    """One line to draw: a stable key (the index id when known), its label, its points.
+
+    The points Series is made on first use, so that of 1,000 indexes only the lines
+    actually drawn pay for one.
+    """
+
+    __slots__ = ("_make", "_series", "key", "label", "name", "volume")
+
+    def __init__(
+        self,
+        key: str,
+        label: str,
+        series: pd.Series | Callable[[], pd.Series],
+        volume: float,
+        name: str | None = None,
+    ) -> None:
+        self.key, self.label, self.volume = key, label, volume
+        self.name = label if name is None else name
+        self._series = series if isinstance(series, pd.Series) else None
+        self._make = None if isinstance(series, pd.Series) else series
+
+    @property
+    def series(self) -> pd.Series:
+        if self._series is None:
+            assert self._make is not None
+            self._series = self._make()
+        return self._series
+
+    @series.setter
+    def series(self, value: pd.Series) -> None:
+        self._series = value
+
+
 def plot_throughput(
     indexes_or_frame: Indexes | pd.DataFrame | pd.Series,
     *,
@@ -67,6 +104,8 @@ def plot_throughput(
     tz: TimeZone = None,
     resample: str | pd.DateOffset | None = None,
     title: str | None = None,
+    names: Iterable[str] | None = None,
+    max_lines: int | None = MAX_LINES,
 ) -> Axes:
     """Plot throughput over time, one line per index.
 
@@ -80,15 +119,21 @@ def plot_throughput(
         resample: A pandas frequency such as ``"15min"`` or ``"1h"``: plot the mean of each
             period (in the axis's time zone) instead of every point.
         title: Title of the Axes.
+        names: Plot only the indexes of these names.
+        max_lines: Draw at most this many lines: the busiest indexes by total throughput;
+            the legend's title says how many were left out. None draws every index.
 
     Returns:
         The Axes, with a concise date axis labelled with its time zone, the y axis
-        labelled "throughput", and a legend by index name. An index with a single point
-        shows as a marker; with no points at all the Axes says "no throughput data".
+        labelled "throughput", and a legend by index name (shown literally: ``$`` and a
+        leading ``_`` are kept). When levels differ tenfold or more the y axis is
+        "symlog" (linear near zero, logarithmic above) and its label says so. An index
+        with a single point shows as a marker; with no points at all the Axes says
+        "no throughput data".
 
     Raises:
-        ValidationError: The input has an unexpected shape, or ``tz``/``resample`` is not
-            understood.
+        ValidationError: The input has an unexpected shape, ``names`` names no index, or
+            ``tz``/``resample`` is not understood.
         TimestampError: A throughput time does not parse.
 
     Example:
@@ -96,41 +141,75 @@ def plot_throughput(
         >>> ax = plot_throughput(indexes, tz="Europe/Berlin", resample="15min")  # doctest: +SKIP
         >>> ax.figure.savefig("throughput.png")  # doctest: +SKIP
     """
+    return _draw_throughput(
+        indexes_or_frame,
+        ax=ax,
+        tz=tz,
+        resample=resample,
+        title=title,
+        names=names,
+        max_lines=max_lines,
+    )
+
+
+def _draw_throughput(
+    data: Any,
+    *,
+    ax: Axes | None = None,
+    tz: TimeZone = None,
+    resample: str | pd.DateOffset | None = None,
+    title: str | None = None,
+    names: Iterable[str] | None = None,
+    max_lines: int | None = MAX_LINES,
+    colors: Mapping[str, Any] | None = None,
+    linewidth: float = 1.1,
+) -> Axes:
+    """Draw as :func:`plot_throughput`; ``colors`` maps line keys (index ids) to colours."""
     import matplotlib.dates as mdates
     from matplotlib.ticker import EngFormatter
 
-    lines = _throughput_lines(indexes_or_frame, tz)
-    zone = _zone_of(lines, tz)
-    if resample is not None:
-        offset = _offset(resample)
-        lines = [(label, series.resample(offset).mean()) for label, series in lines]
+    zone_given = resolve_zone(tz)
+    offset = _offset(resample) if resample is not None else None
+    lines = _throughput_lines(data, zone_given, names)
+    total = len(lines)
+    if max_lines is not None and total > max_lines:
+        lines = sorted(lines, key=lambda line: -line.volume)[: max(max_lines, 0)]
+    zone = zone_given or _zone_of(lines)
+    if offset is not None:
+        for line in lines:
+            line.series = line.series.resample(offset).mean()
     if ax is None:
         ax = _new_axes((10, 4))
 
-    drawn = 0
-    for label, series in lines:
-        values = series.to_numpy(dtype=np.float64, na_value=np.nan)
+    handles, labels = [], []
+    for line in lines:
+        values = line.series.to_numpy(dtype=np.float64, na_value=np.nan)
         points = int(np.count_nonzero(~np.isnan(values)))
         if points == 0:
             continue
         # Naive UTC datetime64 is what matplotlib converts fastest; the locator and the
         # formatter below show it in ``zone``.
-        times = series.index.tz_convert("UTC").tz_localize(None).to_numpy()
-        ax.plot(
+        times = pd.DatetimeIndex(line.series.index).tz_convert("UTC").tz_localize(None).to_numpy()
+        style: dict[str, Any] = {}
+        if colors is not None and line.key in colors:
+            style["color"] = colors[line.key]
+        (handle,) = ax.plot(
             times,
             values,
-            label=label,
-            linewidth=1.1,
+            label=literal(line.label),
+            linewidth=linewidth,
             marker="o" if points == 1 else None,
             markersize=5,
+            **style,
         )
-        drawn += 1
+        handles.append(handle)
+        labels.append(literal(line.label))
 
     ax.set_ylabel("throughput")
     ax.set_xlabel(f"time ({_zone_label(zone)})")
     if title is not None:
         ax.set_title(title)
-    if drawn == 0:
+    if not handles:
         ax.set_xticks([])
         ax.set_yticks([])
         ax.text(0.5, 0.5, "no throughput data", transform=ax.transAxes, **_NOTE_STYLE)
@@ -141,67 +220,113 @@ def plot_throughput(
     ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator, tz=zone))
     threshold = _log_threshold(lines)
     if threshold is not None:
-        # Indexes whose typical levels differ a hundredfold would otherwise flatten the
-        # quiet ones onto the axis. symlog keeps exact zeros (a log axis cannot).
+        # Indexes whose typical levels differ tenfold would otherwise flatten the quiet
+        # ones onto the axis. symlog keeps exact zeros (a log axis cannot): linear below
+        # the threshold, logarithmic above, and the label says exactly that.
         ax.set_yscale("symlog", linthresh=threshold)
         ax.yaxis.set_major_formatter(EngFormatter(sep=""))
-        ax.set_ylabel("throughput (log scale)")
+        ax.set_ylabel(f"throughput (symlog: linear below {EngFormatter(sep='')(threshold)})")
     if _all_non_negative(lines):
         ax.set_ylim(bottom=0)
     ax.grid(True, linewidth=0.5, alpha=0.4)
     ax.margins(x=0.02)
+    left_out = total - len(lines)
+    legend_title = "index"
+    if left_out:
+        legend_title = f"top {len(lines)} of {total:,} by volume\n({left_out:,} not shown)"
+    # Labels passed explicitly: a name starting with "_" is kept (matplotlib would drop it).
     # Outside the plot area: a legend inside would hide the busiest hours of some line.
     ax.legend(
-        title="index",
+        handles,
+        labels,
+        title=legend_title,
         fontsize="small",
         title_fontsize="small",
         frameon=False,
         loc="upper left",
         bbox_to_anchor=(1.01, 1.0),
-        ncols=1 + (drawn - 1) // 16,
+        ncols=1 + (len(handles) - 1) // 16,
     )
     return ax
 
 
-def _throughput_lines(data: Any, tz: TimeZone) -> list[tuple[str, pd.Series]]:
-    """Turn any accepted input into (label, Series indexed by aware time) pairs."""
+def _throughput_lines(data: Any, tz: dt.tzinfo | None, names: Iterable[str] | None) -> list[_Line]:
+    """Turn any accepted input into lines whose series are indexed by aware time."""
+    wanted = None if names is None else [names] if isinstance(names, str) else list(names)
     if isinstance(data, pd.Series):
         if not isinstance(data.index, pd.DatetimeIndex):
             raise ValidationError("a throughput Series must be indexed by time")
         label = "throughput" if data.name is None else str(data.name)
-        return [(label, _aware(data, tz))]
-    if isinstance(data, pd.DataFrame):
+        lines = [_line(label, label, _aware(data, tz))]
+    elif isinstance(data, pd.DataFrame):
         if {"time", "value"} <= set(data.columns):
-            return _tidy_lines(data, tz)
-        if isinstance(data.index, pd.DatetimeIndex):
+            lines = _tidy_lines(data, tz, wanted)
+        elif isinstance(data.index, pd.DatetimeIndex):
             # The wide form's outer join fills other indexes' times with NaN; drawn as
             # is, every line would be cut to dots. Each column keeps its own points.
-            return [(str(column), _aware(data[column].dropna(), tz)) for column in data.columns]
-        raise ValidationError(
-            "expected a throughput frame: columns index_id, name, time, value, or a wide "
-            "frame indexed by time"
-        )
-    return _tidy_lines(throughput_frame(data, tz=tz), tz)
-
-
-def _tidy_lines(frame: pd.DataFrame, tz: TimeZone) -> list[tuple[str, pd.Series]]:
-    key = "index_id" if "index_id" in frame.columns else "name"
-    if key not in frame.columns:
-        return [("throughput", _aware(_points_series(frame), tz))]
-    groups = list(frame.groupby(key, sort=False, observed=True, dropna=False))
-    names = [_group_name(part, key_value) for key_value, part in groups]
-    seen = Counter(names)
-    lines = []
-    for (key_value, part), name in zip(groups, names, strict=True):
-        # Two indexes may share a name: tell them apart by id in the legend.
-        label = f"{name} ({key_value})" if seen[name] > 1 and key == "index_id" else name
-        lines.append((label, _aware(_points_series(part).sort_index(), tz)))
+            columns = [c for c in data.columns if wanted is None or str(c) in wanted]
+            lines = [_line(str(c), str(c), _aware(data[c].dropna(), tz)) for c in columns]
+        else:
+            raise ValidationError(
+                "expected a throughput frame: columns index_id, name, time, value, or a wide "
+                "frame indexed by time"
+            )
+    else:
+        lines = _tidy_lines(throughput_frame(data), tz, wanted)
+    if wanted is not None:
+        missing = [n for n in wanted if not any(line.name == n for line in lines)]
+        if missing:
+            raise ValidationError(f"no index named {', '.join(map(repr, missing))} to plot")
     return lines
 
 
-def _group_name(part: pd.DataFrame, key_value: Any) -> str:
-    name = part["name"].iloc[0] if "name" in part.columns else None
-    return str(key_value) if pd.isna(name) else str(name)
+def _line(key: str, label: str, series: pd.Series) -> _Line:
+    values = series.to_numpy(dtype=np.float64, na_value=np.nan)
+    return _Line(key, label, series, float(np.nansum(values)) if values.size else 0.0)
+
+
+def _tidy_lines(frame: pd.DataFrame, tz: dt.tzinfo | None, wanted: list[str] | None) -> list[_Line]:
+    key = "index_id" if "index_id" in frame.columns else "name"
+    if key not in frame.columns:
+        return [_line("throughput", "throughput", _aware(_points_series(frame), tz))]
+    if wanted is not None and "name" in frame.columns:
+        frame = frame[frame["name"].isin(wanted).to_numpy()]
+    # One pass over the columns (no groupby of per-index frames): codes, order, volumes.
+    keys = frame[key].astype(object).to_numpy()
+    codes, uniques = pd.factorize(keys, use_na_sentinel=False)
+    names_col = frame["name"].astype(object).to_numpy() if "name" in frame.columns else keys
+    values = frame["value"].to_numpy(dtype=np.float64, na_value=np.nan)
+    times = pd.DatetimeIndex(frame["time"])
+    if times.tz is None:
+        times = times.tz_localize("UTC")  # naive times in a frame are read as UTC
+    if tz is not None:
+        times = times.tz_convert(tz)
+    order = np.argsort(codes, kind="stable")
+    bounds = np.searchsorted(codes[order], np.arange(len(uniques) + 1))
+    volumes = np.bincount(codes, weights=np.nan_to_num(values), minlength=len(uniques))
+    first = order[bounds[:-1]] if len(frame) else np.array([], dtype=np.int64)
+    labels = [_name_of(names_col[row], uniques[code]) for code, row in enumerate(first)]
+    seen = Counter(labels)
+    lines = []
+    for code, label in enumerate(labels):
+        rows = order[bounds[code] : bounds[code + 1]]
+        # Two indexes may share a name: tell them apart by (short) id in the legend.
+        ident = str(uniques[code])
+        shown = f"{label} ({short_id(ident)})" if seen[label] > 1 and key == "index_id" else label
+        make = functools.partial(_part, values, times, rows)
+        lines.append(_Line(ident, shown, make, float(volumes[code]), label))
+    return lines
+
+
+def _part(values: np.ndarray, times: pd.DatetimeIndex, rows: np.ndarray) -> pd.Series:
+    part = pd.Series(values[rows], index=times[rows])
+    return part if part.index.is_monotonic_increasing else part.sort_index()
+
+
+def _name_of(name: Any, key_value: Any) -> str:
+    return (
+        str(key_value) if name is None or (isinstance(name, float) and name != name) else str(name)
+    )
 
 
 def _points_series(frame: pd.DataFrame) -> pd.Series:
@@ -211,29 +336,20 @@ def _points_series(frame: pd.DataFrame) -> pd.Series:
     )
 
 
-def _aware(series: pd.Series, tz: TimeZone) -> pd.Series:
-    index = series.index
+def _aware(series: pd.Series, tz: dt.tzinfo | None) -> pd.Series:
+    index = pd.DatetimeIndex(series.index)
     if index.tz is None:
         # Naive times in a frame are read as UTC, the toolkit's convention.
         index = index.tz_localize("UTC")
     if tz is not None:
-        try:
-            index = index.tz_convert(tz)
-        except (KeyError, ValueError, TypeError, AttributeError) as exc:
-            raise ValidationError(f"unknown time zone {tz!r}") from exc
+        index = index.tz_convert(tz)
     return series.set_axis(index)
 
 
-def _zone_of(lines: list[tuple[str, pd.Series]], tz: TimeZone) -> dt.tzinfo:
-    if isinstance(tz, dt.tzinfo):
-        return tz
-    if isinstance(tz, str):
-        try:
-            return zoneinfo.ZoneInfo(tz)
-        except (zoneinfo.ZoneInfoNotFoundError, ValueError) as exc:
-            raise ValidationError(f"unknown time zone {tz!r}") from exc
-    for _, series in lines:
-        return series.index.tz
+def _zone_of(lines: list[_Line]) -> dt.tzinfo:
+    for line in lines:
+        zone = pd.DatetimeIndex(line.series.index).tz
+        return zone if zone is not None else dt.timezone.utc
     return dt.timezone.utc
 
 
@@ -245,29 +361,30 @@ def _zone_label(zone: dt.tzinfo) -> str:
     return "UTC" if text in ("UTC", "UTC+00:00") else text
 
 
-def _offset(resample: str | pd.DateOffset) -> pd.DateOffset:
+def _offset(resample: str | pd.DateOffset) -> BaseOffset:
     try:
-        return pd.tseries.frequencies.to_offset(resample)
+        return cast(pd.DateOffset, pd.tseries.frequencies.to_offset(resample))
     except (ValueError, TypeError) as exc:
         raise ValidationError(
             f"resample must be a pandas frequency like '15min', got {resample!r}"
         ) from exc
 
 
-def _log_threshold(lines: list[tuple[str, pd.Series]]) -> float | None:
-    """Return the linear range of a symlog axis when levels span orders of magnitude."""
+def _log_threshold(lines: list[_Line]) -> float | None:
+    """Return the linear range of a symlog axis when levels span an order of magnitude."""
     levels = []
-    for _, series in lines:
-        positive = series[series > 0]
-        if len(positive):
-            levels.append(float(positive.median()))
+    for line in lines:
+        values = line.series.to_numpy(dtype=np.float64, na_value=np.nan)
+        positive = values[values > 0]
+        if positive.size:
+            levels.append(float(np.median(positive)))
     if len(levels) < 2 or max(levels) / min(levels) < _LOG_SPAN:
         return None
     return 10.0 ** math.floor(math.log10(min(levels)))
 
 
-def _all_non_negative(lines: list[tuple[str, pd.Series]]) -> bool:
-    return all(not (series < 0).any() for _, series in lines)
+def _all_non_negative(lines: list[_Line]) -> bool:
+    return all(not (line.series < 0).any() for line in lines)
 
 
 # --- limits ------------------------------------------------------------------------------
@@ -300,16 +417,16 @@ def plot_limits(
         >>> ax.figure.savefig("limits.png")  # doctest: +SKIP
     """
     from matplotlib.colors import to_rgba
-    from matplotlib.ticker import EngFormatter
+    from matplotlib.ticker import EngFormatter, FuncFormatter
 
     if field not in LIMIT_FIELDS:
         raise ValidationError(f"unknown limit {field!r}; limits are: {', '.join(LIMIT_FIELDS)}")
     labels, values = _limit_values(indexes_or_frame, field)
     if ax is None:
         ax = _new_axes((8, 1.2 + 0.45 * max(len(values), 2)))
-    ax.set_title(field)
-    unit = _LIMIT_UNITS[field]
-    ax.set_xlabel(unit)
+    info = LIMIT_INFO[field]
+    ax.set_title(info.title)
+    ax.set_xlabel(f"{info.unit} per {info.period}" if info.period else info.unit)
     if values.size == 0:
         ax.set_xticks([])
         ax.set_yticks([])
@@ -320,7 +437,7 @@ def plot_limits(
     unlimited = np.isposinf(values)
     missing = np.isnan(values)
     positive = values[finite & (values > 0)]
-    log = positive.size > 0 and positive.max() / positive.min() >= _LOG_SPAN
+    log = positive.size > 0 and positive.max() / positive.min() >= _LIMITS_LOG_SPAN
     if log:
         ax.set_xscale("log")
         # The decade below the smallest value, so that its bar is visible too.
@@ -334,7 +451,7 @@ def plot_limits(
 
     color = "C0"
     bytes_unit = field == "max_monthly_bandwidth"
-    byte_format = EngFormatter(unit="B")
+    byte_format = FuncFormatter(lambda value, _pos=None: format_bytes(value))
     y = np.arange(values.size)
     shown = finite & (values > left)
     ax.barh(y[shown], values[shown] - left, left=left, height=0.6, color=color)
@@ -386,7 +503,7 @@ def plot_limits(
                 color="0.15",
             )
 
-    ax.set_yticks(y, labels)
+    ax.set_yticks(y, [literal(label) for label in labels])
     ax.set_ylim(values.size - 0.5, -0.5)  # first index on top
     ax.xaxis.set_major_formatter(byte_format if bytes_unit else EngFormatter(sep=""))
     if not finite.any():

@@ -27,7 +27,7 @@ import functools
 import re
 import zoneinfo
 from collections.abc import Iterable
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 import pandas as pd
@@ -260,7 +260,9 @@ def _fast_nanos(strings: pa.Array) -> tuple[np.ndarray, np.ndarray]:
             rows = np.empty(hi - lo, dtype=f"V{_WINDOW}")
             if head is not None:
                 rows[~block_tail] = head[block_starts[~block_tail]]
-            rows[block_tail] = _windows(padded_tail, _WINDOW)[block_starts[block_tail] - tail_from]
+            rows[block_tail] = cast(np.ndarray, _windows(padded_tail, _WINDOW))[
+                block_starts[block_tail] - tail_from
+            ]
         matrix = rows.view(np.uint8).reshape(hi - lo, _WINDOW)
         nanos[lo:hi], ok[lo:hi] = _to_nanos(*_read_rows(matrix, lengths[lo:hi]))
     return nanos, ok
@@ -321,7 +323,7 @@ def _read_rows(rows: np.ndarray, lengths: np.ndarray) -> tuple[dict[str, np.ndar
     # " ±hhmm " and the zone name follow, at column 19 or 20 + width: a second window
     # gather fetches them per row without an (n, k) index matrix.
     at = np.where(dot, width + 20, 19)
-    flat = _windows(rows.reshape(-1), 7 + _MAX_FAST_ZONE)
+    flat = cast(np.ndarray, _windows(rows.reshape(-1), 7 + _MAX_FAST_ZONE))
     tail = flat[np.arange(rows.shape[0]) * _WINDOW + at].view(np.uint8).reshape(-1, 12)
     ok &= (tail[:, 0] == ord(" ")) & (tail[:, 6] == ord(" "))
     sign = tail[:, 1]
@@ -339,9 +341,9 @@ def _read_rows(rows: np.ndarray, lengths: np.ndarray) -> tuple[dict[str, np.ndar
     worst[:] = 0
     for k in range(_MAX_FAST_ZONE):
         # Printable non-space ASCII (0x21-0x7E) maps to 0-0x5D; bytes past the end count 0.
-        byte = tail[:, 7 + k] - np.uint8(0x21)
-        byte *= zone_len > k
-        np.maximum(worst, byte, out=worst)
+        shifted = tail[:, 7 + k] - np.uint8(0x21)
+        shifted *= zone_len > k
+        np.maximum(worst, shifted, out=worst)
     ok &= (zone_len >= 1) & (zone_len <= _MAX_FAST_ZONE) & (worst <= 0x5D)
     return fields, ok
 

@@ -2,15 +2,27 @@
 
 from __future__ import annotations
 
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
 import pytest
 
 from searchkit.display import (
     MASK,
+    display_limits_frame,
+    format_bytes,
+    format_limit,
     index_card_html,
     index_list_html,
+    limits_summary,
+    limits_table,
     message_html,
 )
-from searchkit.models import LIMIT_FIELDS, IndexList, SearchIndex
+from searchkit.frames import limits_frame
+from searchkit.models import LIMIT_FIELDS, LIMIT_INFO, IndexList, SearchIndex
+from tests.analytics_data import realistic_indexes
 
 TOKEN = "tok_" + "A" * 60
 READ_ONLY_TOKEN = "rot_" + "B" * 60
@@ -51,7 +63,7 @@ def test_card_shows_name_plan_region_endpoint_created_and_limits():
         "1 throughput points",
         "2,000,000,000",
         "10,000",
-        "50.0 GB",
+        "50 GB",
         "input enrichment",
     ):
         assert text in card
@@ -149,3 +161,128 @@ def test_message_is_escaped_and_classed_by_kind(kind):
 
 def test_message_of_unknown_kind_is_info():
     assert 'class="sk-message sk-info"' in message_html("x", "shout")
+
+
+# --- display text --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "field", "text"),
+    [
+        (math.inf, None, "unlimited"),
+        (-1, None, "unlimited"),
+        (math.nan, None, "—"),
+        (None, None, "—"),
+        (0.0, None, "0"),
+        (1234567.0, None, "1,234,567"),
+        (1_234_567, None, "1,234,567"),
+        (np.float64(10_000), None, "10,000"),
+        (np.int64(5), None, "5"),
+        (2.5, None, "2.5"),
+        (-math.inf, None, "-inf"),
+        (50_000_000_000, "max_monthly_bandwidth", "50 GB"),
+        (999, "max_monthly_bandwidth", "999 B"),
+        (2e15, "max_monthly_bandwidth", "2 PB"),
+        (-1, "max_monthly_bandwidth", "unlimited"),
+        ("a<b", None, "a<b"),
+        (True, None, "True"),
+    ],
+)
+def test_format_limit(value, field, text):
+    assert format_limit(value, field) == text
+
+
+def test_display_limits_frame_formats_only_the_limits_and_leaves_the_frame_alone():
+    frame = limits_frame(realistic_indexes(minutes=2))
+    shown = display_limits_frame(frame)
+    assert shown["max_daily_queries"].tolist() == [
+        "unlimited",
+        "50,000,000",
+        "10,000",
+        "0",
+        "—",
+    ]
+    assert shown["name"].tolist() == frame["name"].tolist()
+    assert frame["max_daily_queries"].dtype == np.float64
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (0, "0 B"),
+        (999, "999 B"),
+        (1000, "1 kB"),
+        (1_500_000, "1.5 MB"),
+        (5e10, "50 GB"),
+        (999_960, "1 MB"),
+        (2.5e18, "2,500 PB"),
+    ],
+)
+def test_bytes_are_written_one_way(value, text):
+    assert format_bytes(value) == text
+
+
+def test_limits_table_puts_the_name_first_with_short_ids_and_display_text():
+    frame = limits_frame(realistic_indexes(minutes=2))
+    table = limits_table(frame)
+    assert list(table.columns[:3]) == ["name", "plan", "region"]
+    assert list(table.columns[3:]) == [LIMIT_INFO[f].label for f in LIMIT_FIELDS]
+    assert table.index.name == "id"
+    assert table.index.tolist() == [i[:8] for i in frame.index]
+    assert table["queries / day"].tolist() == ["unlimited", "50,000,000", "10,000", "0", "—"]
+    assert table["bandwidth / month"].tolist()[:3] == ["unlimited", "200 GB", "50 GB"]
+    # The numeric frame is left alone.
+    assert frame["max_daily_queries"].dtype == np.float64
+
+
+def test_limits_table_of_indexes_equals_that_of_their_frame():
+    raw = realistic_indexes(minutes=2)
+    pd.testing.assert_frame_equal(limits_table(raw), limits_table(limits_frame(raw)))
+
+
+def test_limits_summary_counts_unlimited_and_describes_the_finite_values_without_warnings():
+    raw = realistic_indexes(minutes=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        summary = limits_summary(raw)
+    row = summary.loc["max_daily_queries"]
+    # unlimited, 50,000,000, 10,000, 0, absent
+    assert (row["indexes"], row["unlimited"], row["missing"], row["limited"]) == (5, 1, 1, 3)
+    assert (row["min"], row["median"], row["max"]) == (0, 10_000, 50_000_000)
+    assert row["mean"] == round((0 + 10_000 + 50_000_000) / 3)
+    assert row["label"] == "queries / day"
+    assert summary.index.tolist() == list(LIMIT_FIELDS)
+
+
+def test_limits_summary_of_an_all_unlimited_limit_is_nan_statistics_and_a_count():
+    raw = [{"id": "a", "max_daily_updates": -1}, {"id": "b", "max_daily_updates": -1}]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        row = limits_summary(raw).loc["max_daily_updates"]
+    assert row["unlimited"] == 2 and row["limited"] == 0
+    assert row["median"] is pd.NA and row["mean"] is pd.NA
+
+
+def test_displays_use_inline_styles_not_style_blocks():
+    index = SearchIndex.from_dict(FULL)
+    for markup in (
+        index_card_html(index),
+        index_list_html([index]),
+        message_html("hello", "error"),
+    ):
+        assert "<style" not in markup
+        assert 'style="' in markup
+    table = index_list_html([index])
+    assert "white-space:nowrap" in table
+    assert 'class="sk-num sk-unl" style="' in table
+
+
+def test_a_long_list_shows_its_first_rows_and_says_how_many_there_are():
+    items = [
+        SearchIndex.from_dict({"id": f"id-{n:04d}", "name": f"n-{n:04d}"}) for n in range(1000)
+    ]
+    table = index_list_html(items)
+    assert table.count("<tr>") == 1 + 60  # the head and the first 60 rows
+    assert "1,000 indexes (the first 60 shown)" in table
+    assert "n-0059" in table and "n-0060" not in table
+    assert index_list_html(items, max_rows=None).count("<tr>") == 1001

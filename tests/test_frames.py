@@ -14,8 +14,6 @@ from searchkit.errors import InvalidResponseError, TimestampError, ValidationErr
 from searchkit.frames import (
     LIMITS_COLUMNS,
     THROUGHPUT_COLUMNS,
-    display_limits_frame,
-    format_limit,
     limits_frame,
     throughput_frame,
     throughput_series,
@@ -152,46 +150,6 @@ def test_a_single_index_is_a_frame_of_one_row():
 def test_other_inputs_are_refused(bad):
     with pytest.raises(ValidationError):
         limits_frame(bad)
-
-
-@pytest.mark.parametrize(
-    ("value", "field", "text"),
-    [
-        (math.inf, None, "unlimited"),
-        (-1, None, "unlimited"),
-        (math.nan, None, "—"),
-        (None, None, "—"),
-        (0.0, None, "0"),
-        (1234567.0, None, "1,234,567"),
-        (1_234_567, None, "1,234,567"),
-        (np.float64(10_000), None, "10,000"),
-        (np.int64(5), None, "5"),
-        (2.5, None, "2.5"),
-        (-math.inf, None, "-inf"),
-        (50_000_000_000, "max_monthly_bandwidth", "50.0 GB"),
-        (999, "max_monthly_bandwidth", "999 B"),
-        (2e15, "max_monthly_bandwidth", "2.0 PB"),
-        (-1, "max_monthly_bandwidth", "unlimited"),
-        ("a<b", None, "a<b"),
-        (True, None, "True"),
-    ],
-)
-def test_format_limit(value, field, text):
-    assert format_limit(value, field) == text
-
-
-def test_display_limits_frame_formats_only_the_limits_and_leaves_the_frame_alone():
-    frame = limits_frame(realistic_indexes(minutes=2))
-    shown = display_limits_frame(frame)
-    assert shown["max_daily_queries"].tolist() == [
-        "unlimited",
-        "50,000,000",
-        "10,000",
-        "0",
-        "—",
-    ]
-    assert shown["name"].tolist() == frame["name"].tolist()
-    assert frame["max_daily_queries"].dtype == np.float64
 
 
 # --- throughput --------------------------------------------------------------------------

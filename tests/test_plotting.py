@@ -61,7 +61,7 @@ def test_one_line_per_index_with_a_legend_by_name(indexes, ax):
 
 
 def test_axis_labels_name_throughput_and_the_time_zone(indexes, ax):
-    plot_throughput(indexes, ax=ax)
+    plot_throughput(indexes, ax=ax, names=["docs-search", "legal-contracts"])
     assert ax.get_ylabel() == "throughput"
     assert ax.get_xlabel() == "time (UTC)"
     assert isinstance(ax.xaxis.get_major_formatter(), mdates.ConciseDateFormatter)
@@ -141,22 +141,23 @@ def test_frames_and_models_plot_like_raw_json(indexes, convert):
         np.testing.assert_array_equal(a.get_ydata()[~np.isnan(a.get_ydata())], drawn)
 
 
-def test_levels_a_hundredfold_apart_get_a_symlog_axis_that_keeps_zeros(ax):
+def test_levels_tenfold_apart_get_a_symlog_axis_that_keeps_zeros_and_says_so(ax):
     quiet = raw_index("quiet", minutes=60, seed=1)
     busy = raw_index("busy", minutes=60, seed=2)
     for p in quiet["throughput_vector"]:
         p["y"] = 2.0
     for p in busy["throughput_vector"]:
-        p["y"] = 5000.0
+        p["y"] = 20.0
     quiet["throughput_vector"][3]["y"] = 0
     plot_throughput([quiet, busy], ax=ax)
     assert ax.get_yscale() == "symlog"
-    assert ax.get_ylabel() == "throughput (log scale)"
+    assert ax.get_ylabel() == "throughput (symlog: linear below 1)"
     assert ax.get_ylim()[0] == 0
 
 
-def test_similar_levels_keep_a_linear_axis_from_zero(indexes, ax):
-    plot_throughput(indexes[:2], ax=ax)
+def test_levels_less_than_tenfold_apart_keep_a_linear_axis_from_zero(indexes, ax):
+    # docs-search and legal-contracts: medians about 318 and 241
+    plot_throughput([indexes[0], indexes[4]], ax=ax)
     assert ax.get_yscale() == "linear"
     assert ax.get_ylim()[0] == 0
 
@@ -206,7 +207,7 @@ def test_one_bar_per_index_labelled_by_name(indexes, ax):
     assert [t.get_text() for t in ax.get_yticklabels()] == NAMES
     assert bar_widths(ax) == [1000, 5000, 1000, 1000, 1000]
     assert ax.get_xscale() == "linear"
-    assert ax.get_title() == "max_writes_per_second"
+    assert ax.get_title() == "Writes per second"
     assert ax.get_xlabel() == "writes per second"
     assert texts(ax) == ["1,000", "5,000", "1,000", "1,000", "1,000"]
 
@@ -274,3 +275,77 @@ def test_plots_render_to_png(indexes, tmp_path):
     plot_limits(indexes, ax=bottom)
     fig.savefig(tmp_path / "both.png", dpi=60)
     assert (tmp_path / "both.png").stat().st_size > 10_000
+
+
+# --- names are data (issue 11.6), names=, and many indexes (issue 10.3) ------------------
+
+ODD_NAMES = ["price $\\frac{1}{$", "_hidden", "$5 vs $6"]
+
+
+def shows_literally(text, name: str) -> bool:
+    """Whether matplotlib draws ``text`` as ``name`` itself: no mathtext, nothing dropped."""
+    from matplotlib import cbook
+
+    source = text.get_text()
+    return not cbook.is_math_text(source) and source.replace(r"\$", "$") == name
+
+
+@pytest.mark.parametrize("name", ODD_NAMES)
+def test_throughput_legend_shows_a_name_literally(name):
+    figure = Figure(figsize=(6, 3))
+    ax = figure.add_subplot()
+    plot_throughput([raw_index(name, minutes=5, seed=1)], ax=ax)
+    (entry,) = ax.get_legend().get_texts()
+    assert shows_literally(entry, name)
+    figure.canvas.draw()  # renders without a mathtext error
+
+
+@pytest.mark.parametrize("name", ODD_NAMES)
+def test_limits_tick_label_shows_a_name_literally(name):
+    figure = Figure(figsize=(6, 3))
+    ax = figure.add_subplot()
+    plot_limits([raw_index(name, max_daily_queries=10)], field="max_daily_queries", ax=ax)
+    (label,) = ax.get_yticklabels()
+    assert shows_literally(label, name)
+    figure.canvas.draw()
+
+
+def test_all_odd_names_share_one_legend(ax):
+    raw = [raw_index(n, minutes=5, seed=s) for s, n in enumerate(ODD_NAMES)]
+    plot_throughput(raw, ax=ax)
+    assert [t.get_text().replace(r"\$", "$") for t in ax.get_legend().get_texts()] == ODD_NAMES
+
+
+def test_names_plots_only_the_indexes_named(indexes, ax):
+    plot_throughput(indexes, ax=ax, names=["support-tickets", "docs-search"])
+    assert legend_labels(ax) == ["docs-search", "support-tickets"]
+
+
+def test_names_that_match_no_index_are_refused(indexes, ax):
+    with pytest.raises(ValidationError, match="no index named 'nope'"):
+        plot_throughput(indexes, ax=ax, names=["docs-search", "nope"])
+
+
+def test_past_max_lines_the_busiest_are_drawn_and_the_rest_counted(ax):
+    raw = [raw_index(f"index-{n:02d}", minutes=5, seed=n) for n in range(30)]
+    for n, index in enumerate(raw):
+        for point in index["throughput_vector"]:
+            point["y"] = float(n + 1)  # index-29 is the busiest
+    plot_throughput(raw, ax=ax, max_lines=20)
+    assert legend_labels(ax) == [f"index-{n:02d}" for n in range(29, 9, -1)]
+    assert ax.get_legend().get_title().get_text() == "top 20 of 30 by volume\n(10 not shown)"
+
+
+def test_max_lines_none_draws_every_index(ax):
+    raw = [raw_index(f"index-{n:02d}", minutes=5, seed=n) for n in range(25)]
+    plot_throughput(raw, ax=ax, max_lines=None)
+    assert len(ax.get_lines()) == 25
+    assert ax.get_legend().get_title().get_text() == "index"
+
+
+def test_limit_titles_are_words_and_bandwidth_ticks_are_bytes(indexes, ax):
+    plot_limits(indexes, field="max_monthly_bandwidth", ax=ax)
+    assert ax.get_title() == "Bandwidth per month"
+    assert ax.get_xlabel() == "bytes per month"
+    formatter = ax.xaxis.get_major_formatter()
+    assert formatter(5e10, 0) == "50 GB"

@@ -1,8 +1,27 @@
-"""The public names: __all__ is sorted and equals what the package exports."""
+"""The public names: __all__ is sorted, equals what the package exports, and loads lazily."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+
+import pytest
+
 import searchkit
+
+HEAVY = ("pandas", "pyarrow", "numpy", "matplotlib", "ipywidgets", "requests", "werkzeug")
+
+
+def _modules_loaded_by(code: str) -> list[str]:
+    """Run ``code`` in a fresh interpreter; return which heavy libraries it imported."""
+    probe = (
+        f"{code}\nimport json, sys\nprint(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
+    )
+    return json.loads(result.stdout.strip().splitlines()[-1])
 
 
 def test_all_is_sorted():
@@ -53,3 +72,62 @@ def test_design_names_are_importable_from_the_package():
         "AmbiguousCreateError",
     ):
         assert hasattr(searchkit, name), name
+
+
+def test_every_name_in_all_resolves_to_its_definition():
+    import importlib
+
+    for name in searchkit.__all__:
+        value = getattr(searchkit, name)
+        if name == "__version__":
+            assert value == importlib.import_module("searchkit._version").__version__
+            continue
+        home = importlib.import_module(searchkit._EXPORTS[name])
+        assert value is getattr(home, name), name
+
+
+def test_unknown_names_raise_attribute_error():
+    with pytest.raises(AttributeError, match="no attribute 'not_a_name'"):
+        _ = searchkit.not_a_name
+
+
+def test_dir_lists_every_public_name_before_any_is_loaded():
+    names = subprocess.run(
+        [sys.executable, "-c", "import searchkit; print(' '.join(dir(searchkit)))"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout.split()
+    assert set(searchkit.__all__) <= set(names)
+
+
+def test_import_searchkit_loads_no_heavy_library():
+    assert _modules_loaded_by("import searchkit") == []
+
+
+def test_the_errors_load_without_heavy_libraries():
+    assert _modules_loaded_by("from searchkit import SearchKitError, ConfigError") == []
+
+
+def test_cli_help_loads_no_heavy_library():
+    code = (
+        "import contextlib, io\n"
+        "from searchkit.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+        "    main(['--help'])\n"
+        "for command in ('list', 'create', 'serve', 'demo', 'lab'):\n"
+        "    with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+        "        main([command, '--help'])"
+    )
+    # The parser needs the regions and types from models, which may come to use numpy for
+    # its throughput columns; nothing heavier may load before a command runs.
+    assert [m for m in _modules_loaded_by(code) if m != "numpy"] == []
+
+
+def test_a_lazy_name_loads_its_library_on_first_use():
+    assert "pandas" in _modules_loaded_by("import searchkit; searchkit.limits_frame")
+
+
+def test_every_lazy_name_is_public_and_every_public_name_is_lazy():
+    assert set(searchkit._EXPORTS) == set(searchkit.__all__) - {"__version__"}

@@ -358,7 +358,7 @@ def throughput_json(
     return str(_encoded.__wrapped__(series_seed, first, window_minutes, zone, scale))
 
 
-class ThroughputVector(list):  # type: ignore[type-arg]
+class ThroughputVector(list[dict[str, Any]]):
     """A throughput list that also carries its compact JSON text in :attr:`json`.
 
     The HTTP layer splices that text into responses instead of re-encoding some 1440 small
@@ -366,6 +366,7 @@ class ThroughputVector(list):  # type: ignore[type-arg]
     """
 
     __slots__ = ("json",)
+    json: str
 
 
 @lru_cache(maxsize=1024)

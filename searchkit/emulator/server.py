@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from werkzeug.serving import BaseWSGIServer, ThreadedWSGIServer, WSGIRequestHandler
 
+from searchkit._net import is_loopback_host
 from searchkit.emulator import data
 from searchkit.emulator.app import EmulatorApp, MalformedChunkError
 from searchkit.emulator.store import Account, Clock, Store
@@ -426,15 +427,6 @@ def _poke(server: BaseWSGIServer) -> None:
         return
 
 
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
 class Emulator:
     """Run the Search Index Management API locally, like moto does for AWS.
 
@@ -508,7 +500,7 @@ class Emulator:
             "body_timeout": _check_seconds("body_timeout", body_timeout),
             "idle_timeout": _check_seconds("idle_timeout", idle_timeout),
         }
-        if not allow_remote and not _is_loopback(host):
+        if not allow_remote and not is_loopback_host(host):
             raise ValueError(
                 f"refusing to bind non-loopback address {host!r}: the emulator has no TLS "
                 "and demo credentials; pass allow_remote=True to expose it"

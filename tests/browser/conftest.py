@@ -309,11 +309,15 @@ def browser_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("browser")
 
 
+#: Where screenshots are kept after the run, as test artifacts to look at (gitignored).
+ARTIFACTS = Path(__file__).parent / "artifacts"
+
+
 @pytest.fixture(scope="module")
-def screenshots(browser_dir: Path) -> Path:
-    path = browser_dir / "screenshots"
-    path.mkdir(exist_ok=True)
-    return path
+def screenshots() -> Path:
+    ARTIFACTS.mkdir(exist_ok=True)
+    print(f"screenshots are saved in {ARTIFACTS}")
+    return ARTIFACTS
 
 
 @pytest.fixture(scope="module")
@@ -384,7 +388,7 @@ def _run_all_cells(page: Page) -> None:
     page.get_by_role("menuitem", name="Run", exact=True).click()
     page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
     traceback = page.locator(_TRACEBACK).filter(has_text="Traceback")
-    done = page.locator(".sk-browser .sk-plot").or_(traceback)
+    done = page.locator(".sk-browser .sk-plot img").or_(traceback)
     done.first.wait_for(state="attached", timeout=NOTEBOOK_TIMEOUT_MS)
     if traceback.count():
         pytest.fail(
