@@ -297,8 +297,7 @@ def _check_serve_args(args: argparse.Namespace) -> None:
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
-    import contextlib
-    import io
+    import errno
     import signal
     import sqlite3
     import threading
@@ -321,18 +320,13 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     except sqlite3.Error as exc:
         raise UsageError(f"cannot use --db {args.db!r}: {exc}") from None
     try:
-        with contextlib.redirect_stderr(io.StringIO()):  # werkzeug's own advice: see below
-            emulator.start()
+        emulator.start()
     except OSError as exc:
+        hint = (
+            "; choose another --port (0 picks a free one)" if exc.errno == errno.EADDRINUSE else ""
+        )
         raise UsageError(
-            f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}"
-        ) from None
-    except SystemExit:
-        # werkzeug's server exits the process (after printing its own advice) when the
-        # port is taken, instead of raising OSError.
-        raise UsageError(
-            f"cannot listen on {args.host}:{args.port}: the port is in use by another "
-            "program; choose another --port (0 picks a free one)"
+            f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}{hint}"
         ) from None
     stop = threading.Event()
     previous = None

@@ -278,6 +278,14 @@ class _RequestHandler(WSGIRequestHandler):
         logger.log(level, message, *args)
 
 
+class _BindError(Exception):
+    """An OSError from bind, wrapped so that werkzeug's sys.exit(1) handler lets it pass."""
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__(error)
+        self.error = error
+
+
 class _EmulatorServer(ThreadedWSGIServer):
     """A thread per connection, at most ``max_connections`` of them; the rest get a 503.
 
@@ -318,6 +326,14 @@ class _EmulatorServer(ThreadedWSGIServer):
             limit=max(16, max_connections // 2),
         )
         super().__init__(host, port, app, handler=_RequestHandler)
+
+    def server_bind(self) -> None:
+        # werkzeug answers an OSError from bind by printing advice and calling sys.exit(1),
+        # which would end a notebook's kernel; carry it past werkzeug and raise it in start().
+        try:
+            super().server_bind()
+        except OSError as exc:
+            raise _BindError(exc) from exc
 
     @property
     def refused(self) -> int:
@@ -636,6 +652,13 @@ class Emulator:
                 max_connections=self._max_connections,
                 **self._timeouts,
             )
+        except _BindError as exc:
+            self.stop()
+            error = exc.error
+            raise OSError(
+                error.errno,
+                f"cannot listen on {self._host}:{self._requested_port}: {error.strerror or error}",
+            ) from None
         except BaseException:
             # A failed __enter__ never reaches __exit__; release the store here.
             self.stop()

@@ -257,3 +257,21 @@ def test_client_helper_talks_to_this_emulator():
     assert created.name == "from-client"
     assert names[-1] == "from-client"
     assert len(names) == 7
+
+
+def test_a_taken_port_raises_oserror_instead_of_ending_the_process():
+    import errno
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        emulator = Emulator(port=port)
+        with pytest.raises(OSError) as caught:
+            emulator.start()
+    assert caught.value.errno == errno.EADDRINUSE
+    assert str(caught.value).startswith(
+        f"[Errno {errno.EADDRINUSE}] cannot listen on 127.0.0.1:{port}: "
+    )
+    assert not emulator.running
