@@ -6,7 +6,8 @@ and run all of it offline against the bundled emulator.
 """
 
 from searchkit._version import __version__
-from searchkit.client import Client, connect
+from searchkit.client import Client
+from searchkit.connection import connect
 from searchkit.emulator import Emulator
 from searchkit.errors import (
     AmbiguousCreateError,

@@ -89,7 +89,7 @@ def test_str_composes_operation_and_exchange_from_fields():
         retries=2,
     )
     assert exc.message == "down"
-    assert str(exc) == "create index 'docs' (GET /v2/search -> 503): down"
+    assert str(exc) == "create index 'docs' (GET /v2/search -> 503): down after 2 retries"
 
 
 def test_describe_failure_says_operation_retries_and_that_nothing_was_created():

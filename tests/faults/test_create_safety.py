@@ -8,6 +8,7 @@ import pytest
 
 import searchkit as sk
 from searchkit.emulator import Emulator
+from searchkit.errors import IndexExistsError
 
 from .conftest import PASSWORD, SHORT_READ, USERNAME, harness_client, stored_names
 from .harness import FaultServer, drop, forward, hang, refused_port, reply, reset
@@ -36,13 +37,77 @@ def test_create_whose_answer_is_lost_returns_the_index_it_created(proxy, service
     assert index.token == stored["token"]
 
 
-def test_reconciling_skips_an_older_index_of_the_same_name(proxy, proxied, service):
+def test_existing_name_is_refused_by_default_naming_the_index_and_creating_nothing(
+    proxy, proxied, service
+):
     older = proxied.create_index("docs", **CREATE)
-    proxy.script("POST", forward(then=drop()))
-    newer = proxied.create_index("docs", **CREATE)
-    assert newer.id != older.id
+    with pytest.raises(IndexExistsError) as info:
+        proxied.create_index("docs", region="us-central1", type="free")
+    assert str(info.value) == (
+        f"create index 'docs': an index named 'docs' already exists (id {older.id}, region "
+        "eu-west-1, type payg); nothing was created. Pass if_exists='return' to get it, or "
+        "if_exists='create' to make another"
+    )
+    assert info.value.existing == (older,)
+    assert isinstance(info.value, sk.ValidationError)
+    assert proxy.count("POST") == 1  # the first create only
+    assert stored_names(service) == ["docs"]
+
+
+def test_if_exists_return_gives_back_the_existing_index_without_a_post(proxy, proxied, service):
+    older = proxied.create_index("docs", **CREATE)
+    again = proxied.create_index("docs", if_exists="return", **CREATE)
+    assert again == older
+    assert (proxy.count("GET"), proxy.count("POST")) == (2, 1)
+    assert stored_names(service) == ["docs"]
+
+
+def test_if_exists_return_with_two_of_that_name_refuses_to_choose(proxy, proxied, service):
+    a = proxied.create_index("docs", **CREATE)
+    b = proxied.create_index("docs", if_exists="create", **CREATE)
+    with pytest.raises(IndexExistsError, match="2 indexes named 'docs' exist") as info:
+        proxied.create_index("docs", if_exists="return", **CREATE)
+    assert {i.id for i in info.value.existing} == {a.id, b.id}
+    assert proxy.count("POST") == 2
+
+
+def test_if_exists_create_makes_a_duplicate_with_exactly_one_request(proxy, proxied, service):
+    proxied.create_index("docs", **CREATE)
+    before = proxy.count()
+    second = proxied.create_index("docs", if_exists="create", **CREATE)
+    assert proxy.count() - before == 1
+    assert proxy.seen()[-1].method == "POST"
     assert stored_names(service) == ["docs", "docs"]
-    assert proxy.count("POST") == 2  # one per call
+    assert second.name == "docs"
+
+
+def test_if_exists_create_reconciles_a_lost_answer_by_name_and_creation_time(
+    proxy, proxied, service
+):
+    proxy.script("POST", forward(then=drop()))
+    index = proxied.create_index("docs", if_exists="create", **CREATE)
+    (stored,) = service.store.list_indexes(service.account)
+    assert index.id == stored["id"]
+    assert (proxy.count("POST"), proxy.count("GET")) == (1, 1)  # the list after, only
+
+
+def test_if_exists_create_cannot_tell_its_index_from_a_recent_one_of_the_same_name(
+    proxy, proxied, service
+):
+    # Without a list made first, an index of that name created moments before is inside
+    # the creation-time window too: the client must say it cannot tell, not guess.
+    proxied.create_index("docs", **CREATE)
+    proxy.script("POST", forward(then=drop()))
+    with pytest.raises(sk.AmbiguousCreateError, match="2 indexes of that name created within"):
+        proxied.create_index("docs", if_exists="create", **CREATE)
+    assert proxy.count("POST") == 2  # one per call, never re-sent
+    assert stored_names(service) == ["docs", "docs"]
+
+
+def test_bad_if_exists_is_refused_before_any_request(proxy, proxied):
+    with pytest.raises(sk.ValidationError, match="if_exists must be 'raise', 'return' or"):
+        proxied.create_index("docs", if_exists="replace", **CREATE)  # type: ignore[arg-type]
+    assert proxy.count() == 0
 
 
 def test_lost_answer_with_a_failing_list_is_ambiguous_and_not_repeated(proxy, proxied, service):
@@ -53,11 +118,11 @@ def test_lost_answer_with_a_failing_list_is_ambiguous_and_not_repeated(proxy, pr
     assert proxy.count("POST") == 1
     assert stored_names(service) == ["docs"]
     assert str(info.value) == (
-        "POST /v2/search: creating index 'docs' failed after the request was sent "
+        "create index 'docs' (POST /v2/search): the request was sent, then failed "
         "(POST /v2/search to "
         f"{proxy.url}: the connection was reset or closed before an answer), and listing to "
-        "check also failed (GET /v2/search -> 503: down); it may or may not exist: list the "
-        "indexes before trying again"
+        "check also failed (GET /v2/search -> 503: down after 2 retries); the index may or "
+        "may not exist: list the indexes before trying again"
     )
 
 
@@ -65,7 +130,7 @@ def test_lost_answer_without_reconciling_is_ambiguous_at_once(proxy, service):
     proxy.script("POST", forward(then=hang()))
     client = harness_client(proxy.url, timeout=SHORT_READ)
     with pytest.raises(sk.AmbiguousCreateError, match=r"no answer within 0\.5 s"):
-        client.create_index("docs", reconcile=False, **CREATE)
+        client.create_index("docs", reconcile=False, if_exists="create", **CREATE)
     assert (proxy.count("POST"), proxy.count("GET")) == (1, 0)
     assert stored_names(service) == ["docs"]
 
@@ -96,7 +161,10 @@ def test_a_second_new_index_of_the_same_name_makes_the_create_ambiguous(proxy, p
 
 def test_server_error_on_create_without_a_new_index_is_server_error(proxy, proxied, service):
     proxy.script("POST", reply(500, {"error": "database unavailable"}))
-    with pytest.raises(sk.ServerError, match=r"POST /v2/search -> 500: database unavailable"):
+    with pytest.raises(
+        sk.ServerError,
+        match=r"^create index \'docs\' \(POST /v2/search -> 500\): database unavailable$",
+    ):
         proxied.create_index("docs", **CREATE)
     assert proxy.count("POST") == 1
     assert proxy.count("GET") == 2  # before and after: nothing new, so really not created
@@ -107,7 +175,7 @@ def test_create_refused_before_sending_is_safe_to_repeat(service):
     with refused_port() as port:
         client = harness_client(f"http://127.0.0.1:{port}")
         with pytest.raises(sk.TransportError) as info:
-            client.create_index("docs", reconcile=False, **CREATE)
+            client.create_index("docs", reconcile=False, if_exists="create", **CREATE)
     assert info.value.sent is False
     assert info.value.method == "POST"
     assert stored_names(service) == []

@@ -40,8 +40,8 @@ def test_refused_connection_is_retried_with_backoff_then_transport_error(connect
     assert info.value.sent is False
     assert info.value.method == "GET" and info.value.path == "/v2/search"
     assert str(info.value) == (
-        f"GET /v2/search to http://127.0.0.1:{port}: connection refused or host unreachable "
-        "after 3 retries"
+        f"list indexes (GET /v2/search to http://127.0.0.1:{port}): connection refused or "
+        "host unreachable after 3 retries"
     )
 
 
@@ -74,13 +74,13 @@ def test_service_unavailable_forever_is_server_error_after_the_bounded_attempts(
         client.list_indexes()
     assert server.count("GET") == 3  # the first try and max_retries=2 retries
     assert info.value.status == 503
-    assert str(info.value) == "GET /v2/search -> 503: maintenance"
+    assert str(info.value) == "list indexes (GET /v2/search -> 503): maintenance after 2 retries"
 
 
 def test_internal_server_error_is_not_retried(server, client):
     # 500 says the service broke, not that it is briefly away: repeating would not help.
     server.script("GET", then=reply(500, {"error": "boom"}))
-    with pytest.raises(sk.ServerError, match="GET /v2/search -> 500: boom"):
+    with pytest.raises(sk.ServerError, match=r"^list indexes \(GET /v2/search -> 500\): boom$"):
         client.list_indexes()
     assert server.count("GET") == 1
 
