@@ -23,7 +23,7 @@ import socket
 import threading
 import time
 import zlib
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
@@ -143,7 +143,7 @@ class _Retry(Retry):
     ) -> _Retry:
         response = kwargs.get("response")
         error = kwargs.get("error")
-        pool = kwargs.get("_pool")
+        pool: Any = kwargs.get("_pool")
         now = time.monotonic()
         first = self.first_failure if self.first_failure is not None else now
         if response is not None:
@@ -227,15 +227,16 @@ class _Session(requests.Session):
     proxy would hand it the Basic credentials in clear text and trust its answer.
     """
 
-    def resolve_redirects(self, *args: Any, **kwargs: Any) -> Iterator[Any]:
-        return iter(())
+    def resolve_redirects(
+        self, resp: requests.Response, req: requests.PreparedRequest, *args: Any, **kwargs: Any
+    ) -> Generator[requests.Response, None, None]:
+        yield from ()
 
     def merge_environment_settings(
-        self, url: str | bytes | None, proxies: Any, stream: Any, verify: Any, cert: Any
+        self, url: str, proxies: Any, stream: Any, verify: Any, cert: Any
     ) -> dict[str, Any]:
         settings = super().merge_environment_settings(url, proxies, stream, verify, cert)
-        text = url.decode() if isinstance(url, bytes) else (url or "")
-        if is_loopback(urlsplit(text).hostname or ""):
+        if is_loopback(urlsplit(str(url or "")).hostname or ""):
             settings["proxies"] = {}
         return settings
 
@@ -986,9 +987,8 @@ def _size(n: int) -> str:
 
 
 def _kind(value: object) -> str:
-    return {dict: "a JSON object", list: "a JSON array", str: "a string"}.get(
-        type(value), type(value).__name__
-    )
+    names: dict[type, str] = {dict: "a JSON object", list: "a JSON array", str: "a string"}
+    return names.get(type(value), type(value).__name__)
 
 
 def __getattr__(name: str) -> Any:

@@ -322,9 +322,13 @@ class AmbiguousCreateError(SearchKitError):
     def describe(self) -> str:
         cause = self.__cause__
         why = f" ({cause.reason})" if isinstance(cause, SearchKitError) else ""
-        what = self.operation or "the create"
+        operation = self.operation or ""
+        if operation.startswith("create index "):
+            what = f"index {operation.removeprefix('create index ')} was created"
+        else:
+            what = f"{operation or 'the create'} succeeded"
         return _sentence(
-            f"The service did not confirm whether {what} succeeded{why}: refresh the list "
+            f"The service did not confirm whether {what}{why}: refresh the list "
             "of indexes before trying again"
         )
 

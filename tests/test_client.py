@@ -178,3 +178,99 @@ def test_connect_without_configuration_starts_a_demo_emulator_and_says_so(capsys
     assert (
         "SEARCHKIT_BASE_URL is not set, so a demo emulator was started at http://127.0.0.1:" in err
     )
+
+
+# -- SEARCHKIT_TIMEOUT ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("text", "expected"), [("10", (10.0, 10.0)), ("2.5, 40", (2.5, 40.0))])
+def test_timeout_comes_from_the_environment_when_not_given(monkeypatch, text, expected):
+    monkeypatch.setenv("SEARCHKIT_TIMEOUT", text)
+    client = sk.Client(username="u", password="p", base_url="http://127.0.0.1:1")
+    assert client.timeout == expected
+    assert client.deadline == 2 * sum(expected)
+    given = sk.Client(username="u", password="p", base_url="http://127.0.0.1:1", timeout=3)
+    assert given.timeout == (3.0, 3.0)  # an argument wins over the environment
+
+
+@pytest.mark.parametrize("text", ["soon", "0", "-1", "1,2,3", "inf", "5,"])
+def test_bad_timeout_in_the_environment_is_a_config_error_naming_it(monkeypatch, text):
+    monkeypatch.setenv("SEARCHKIT_TIMEOUT", text)
+    with pytest.raises(sk.ConfigError, match=r"SEARCHKIT_TIMEOUT must be seconds"):
+        sk.Client(username="u", password="p", base_url="http://127.0.0.1:1")
+
+
+# -- connect() -----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def demos():
+    from searchkit.connection import close_demo
+
+    close_demo()
+    yield
+    close_demo()
+
+
+def test_connect_again_with_the_same_options_reuses_the_emulator(demos, capsys):
+    first = sk.connect(seed=3, clock=FIXED_CLOCK)
+    again = sk.connect(seed=3, clock=FIXED_CLOCK)
+    other = sk.connect(seed=4, clock=FIXED_CLOCK)
+    assert again.base_url == first.base_url
+    assert other.base_url != first.base_url
+    assert again.list_indexes() == first.list_indexes()
+    assert capsys.readouterr().err.count("a demo emulator was started") == 2
+
+
+def test_closing_a_connect_client_stops_its_emulator_and_the_next_connect_starts_one(demos):
+    client = sk.connect(seed=3, clock=FIXED_CLOCK)
+    url = client.base_url
+    client.close()
+    with (
+        sk.Client(username="u", password="p", base_url=url, max_retries=0) as probe,
+        pytest.raises(sk.TransportError, match="connection refused"),
+    ):
+        probe.list_indexes()
+    with sk.connect(seed=3, clock=FIXED_CLOCK) as fresh:
+        assert len(fresh.list_indexes()) >= 5
+
+
+def test_close_demo_stops_every_demo_emulator_connect_started(demos):
+    from searchkit.connection import close_demo
+
+    urls = [sk.connect(seed=s, clock=FIXED_CLOCK).base_url for s in (1, 2)]
+    assert close_demo() == 2
+    for url in urls:
+        with (
+            sk.Client(username="u", password="p", base_url=url, max_retries=0) as probe,
+            pytest.raises(sk.TransportError),
+        ):
+            probe.list_indexes()
+    assert close_demo() == 0
+
+
+@pytest.mark.parametrize(
+    ("env", "named"),
+    [
+        ({"SEARCHKIT_USERNAME": "me", "SEARCHKIT_PASSWORD": "pw"}, "SEARCHKIT_USERNAME and "),
+        ({"SEARCHKIT_PASSWORD": "pw"}, "SEARCHKIT_PASSWORD is set"),
+    ],
+)
+def test_connect_with_credentials_but_no_address_is_a_config_error_not_the_demo(
+    demos, monkeypatch, capsys, env, named
+):
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    with pytest.raises(sk.ConfigError, match=named) as info:
+        sk.connect()
+    assert "SEARCHKIT_BASE_URL is not" in str(info.value)
+    assert "pw" not in str(info.value).replace("SEARCHKIT_PASSWORD", "")
+    assert "demo emulator was started" not in capsys.readouterr().err
+
+
+def test_connect_is_importable_from_its_old_places():
+    import searchkit.client
+    from searchkit.connection import connect
+
+    assert sk.connect is connect
+    assert searchkit.client.connect is connect

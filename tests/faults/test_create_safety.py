@@ -219,3 +219,34 @@ def test_lost_create_on_a_service_with_a_distant_clock_is_ambiguous_not_a_failur
     assert "1 new index(es) of that name are listed, but with a creation_time" in str(info.value)
     assert proxy.count("POST") == 1
     assert stored_names(emulator) == ["docs"]
+
+
+def test_create_whose_reconciling_list_times_out_names_the_create(proxy, service):
+    # Before, the error named "GET /v2/search", an operation the user never asked for.
+    proxy.script("POST", forward(then=hang()))
+    proxy.script("GET", forward(), then=hang())
+    client = harness_client(proxy.url, timeout=SHORT_READ, max_retries=0)
+    with pytest.raises(sk.AmbiguousCreateError) as info:
+        client.create_index("docs", **CREATE)
+    assert info.value.operation == "create index 'docs'"
+    assert str(info.value).startswith("create index 'docs' (POST /v2/search): the request was")
+    assert "listing to check also failed (GET /v2/search to" in str(info.value)
+    assert sk.errors.describe_failure(info.value).startswith(
+        "The service did not confirm whether index 'docs' was created (no answer within 0.5 s)"
+    )
+
+
+def test_create_whose_first_list_fails_names_the_create_and_that_nothing_was_created(
+    proxy, service
+):
+    proxy.script("GET", then=reply(503, {"error": "maintenance"}))
+    with pytest.raises(sk.ServerError) as info:
+        harness_client(proxy.url).create_index("docs", **CREATE)
+    assert str(info.value) == (
+        "create index 'docs' (GET /v2/search -> 503): maintenance after 2 retries"
+    )
+    assert sk.errors.describe_failure(info.value) == (
+        "The service failed to create index 'docs' after 2 retries (HTTP 503: maintenance); "
+        "nothing was created."
+    )
+    assert proxy.count("POST") == 0
