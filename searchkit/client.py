@@ -744,7 +744,7 @@ class Client:
             return _decode_json(content)
         except (ValueError, RecursionError):
             # Masked before it is cut, so no secret straddling the cut shows a prefix.
-            snippet = redact(content[:2048].decode("utf-8", "replace"), self._secrets())[:120]
+            snippet = self._masked(content[:2048].decode("utf-8", "replace"))[:120]
             raise self._invalid(
                 method, status, f"the body is not JSON (starts with {snippet!r})"
             ) from None
@@ -821,7 +821,9 @@ class Client:
         encoding = response.headers.get("Content-Encoding", "identity").strip().lower()
         if encoding not in ("identity", "", "gzip", "x-gzip", "deflate"):
             raise _BodyFault(
-                self._invalid(method, status, f"the body has an unknown encoding {encoding!r}")
+                self._invalid(
+                    method, status, f"the body has an unknown encoding {self._masked(encoding)!r}"
+                )
             )
         announced = response.headers.get("Content-Length", "")
         identity = encoding in ("identity", "")
@@ -911,15 +913,20 @@ class Client:
         try:
             return convert(data)
         except InvalidResponseError as exc:
-            raise self._invalid(method, 200, exc.message) from None
+            raise self._invalid(method, 200, self._masked(exc.message)) from None
 
     def _invalid(self, method: str, status: int, what: str) -> InvalidResponseError:
+        # ``what`` is the client's own words; any text from the service in it is masked by
+        # the caller (masking here would also hit our words when a secret is very short).
         return InvalidResponseError(
-            f"unexpected response from the service: {redact(what, self._secrets())}",
+            f"unexpected response from the service: {what}",
             status=status,
             method=method,
             path=PATH,
         )
+
+    def _masked(self, text: str) -> str:
+        return redact(text, self._secrets())
 
     def _status_error(
         self, method: str, path: str, response: requests.Response, content: bytes

@@ -367,3 +367,15 @@ def test_words_after_basic_are_not_mistaken_for_credentials(server):
     with pytest.raises(sk.AuthenticationError) as info:
         harness_client(server.url).list_indexes()
     assert info.value.server_message == "HTTP Basic credentials required"
+
+
+def test_a_one_letter_password_masks_the_service_words_but_never_the_clients_own(server):
+    # Masking every known secret must not garble what the client itself says.
+    server.script("GET", then=reply(200, b"[" + b" " * 100 + b"]"))
+    with pytest.raises(sk.InvalidResponseError) as info:
+        harness_client(server.url, password="p", max_response_bytes=50).list_indexes()
+    assert str(info.value).endswith("over the limit of max_response_bytes=50 (50 bytes)")
+    server.script("GET", then=reply(200, "<p>oops: p</p>"))
+    with pytest.raises(sk.InvalidResponseError) as info:
+        harness_client(server.url, password="p").list_indexes()
+    assert str(info.value).endswith("the body is not JSON (starts with '<***>oo***s: ***</***>')")
