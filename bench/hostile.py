@@ -3,7 +3,8 @@
 Each scenario runs in its own subprocess (so its peak RSS is its own) against the fault
 harness on 127.0.0.1, with the client's default settings unless said:
 
-- gzip-bomb: a 1 MiB gzip body that inflates to 1 GiB of JSON whitespace;
+- gzip-bomb: a 1 MiB gzip body that inflates to 1 GiB of JSON whitespace (also with
+  ``max_response_bytes`` at 16 MiB, which clients before the cap do not accept);
 - endless: a chunked body that never ends (the subprocess is limited to 3 GiB of address
   space, so a client without a cap ends in MemoryError rather than taking the machine);
 - drip: a 20-byte body sent one byte a second, to a client with timeout (2, 2).
@@ -23,7 +24,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SCENARIOS = ("gzip-bomb", "endless", "drip")
+SCENARIOS = ("gzip-bomb", "gzip-bomb-cap-16mib", "endless", "drip")
 
 
 def _run(name: str) -> dict[str, object]:
@@ -33,17 +34,20 @@ def _run(name: str) -> dict[str, object]:
 
     action = {
         "gzip-bomb": lambda: gzip_bomb(1 << 30),
+        "gzip-bomb-cap-16mib": lambda: gzip_bomb(1 << 30),
         "endless": endless,
         "drip": lambda: drip(b"[" + b" " * 18 + b"]", every=1.0),
     }[name]()
     options: dict[str, object] = {"username": "u", "password": "p", "max_retries": 0}
     if name == "drip":
         options["timeout"] = (2.0, 2.0)
+    if name.endswith("cap-16mib"):
+        options["max_response_bytes"] = 16 << 20
     with FaultServer(max_hang=120) as server:
         server.script("GET", then=action)
-        client = sk.Client(base_url=server.url, **options)  # type: ignore[arg-type]
         started = time.monotonic()
         try:
+            client = sk.Client(base_url=server.url, **options)  # type: ignore[arg-type]
             client.list_indexes()
             outcome = "returned"
         except MemoryError:
