@@ -53,6 +53,7 @@ __all__ = [
     "reply",
     "reset",
     "slow",
+    "stall_mid_body",
     "truncated",
 ]
 
@@ -278,6 +279,19 @@ def cut_mid_body(body: object, *, after: int = 10) -> Action:
         ex.rst()
 
     action.__name__ = f"cut_mid_body(after={after})"
+    return action
+
+
+def stall_mid_body(body: object, *, after: int = 10) -> Action:
+    """Announce the whole body, send its first ``after`` bytes, then send nothing more."""
+    data, content_type = _encode(body)
+
+    def action(ex: _Exchange) -> None:
+        ex.send_head(200, {"Content-Type": content_type, "Content-Length": str(len(data))})
+        ex.sock.sendall(data[:after])
+        ex.wait(ex.server.max_hang)
+
+    action.__name__ = f"stall_mid_body(after={after})"
     return action
 
 

@@ -15,8 +15,8 @@ import pytest
 import searchkit as sk
 from searchkit.client import DEFAULT_MAX_RESPONSE_BYTES
 
-from .conftest import harness_client, index_json
-from .harness import cut_mid_body, drip, endless, gzip_bomb, hang, reply, reset
+from .conftest import SHORT_READ, harness_client, index_json
+from .harness import cut_mid_body, drip, endless, gzip_bomb, hang, reply, reset, stall_mid_body
 
 MiB = 1 << 20
 
@@ -194,3 +194,24 @@ def test_create_reset_mid_body_is_never_re_sent(proxy, proxied, service):
     index = proxied.create_index("docs", region="eu-west-1", type="payg")
     assert proxy.count("POST") == 1
     assert index.name == "docs"
+
+
+def test_list_whose_body_stops_coming_is_retried_within_the_read_timeout(server):
+    server.script(
+        "GET", stall_mid_body([index_json("lost")], after=20), then=reply(200, [index_json("ok")])
+    )
+    client = harness_client(server.url, timeout=SHORT_READ)
+    assert client.list_indexes().names() == ["ok"]
+    assert server.count("GET") == 2
+
+
+def test_list_whose_body_always_stops_is_a_transport_error_naming_the_read_timeout(server):
+    server.script("GET", then=stall_mid_body([index_json("lost")], after=20))
+    client = harness_client(server.url, timeout=SHORT_READ, max_retries=1)
+    with pytest.raises(sk.TransportError) as info:
+        client.list_indexes()
+    assert str(info.value) == (
+        f"list indexes (GET /v2/search to {server.url}): the answer stopped coming for 0.5 s "
+        "after 1 retry"
+    )
+    assert server.count("GET") == 2
