@@ -62,6 +62,8 @@ def connect(**emulator_options: Any) -> Client:
     key = _key(emulator_options)
     with _lock:
         emulator = _demos.get(key) if key is not None else None
+        if emulator is not None and not emulator.running:
+            emulator = None  # stopped by someone else: start a fresh one
         started = emulator is None
         if emulator is None:
             from searchkit.emulator import Emulator
@@ -108,9 +110,17 @@ def _stop(emulator: Emulator) -> None:
 
 def _key(options: dict[str, Any]) -> tuple[tuple[str, Any], ...] | None:
     """Options as a dict key; None when one cannot be compared (then nothing is reused)."""
-    key = tuple(sorted(options.items()))
+    key = tuple(sorted((name, _frozen(value)) for name, value in options.items()))
     try:
         hash(key)
     except TypeError:
         return None
     return key
+
+
+def _frozen(value: Any) -> Any:
+    if isinstance(value, list | tuple):
+        return tuple(_frozen(v) for v in value)
+    if isinstance(value, dict):
+        return tuple(sorted((k, _frozen(v)) for k, v in value.items()))
+    return value

@@ -274,3 +274,21 @@ def test_connect_is_importable_from_its_old_places():
 
     assert sk.connect is connect
     assert searchkit.client.connect is connect
+
+
+def test_connect_with_list_options_reuses_the_emulator_too(demos):
+    first = sk.connect(users=[("ana", "ana-password-1")], demo=False)
+    again = sk.connect(users=[("ana", "ana-password-1")], demo=False)
+    assert again.base_url == first.base_url
+    assert again.username == "ana"
+
+
+def test_connect_starts_a_fresh_emulator_when_the_old_one_was_stopped_elsewhere(demos):
+    from searchkit import connection
+
+    first = sk.connect(seed=5, clock=FIXED_CLOCK)
+    (emulator,) = connection._demos.values()
+    emulator.stop()  # e.g. by code that held on to it
+    fresh = sk.connect(seed=5, clock=FIXED_CLOCK)
+    assert fresh.base_url != first.base_url
+    assert len(fresh.list_indexes()) >= 5
