@@ -608,8 +608,6 @@ class Client:
             if same:
                 raise IndexExistsError(name, same, choosing=if_exists == "return")
             before = set()
-        elif reconcile:
-            before = None  # matched by creation time instead of by a list made first
         started = time.time()
         try:
             data = self._request(call, "POST", PATH, json_body=body)
@@ -652,36 +650,32 @@ class Client:
                 status=cause.status,
             ) from cause
         floor = started - CLOCK_SKEW_SECONDS
-        ceiling = time.time() + CLOCK_SKEW_SECONDS
-        new = [i for i in after if i.name == name and (before is None or i.id not in before)]
-        found = [
-            i
-            for i in new
-            if i.creation_time is None
-            or floor <= i.creation_time <= (ceiling if before is None else math.inf)
-        ]
-        if before is None:
-            # No list was made first: only the creation-time window tells this call's index.
-            new = found
+        ceiling = time.time() + CLOCK_SKEW_SECONDS if before is None else math.inf
+        named = [i for i in after if i.name == name]
+        # With a list made first, "new" is exact; without one (if_exists="create"), any
+        # index of that name may be this call's, and only its creation time can tell.
+        new = named if before is None else [i for i in named if i.id not in before]
+        found = [i for i in new if i.creation_time is None or floor <= i.creation_time <= ceiling]
         if len(found) == 1:
             log.warning("the lost create of %r did happen: found index %s", name, found[0].id)
             return found[0]
         if not new and isinstance(cause, ServerError):
             # The service answered with an error and the list shows nothing new: not created.
             raise cause
-        if found:
+        if found and before is None:
+            what = (
+                f"{len(found)} indexes of that name created within {CLOCK_SKEW_SECONDS} s "
+                "of this call are listed"
+            )
+        elif found:
             what = f"{len(found)} new indexes of that name are listed"
-            if before is None:
-                what = (
-                    f"{len(found)} indexes of that name created within {CLOCK_SKEW_SECONDS} s "
-                    "of this call are listed"
-                )
         elif new:
             # Only when the service's clock is far from ours (e.g. an emulator on a fixed
             # clock): the index may well be this call's, but that cannot be checked.
             what = (
-                f"{len(new)} new index(es) of that name are listed, but with a creation_time "
-                f"more than {CLOCK_SKEW_SECONDS} s before this call (do the clocks differ?)"
+                f"{len(new)} {'' if before is None else 'new '}index(es) of that name are "
+                f"listed, but none with a creation_time within {CLOCK_SKEW_SECONDS} s of this "
+                "call (do the clocks differ?)"
             )
         else:
             what = "no new index of that name is listed yet"

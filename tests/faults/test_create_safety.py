@@ -205,18 +205,25 @@ def skewed_proxy():
 
 
 @pytest.mark.parametrize(
+    ("if_exists", "listed"),
+    [("raise", "1 new index(es) of that name are"), ("create", "1 index(es) of that name are")],
+)
+@pytest.mark.parametrize(
     "lost", [drop(), reply(502, "<html>Bad Gateway</html>")], ids=["dropped", "502"]
 )
 def test_lost_create_on_a_service_with_a_distant_clock_is_ambiguous_not_a_failure(
-    skewed_proxy, lost
+    skewed_proxy, lost, if_exists, listed
 ):
     # The index was created, but its creation_time cannot prove it is this call's. Saying
     # "failed" here would invite a retry and a second index.
     proxy, emulator = skewed_proxy
     proxy.script("POST", forward(then=lost))
     with pytest.raises(sk.AmbiguousCreateError) as info:
-        harness_client(proxy.url).create_index("docs", **CREATE)
-    assert "1 new index(es) of that name are listed, but with a creation_time" in str(info.value)
+        harness_client(proxy.url).create_index("docs", if_exists=if_exists, **CREATE)
+    assert (
+        f"{listed} listed, but none with a creation_time within 300 s of this call "
+        "(do the clocks differ?)"
+    ) in str(info.value)
     assert proxy.count("POST") == 1
     assert stored_names(emulator) == ["docs"]
 
