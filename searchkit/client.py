@@ -164,6 +164,10 @@ class _Retry(Retry):
             reason = error if error is not None else ResponseError(why)
             raise MaxRetryError(pool, url or "", reason) from error
         self.tally.retries += 1
+        if response is not None:
+            # urllib3 next reads the whole body to reuse the connection, unbounded: an
+            # endless (or gzip-bomb) 503 would hold the call. Closing costs a reconnect.
+            response.close()
         return new
 
 

@@ -200,15 +200,15 @@ def reset(*, before_body: bool = False) -> Action:
     return action
 
 
-def endless(piece: bytes = b"[" + b" " * 65535) -> Action:
-    """Answer 200 with a chunked body that never ends (until the client hangs up).
+def endless(piece: bytes = b"[" + b" " * 65535, *, status: int = 200) -> Action:
+    """Answer ``status`` with a chunked body that never ends (until the client hangs up).
 
     Every piece after the first is whitespace, so the body is the start of valid JSON
     however much of it is read. Bounded by ``max_hang`` seconds.
     """
 
     def action(ex: _Exchange) -> None:
-        ex.send_head(200, {"Content-Type": "application/json", "Transfer-Encoding": "chunked"})
+        ex.send_head(status, {"Content-Type": "application/json", "Transfer-Encoding": "chunked"})
         filler = b" " * len(piece)
         ends = time.monotonic() + ex.server.max_hang
         first = True
@@ -217,7 +217,7 @@ def endless(piece: bytes = b"[" + b" " * 65535) -> Action:
             first = False
             ex.sock.sendall(b"%x\r\n%s\r\n" % (len(data), data))
 
-    action.__name__ = "endless()"
+    action.__name__ = f"endless(status={status})"
     return action
 
 

@@ -92,6 +92,27 @@ def test_unknown_content_encoding_is_an_invalid_response(server):
         harness_client(server.url).list_indexes()
 
 
+@pytest.mark.parametrize("status", [502, 503])
+def test_endless_body_of_a_retried_status_is_not_read_before_the_retry(server, status):
+    # urllib3 reads a retried answer's body to the end before retrying: an endless one
+    # would hold the call until the server gave up.
+    server.script("GET", endless(status=status), then=reply(200, [index_json("docs")]))
+    client = harness_client(server.url, timeout=(0.5, 0.5))
+    started = time.monotonic()
+    assert client.list_indexes().names() == ["docs"]
+    assert time.monotonic() - started < 1.5
+    assert server.count("GET") == 2
+
+
+def test_endless_body_of_the_last_retried_status_fails_on_the_cap(server):
+    server.script("GET", then=endless(status=503))
+    client = harness_client(server.url, max_response_bytes=1 << 20)
+    with pytest.raises(sk.ServerError) as info:
+        client.list_indexes()
+    assert server.count("GET") == 3
+    assert info.value.retries == 2
+
+
 # -- item 4: one deadline for the whole call ----------------------------------------------
 
 
