@@ -28,8 +28,11 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import requests
+import urllib3
 from requests.adapters import HTTPAdapter
 from requests.auth import AuthBase
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.exceptions import (
     HTTPError as Urllib3Error,
 )
@@ -193,12 +196,81 @@ def _retry_after_seconds(header: str | None) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
+# The connections a request of this thread is using, so a watchdog can cut them at the
+# call's deadline (a read timeout applies per socket read: a server dripping its status
+# line and headers a byte at a time never trips it).
+_in_use = threading.local()
+
+
+def _note_in_use(conn: HTTPConnection) -> None:
+    watched = getattr(_in_use, "connections", None)
+    if watched is not None:
+        watched.append(conn)
+
+
+class _WatchedHTTPConnection(HTTPConnection):
+    def request(self, *args: Any, **kwargs: Any) -> None:
+        _note_in_use(self)
+        super().request(*args, **kwargs)
+
+
+class _WatchedHTTPSConnection(HTTPSConnection):
+    def request(self, *args: Any, **kwargs: Any) -> None:
+        _note_in_use(self)
+        super().request(*args, **kwargs)
+
+
+class _WatchedHTTPConnectionPool(HTTPConnectionPool):
+    ConnectionCls = _WatchedHTTPConnection
+
+
+class _WatchedHTTPSConnectionPool(HTTPSConnectionPool):
+    ConnectionCls = _WatchedHTTPSConnection
+
+
+_WATCHED_POOLS = {"http": _WatchedHTTPConnectionPool, "https": _WatchedHTTPSConnectionPool}
+
+
+@contextlib.contextmanager
+def _cut_at(deadline: float) -> Iterator[None]:
+    """Shut down the connections this thread's request uses once ``deadline`` passes."""
+    watched: list[HTTPConnection] = []
+
+    def cut() -> None:
+        for conn in watched:
+            sock = getattr(conn, "sock", None)
+            if sock is not None:
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
+
+    timer = threading.Timer(max(0.0, deadline - time.monotonic()), cut)
+    timer.daemon = True
+    _in_use.connections = watched
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+        _in_use.connections = None
+
+
 class _Adapter(HTTPAdapter):
-    """An HTTPAdapter whose Retry state can be set for the requests of one thread.
+    """An HTTPAdapter whose Retry state can be set per thread, and whose sockets can be cut.
 
     requests takes one Retry per adapter; a call that retries a body read itself must
-    hand urllib3 the state it reached, so both kinds of retry spend one budget.
+    hand urllib3 the state it reached, so both kinds of retry spend one budget. Its
+    connections note themselves when used, for :func:`_cut_at`.
     """
+
+    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+        super().init_poolmanager(*args, **kwargs)
+        self.poolmanager.pool_classes_by_scheme = _WATCHED_POOLS  # type: ignore[assignment]
+
+    def proxy_manager_for(self, proxy: str, **proxy_kwargs: Any) -> Any:
+        manager = super().proxy_manager_for(proxy, **proxy_kwargs)
+        if type(manager) is urllib3.ProxyManager:  # not SOCKS, whose pools differ
+            manager.pool_classes_by_scheme = _WATCHED_POOLS  # type: ignore[assignment]
+        return manager
 
     def __init__(self, max_retries: Retry) -> None:
         self._per_thread = threading.local()
@@ -760,7 +832,7 @@ class Client:
             timeout = (min(self.timeout[0], remaining), min(self.timeout[1], remaining))
             started = time.monotonic()
             try:
-                with self._adapter.retrying(retry):
+                with self._adapter.retrying(retry), _cut_at(call.ends):
                     response = self._session.request(
                         method,
                         url,

@@ -43,6 +43,7 @@ __all__ = [
     "Seen",
     "cut_mid_body",
     "drip",
+    "drip_head",
     "drop",
     "endless",
     "forward",
@@ -265,6 +266,20 @@ def drip(body: bytes, *, every: float) -> Action:
             ex.wait(every)
 
     action.__name__ = f"drip(every={every})"
+    return action
+
+
+def drip_head(*, every: float) -> Action:
+    """Send the status line, then a header one byte every ``every`` seconds (up to max_hang)."""
+
+    def action(ex: _Exchange) -> None:
+        ex.sock.sendall(b"HTTP/1.1 200 OK\r\nX-Slow: ")
+        ends = time.monotonic() + ex.server.max_hang
+        while not ex.stopping and time.monotonic() < ends:
+            ex.sock.sendall(b"z")
+            ex.wait(every)
+
+    action.__name__ = f"drip_head(every={every})"
     return action
 
 

@@ -16,7 +16,17 @@ import searchkit as sk
 from searchkit.client import DEFAULT_MAX_RESPONSE_BYTES
 
 from .conftest import SHORT_READ, harness_client, index_json
-from .harness import cut_mid_body, drip, endless, gzip_bomb, hang, reply, reset, stall_mid_body
+from .harness import (
+    cut_mid_body,
+    drip,
+    drip_head,
+    endless,
+    gzip_bomb,
+    hang,
+    reply,
+    reset,
+    stall_mid_body,
+)
 
 MiB = 1 << 20
 
@@ -133,6 +143,22 @@ def test_server_dripping_one_byte_at_a_time_is_cut_off_at_the_deadline(server):
     assert info.value.sent is True
     assert 2.0 <= elapsed < 3.0
     assert server.count("GET") == 1  # the deadline is final: no retry
+
+
+@pytest.mark.parametrize("method", ["GET", "POST"])
+def test_server_dripping_its_headers_is_cut_off_at_the_deadline(server, method):
+    server.script(method, then=drip_head(every=0.1))
+    server.script("GET" if method == "POST" else "POST", then=reply(200, []))
+    client = harness_client(server.url, timeout=(0.5, 0.5))
+    started = time.monotonic()
+    with pytest.raises((sk.TransportError, sk.AmbiguousCreateError)) as info:
+        if method == "GET":
+            client.list_indexes()
+        else:
+            client.create_index("docs", region="eu-west-1", type="payg")
+    assert time.monotonic() - started < 3.0
+    assert "the call did not finish within its deadline of 2 s" in str(info.value)
+    assert server.count(method) == 1
 
 
 def test_deadline_is_configurable(server):
