@@ -343,6 +343,34 @@ class _Call:
         return self.ends - time.monotonic()
 
 
+class _Late(Exception):
+    """The call's deadline passed while its body was being read."""
+
+
+class _TooLarge(Exception):
+    """The body grew past the cap."""
+
+
+@contextlib.contextmanager
+def _shutdown_at(sock: socket.socket | None, deadline: float) -> Iterator[None]:
+    """Shut ``sock`` down once ``deadline`` passes, ending any read blocked on it."""
+    if sock is None:
+        yield
+        return
+
+    def cut() -> None:
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
+
+    timer = threading.Timer(max(0.0, deadline - time.monotonic()), cut)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+
+
 class _BodyFault(Exception):
     """Reading a body failed; ``error`` is what to raise, ``cause`` urllib3's error."""
 
@@ -904,45 +932,27 @@ class Client:
         read = getattr(raw, "read1", None) or raw.read  # read1: urllib3 >= 2.3
         sock = _socket_of(response)
         chunks: list[bytes] = []
-        size = 0
         try:
-            while True:
-                remaining = call.remaining()
-                if remaining <= 0:
-                    raise _BodyFault(self._deadline_error(call, method, path, 0))
-                if sock is not None:
-                    # One read waits at most the read timeout, and never past the deadline.
-                    try:
-                        sock.settimeout(min(self.timeout[1], remaining))
-                    except OSError:
-                        sock = None  # closed under us: the body has been read in full
-                data = read(CHUNK, decode_content=False)
-                if not data:
-                    tail = inflater.finish()
-                    if tail:
-                        chunks.append(tail)
-                        size += len(tail)
-                    break
-                for piece in inflater.feed(data):
-                    size += len(piece)
-                    if size > cap:
-                        if error_answer:
-                            chunks.append(piece[: cap - (size - len(piece))])
-                            return b"".join(chunks)
-                        raise _BodyFault(
-                            self._too_large(method, status, f"is larger than {_size(cap)}")
-                        )
-                    chunks.append(piece)
+            with _shutdown_at(sock, call.ends):
+                self._read_chunks(call, read, sock, inflater, chunks, cap, error_answer)
         except zlib.error:
             raise _BodyFault(
                 self._invalid(method, status, f"the body is not valid {encoding} data")
             ) from None
+        except _TooLarge:
+            raise _BodyFault(
+                self._too_large(method, status, f"is larger than {_size(cap)}")
+            ) from None
+        except _Late:
+            raise _BodyFault(self._deadline_error(call, method, path, 0)) from None
         except ReadTimeoutError as exc:
             if call.remaining() <= 0:
                 raise _BodyFault(self._deadline_error(call, method, path, 0)) from None
             what = f"the answer stopped coming for {self.timeout[1]:g} s"
             raise _BodyFault(self._body_transport_error(method, path, what), exc) from None
         except ProtocolError as exc:
+            if call.remaining() <= 0:  # cut at the deadline by _shutdown_at
+                raise _BodyFault(self._deadline_error(call, method, path, 0)) from None
             if any(isinstance(a, IncompleteRead) for a in (*exc.args, exc.__context__)):
                 cut = InvalidResponseError(
                     "the response was cut short (fewer bytes than announced)",
@@ -954,9 +964,52 @@ class Client:
             what = "the connection was reset while the answer was being read"
             raise _BodyFault(self._body_transport_error(method, path, what), exc) from None
         except (Urllib3Error, OSError) as exc:
+            if call.remaining() <= 0:
+                raise _BodyFault(self._deadline_error(call, method, path, 0)) from None
             what = f"reading the answer failed ({type(exc).__name__})"
             raise _BodyFault(self._body_transport_error(method, path, what), exc) from None
         return b"".join(chunks)
+
+    def _read_chunks(
+        self,
+        call: _Call,
+        read: Callable[..., bytes],
+        sock: socket.socket | None,
+        inflater: _Inflater,
+        chunks: list[bytes],
+        cap: int,
+        error_answer: bool,
+    ) -> None:
+        """Append the inflated body to ``chunks``; an error answer is cut at ``cap``."""
+        size = 0
+        while True:
+            remaining = call.remaining()
+            if remaining <= 0:
+                raise _Late
+            if sock is not None:
+                # One read waits at most the read timeout (and _shutdown_at ends any read
+                # still waiting at the deadline).
+                try:
+                    sock.settimeout(min(self.timeout[1], remaining))
+                except OSError:
+                    sock = None  # closed under us: the body has been read in full
+            data = read(CHUNK, decode_content=False)
+            if not data:
+                if call.remaining() <= 0:
+                    raise _Late  # the end may be the deadline's cut, not the body's
+                tail = inflater.finish()
+                if tail:
+                    chunks.append(tail)
+                    size += len(tail)
+                break
+            for piece in inflater.feed(data):
+                size += len(piece)
+                if size > cap:
+                    if error_answer:
+                        chunks.append(piece[: cap - (size - len(piece))])
+                        return
+                    raise _TooLarge
+                chunks.append(piece)
 
     def _too_large(self, method: str, status: int, what: str) -> InvalidResponseError:
         return self._invalid(
