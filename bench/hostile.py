@@ -7,7 +7,8 @@ harness on 127.0.0.1, with the client's default settings unless said:
   ``max_response_bytes`` at 16 MiB, which clients before the cap do not accept);
 - endless: a chunked body that never ends (the subprocess is limited to 3 GiB of address
   space, so a client without a cap ends in MemoryError rather than taking the machine);
-- drip: a 20-byte body sent one byte a second, to a client with timeout (2, 2).
+- drip: a 20-byte body sent one byte a second, to a client with timeout (2, 2);
+- drip-headers: a header sent one byte a second (the server gives up after 120 s).
 
 Run ``python bench/hostile.py``; to measure another version of the package, put it first
 on PYTHONPATH (e.g. an old checkout) and run the same command.
@@ -24,22 +25,23 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SCENARIOS = ("gzip-bomb", "gzip-bomb-cap-16mib", "endless", "drip")
+SCENARIOS = ("gzip-bomb", "gzip-bomb-cap-16mib", "endless", "drip", "drip-headers")
 
 
 def _run(name: str) -> dict[str, object]:
     sys.path.append(str(ROOT))
     import searchkit as sk
-    from tests.faults.harness import FaultServer, drip, endless, gzip_bomb
+    from tests.faults.harness import FaultServer, drip, drip_head, endless, gzip_bomb
 
     action = {
         "gzip-bomb": lambda: gzip_bomb(1 << 30),
         "gzip-bomb-cap-16mib": lambda: gzip_bomb(1 << 30),
         "endless": endless,
         "drip": lambda: drip(b"[" + b" " * 18 + b"]", every=1.0),
+        "drip-headers": lambda: drip_head(every=1.0),
     }[name]()
     options: dict[str, object] = {"username": "u", "password": "p", "max_retries": 0}
-    if name == "drip":
+    if name.startswith("drip"):
         options["timeout"] = (2.0, 2.0)
     if name.endswith("cap-16mib"):
         options["max_response_bytes"] = 16 << 20
