@@ -638,7 +638,8 @@ class Client:
             region: One of ``eu-west-1``, ``us-central1``.
             type: One of ``free``, ``payg``, ``fixed`` (fixed may be refused by the service).
             if_exists: What to do when an index of that name exists: ``"raise"``
-                (IndexExistsError naming it), ``"return"`` (return it, create nothing) or
+                (IndexExistsError naming it), ``"return"`` (return it, whatever its region
+                and type, and create nothing; two of that name raise IndexExistsError) or
                 ``"create"`` (make another on purpose; then nothing is listed first, and a
                 create that meets no failure costs one request).
             reconcile: After an ambiguous failure, list to find the index; with False,
