@@ -17,13 +17,15 @@ from typing import TYPE_CHECKING, Any
 from searchkit._version import __version__
 
 if TYPE_CHECKING:
-    from searchkit.client import Client, connect
+    from searchkit.client import Client
+    from searchkit.connection import connect
     from searchkit.display import limits_summary, limits_table
     from searchkit.emulator import Emulator
     from searchkit.errors import (
         AmbiguousCreateError,
         AuthenticationError,
         ConfigError,
+        IndexExistsError,
         InvalidResponseError,
         NotFoundError,
         PermissionDeniedError,
@@ -55,6 +57,7 @@ _EXPORTS: dict[str, str] = {
     "Client": "searchkit.client",
     "ConfigError": "searchkit.errors",
     "Emulator": "searchkit.emulator",
+    "IndexExistsError": "searchkit.errors",
     "IndexList": "searchkit.models",
     "IndexType": "searchkit.models",
     "InvalidResponseError": "searchkit.errors",
@@ -71,7 +74,7 @@ _EXPORTS: dict[str, str] = {
     "TimestampError": "searchkit.errors",
     "TransportError": "searchkit.errors",
     "ValidationError": "searchkit.errors",
-    "connect": "searchkit.client",
+    "connect": "searchkit.connection",
     "create_index_form": "searchkit.widgets",
     "index_browser": "searchkit.widgets",
     "limits_frame": "searchkit.frames",
@@ -90,6 +93,7 @@ __all__ = [  # noqa: RUF022 - plain sorted(), as tests/test_public_api.py checks
     "Client",
     "ConfigError",
     "Emulator",
+    "IndexExistsError",
     "IndexList",
     "IndexType",
     "InvalidResponseError",

@@ -1,7 +1,8 @@
 """Where credentials and the base URL come from, and the rules they must meet.
 
 Sources, in order: arguments, then the environment (``SEARCHKIT_USERNAME``,
-``SEARCHKIT_PASSWORD``, ``SEARCHKIT_BASE_URL``). A source is taken whole or not at all: a
+``SEARCHKIT_PASSWORD``, ``SEARCHKIT_BASE_URL``, and ``SEARCHKIT_TIMEOUT`` for the default
+timeout). A source is taken whole or not at all: a
 username without a password is an error, never completed from another source. Basic
 credentials travel only over https, except to a loopback host (the emulator).
 """
@@ -20,9 +21,11 @@ from searchkit.errors import ConfigError
 __all__ = [
     "ENV_BASE_URL",
     "ENV_PASSWORD",
+    "ENV_TIMEOUT",
     "ENV_USERNAME",
     "Credentials",
     "is_loopback",
+    "parse_timeout",
     "resolve_base_url",
     "resolve_credentials",
     "validate_base_url",
@@ -31,6 +34,7 @@ __all__ = [
 ENV_USERNAME = "SEARCHKIT_USERNAME"
 ENV_PASSWORD = "SEARCHKIT_PASSWORD"  # noqa: S105 - the variable's name, not a password
 ENV_BASE_URL = "SEARCHKIT_BASE_URL"
+ENV_TIMEOUT = "SEARCHKIT_TIMEOUT"
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -100,7 +104,47 @@ def _checked(credentials: Credentials) -> Credentials:
         c in credentials.password for c in "\r\n"
     ):
         raise ConfigError(f"credentials from {credentials.source} contain a line break")
+    # Sent as UTF-8 (RFC 7617); a lone surrogate has no UTF-8 form. Python's own error
+    # would quote the whole text, password included, so say it without the value.
+    for field, value in (("username", credentials.username), ("password", credentials.password)):
+        if any("\ud800" <= c <= "\udfff" for c in value):
+            raise ConfigError(
+                f"{field} from {credentials.source} contains a lone surrogate character, "
+                "which cannot be sent as UTF-8"
+            )
     return credentials
+
+
+def parse_timeout(
+    text: str | None = None, *, env: Mapping[str, str] | None = None
+) -> float | tuple[float, float] | None:
+    """Return the timeout written in ``text``, else in ``SEARCHKIT_TIMEOUT``, else None.
+
+    Args:
+        text: ``"10"`` (seconds for connect and read) or ``"5,30"`` (connect, read).
+        env: The environment to read (``os.environ`` by default).
+
+    Raises:
+        ConfigError: the text is not one or two positive numbers of seconds.
+    """
+    env = os.environ if env is None else env
+    source = "timeout"
+    if text is None:
+        text = env.get(ENV_TIMEOUT)
+        source = ENV_TIMEOUT
+        if text is None or not text.strip():
+            return None
+    parts = [p.strip() for p in text.split(",")]
+    try:
+        values = [float(p) for p in parts]
+    except ValueError:
+        values = []
+    if len(values) not in (1, 2) or not all(0 < v < float("inf") for v in values):
+        raise ConfigError(
+            f"{source} must be seconds, one number or 'connect,read' (e.g. '10' or '5,30'), "
+            f"got {text!r}"
+        )
+    return values[0] if len(values) == 1 else (values[0], values[1])
 
 
 def resolve_base_url(base_url: str | None = None, *, env: Mapping[str, str] | None = None) -> str:

@@ -5,6 +5,7 @@ The hierarchy::
     SearchKitError
     ├── ConfigError                 bad or half-set credentials / base URL
     ├── ValidationError             (also ValueError) bad input, 400, 422
+    │   └── IndexExistsError        create_index: the name is taken (if_exists="raise")
     ├── TimestampError              (also ValueError) a throughput text that does not parse
     ├── AuthenticationError         401
     ├── PermissionDeniedError       403, e.g. a read-only account creating
@@ -21,14 +22,17 @@ server's ``server_message``; its text never contains a token or a password.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 __all__ = [
     "AmbiguousCreateError",
     "AuthenticationError",
     "ConfigError",
+    "IndexExistsError",
     "InvalidResponseError",
     "NotFoundError",
     "PermissionDeniedError",
@@ -48,32 +52,61 @@ __all__ = [
 MAX_MESSAGE_CHARS = 300
 
 # Values of these keys are masked wherever they show up in text we did not write ourselves.
-_SECRET_KEYS = ("token", "read_only_token", "password", "authorization")
 _SECRET_PAIR = re.compile(
     r"""(?ix)
     (["']?(?:read_only_token|token|password|secret|authorization)["']?\s*[:=]\s*)
     (["']?)(?:Basic\s+)?[^"',\s}]+(["']?)
     """
 )
-_BASIC = re.compile(r"(?i)\bBasic\s+[A-Za-z0-9+/=]{8,}")
+_BASIC = re.compile(r"\bBasic(\s+)([A-Za-z0-9+/]+={0,2})(?![A-Za-z0-9+/=])", re.IGNORECASE)
 
 
-def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
+def _is_credential(encoded: str) -> bool:
+    """Whether ``encoded`` is Basic credentials: base64 of ``user:pass`` text."""
+    try:
+        raw = base64.b64decode(encoded, validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        text = raw.decode("latin-1")
+    return ":" in text and text.isprintable()
+
+
+def _mask_basic(match: re.Match[str]) -> str:
+    if _is_credential(match.group(2)):
+        return f"Basic{match.group(1)}***"
+    return match.group(0)
+
+
+def redact(text: str, secrets: Iterable[object] = ()) -> str:
     """Return ``text`` with known secret values and secret-looking pairs masked.
+
+    Every known secret is masked whatever its length, longest first (so a secret inside
+    another leaves no piece). ``Basic <value>`` is masked only when the value really is
+    Basic credentials (base64 of ``user:pass``), so ordinary words after "Basic" stay.
 
     Args:
         text: Any text that may echo a request or a response.
-        secrets: Exact values to mask wherever they occur (tokens, the password).
+        secrets: Exact values to mask wherever they occur (tokens, the password); a
+            ``Secret`` object is read through its ``get_secret_value()``.
 
     Returns:
         The text with each secret replaced by ``***``.
     """
-    for secret in secrets:
-        # Very short values would mask ordinary words; real secrets are long.
-        if secret and len(secret) >= 4:
-            text = text.replace(secret, "***")
-    text = _BASIC.sub("Basic ***", text)
+    values = {_secret_text(s) for s in secrets}
+    for secret in sorted((v for v in values if v), key=len, reverse=True):
+        text = text.replace(secret, "***")
+    text = _BASIC.sub(_mask_basic, text)
     return _SECRET_PAIR.sub(r"\1\2***\3", text)
+
+
+def _secret_text(secret: object) -> str:
+    if secret is None:
+        return ""
+    value = getattr(secret, "get_secret_value", None)
+    return str(value() if callable(value) else secret)
 
 
 class SearchKitError(Exception):
@@ -121,7 +154,8 @@ class SearchKitError(Exception):
             prefix = f"{self.operation} ({exchange})"
         else:
             prefix = self.operation or exchange
-        return f"{prefix}: {self.message}" if prefix else self.message
+        text = f"{self.message}{self._after_retries()}"
+        return f"{prefix}: {text}" if prefix else text
 
     @property
     def reason(self) -> str:
@@ -167,6 +201,37 @@ class ValidationError(SearchKitError, ValueError):
         if self.status is None:
             return _sentence(self.message)  # the client's own check: nothing was sent
         return _sentence(f"The service refused to {self._what()}: {self.reason}")
+
+
+class IndexExistsError(ValidationError):
+    """An index of that name exists, so ``create_index(if_exists="raise")`` made nothing.
+
+    ``existing`` holds the indexes of that name (SearchIndex objects).
+    """
+
+    def __init__(self, name: str, existing: Sequence[Any], *, choosing: bool = False) -> None:
+        described = "; ".join(
+            f"id {getattr(i, 'id', None)}, region {_text(getattr(i, 'region', None))}, "
+            f"type {_text(getattr(i, 'type', None))}"
+            for i in existing
+        )
+        if choosing:
+            message = (
+                f"{len(existing)} indexes named {name!r} exist ({described}), so "
+                "if_exists='return' cannot choose one; pick one by id from list_indexes()"
+            )
+        else:
+            message = (
+                f"an index named {name!r} already exists ({described}); nothing was created. "
+                "Pass if_exists='return' to get it, or if_exists='create' to make another"
+            )
+        super().__init__(message)
+        self.name = name
+        self.existing = tuple(existing)
+
+
+def _text(value: object) -> str:
+    return str(getattr(value, "value", value))
 
 
 class TimestampError(SearchKitError, ValueError):
@@ -257,9 +322,13 @@ class AmbiguousCreateError(SearchKitError):
     def describe(self) -> str:
         cause = self.__cause__
         why = f" ({cause.reason})" if isinstance(cause, SearchKitError) else ""
-        what = self.operation or "the create"
+        operation = self.operation or ""
+        if operation.startswith("create index "):
+            what = f"index {operation.removeprefix('create index ')} was created"
+        else:
+            what = f"{operation or 'the create'} succeeded"
         return _sentence(
-            f"The service did not confirm whether {what} succeeded{why}: refresh the list "
+            f"The service did not confirm whether {what}{why}: refresh the list "
             "of indexes before trying again"
         )
 

@@ -19,7 +19,12 @@ FIXED_CLOCK = dt.datetime(2026, 11, 20, 12, 0, tzinfo=dt.timezone.utc)
 @pytest.fixture(autouse=True)
 def _no_searchkit_environment(monkeypatch):
     # A developer's real credentials must never leak into (or steer) a test.
-    for name in ("SEARCHKIT_BASE_URL", "SEARCHKIT_USERNAME", "SEARCHKIT_PASSWORD"):
+    for name in (
+        "SEARCHKIT_BASE_URL",
+        "SEARCHKIT_USERNAME",
+        "SEARCHKIT_PASSWORD",
+        "SEARCHKIT_TIMEOUT",
+    ):
         monkeypatch.delenv(name, raising=False)
 
 

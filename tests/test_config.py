@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 
 from searchkit import ConfigError
-from searchkit.config import is_loopback, resolve_base_url, resolve_credentials, validate_base_url
+from searchkit.config import (
+    is_loopback,
+    parse_timeout,
+    resolve_base_url,
+    resolve_credentials,
+    validate_base_url,
+)
 
 
 def test_arguments_win_over_environment():
@@ -112,3 +118,23 @@ def test_base_url_from_environment_and_missing():
 )
 def test_is_loopback(host, expected):
     assert is_loopback(host) is expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"), [("10", 10.0), ("5,30", (5.0, 30.0)), (" 1.5 , 2 ", (1.5, 2.0))]
+)
+def test_timeout_text_is_one_number_or_a_connect_read_pair(text, expected):
+    assert parse_timeout(text) == expected
+    assert parse_timeout(env={"SEARCHKIT_TIMEOUT": text}) == expected
+
+
+def test_no_timeout_in_the_environment_is_none():
+    assert parse_timeout(env={}) is None
+    assert parse_timeout(env={"SEARCHKIT_TIMEOUT": "  "}) is None
+
+
+@pytest.mark.parametrize("text", ["soon", "0", "-3", "nan", "inf", "1,2,3", "1,,2"])
+def test_bad_timeout_text_names_the_source(text):
+    with pytest.raises(ConfigError, match=r"^SEARCHKIT_TIMEOUT must be seconds") as info:
+        parse_timeout(env={"SEARCHKIT_TIMEOUT": text})
+    assert "e.g. '10' or '5,30'" in str(info.value)

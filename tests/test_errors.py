@@ -89,7 +89,7 @@ def test_str_composes_operation_and_exchange_from_fields():
         retries=2,
     )
     assert exc.message == "down"
-    assert str(exc) == "create index 'docs' (GET /v2/search -> 503): down"
+    assert str(exc) == "create index 'docs' (GET /v2/search -> 503): down after 2 retries"
 
 
 def test_describe_failure_says_operation_retries_and_that_nothing_was_created():
@@ -120,3 +120,45 @@ def test_describe_failure_of_a_transport_error_names_the_address():
 
 def test_describe_failure_of_a_foreign_exception_masks_secrets():
     assert describe_failure(KeyError("token=abcdefgh123")) == "Unexpected KeyError: 'token=***'."
+
+
+@pytest.mark.parametrize("secret", ["a", "xy", "k3y", "long-secret-value"])
+def test_redact_masks_known_secrets_of_any_length(secret):
+    # A one-letter password is masked wherever it occurs: safety over readability.
+    assert redact(f"<{secret}>", [secret]) == "<***>"
+
+
+def test_redact_masks_the_longer_secret_first_so_no_piece_is_left():
+    assert redact("token abcdef", ["abc", "abcdef"]) == "token ***"
+
+
+def test_redact_reads_secret_objects_through_get_secret_value():
+    class Secret:
+        def get_secret_value(self):
+            return "hidden-value"
+
+        def __str__(self):
+            return "**********"
+
+    assert redact("got hidden-value", [Secret()]) == "got ***"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "HTTP Basic credentials required",
+        "use Basic auth",
+        "Basic authentication failed",
+        "Basic abcd",  # valid base64, but not user:pass
+    ],
+)
+def test_redact_leaves_words_after_basic_alone(text):
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize("pair", [b"a:b", b"user:pass", "émilie:mot-€".encode()])
+def test_redact_masks_real_basic_credentials_of_any_length(pair):
+    import base64
+
+    encoded = base64.b64encode(pair).decode()
+    assert redact(f"sent Basic {encoded}.") == "sent Basic ***."

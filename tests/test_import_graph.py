@@ -152,9 +152,6 @@ def test_the_package_has_no_import_circle():
 DEFERRED_CIRCLES = [
     # datapath/widgets: SearchIndex._repr_html_ -> display -> frames -> models.
     ["searchkit.display", "searchkit.frames", "searchkit.models"],
-    # client: connect() starts an Emulator, Emulator.client() builds a Client; goes when
-    # connect() moves to searchkit/connection.py.
-    ["searchkit.client", "searchkit.emulator", "searchkit.emulator.server"],
 ]
 
 

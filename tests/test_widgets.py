@@ -20,6 +20,7 @@ import pytest
 
 from searchkit.client import Client
 from searchkit.errors import (
+    IndexExistsError,
     PermissionDeniedError,
     TransportError,
     ValidationError,
@@ -257,10 +258,18 @@ def test_changing_a_field_allows_another_create(form, emulator):
     form.fill("second")
     assert not part(form, "sk-create-button").disabled
     click(form)
-    form.fill(region="us-central1")
+    assert stored_names(emulator) == ["first", "second"]
+
+
+def test_a_name_that_exists_is_refused_and_named(form, emulator):
+    form.fill("second")
     click(form)
-    assert stored_names(emulator).count("first") == 1
-    assert stored_names(emulator).count("second") == 2
+    form.fill(region="us-central1")
+    assert not part(form, "sk-create-button").disabled
+    click(form)
+    assert stored_names(emulator).count("second") == 1
+    assert isinstance(form.error, IndexExistsError)
+    assert "second" in form.message and "already" in form.message
 
 
 def test_clicks_from_many_threads_create_one_index(form, emulator):
@@ -276,11 +285,6 @@ def test_clicks_from_many_threads_create_one_index(form, emulator):
     assert stored_names(emulator).count("race") == 1
 
 
-@pytest.mark.xfail(
-    reason="the form sends the name as typed; Client.create_index still strips it (issue 9.8, "
-    "the client's part)",
-    strict=False,
-)
 def test_the_name_is_sent_as_typed(form, emulator):
     form.fill(" padded ").submit()
     assert stored_names(emulator) == [" padded "]

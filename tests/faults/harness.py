@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import email.utils
+import functools
 import http.client
 import json
 import socket
@@ -31,6 +32,7 @@ import socketserver
 import struct
 import threading
 import time
+import zlib
 from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import urlsplit
@@ -39,14 +41,20 @@ __all__ = [
     "Action",
     "FaultServer",
     "Seen",
+    "cut_mid_body",
+    "drip",
+    "drip_head",
     "drop",
+    "endless",
     "forward",
+    "gzip_bomb",
     "hang",
     "http_date",
     "refused_port",
     "reply",
     "reset",
     "slow",
+    "stall_mid_body",
     "truncated",
 ]
 
@@ -89,6 +97,23 @@ class _Exchange:
         }
         lines += [f"{k}: {v}" for k, v in head.items()]
         self.sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body)
+
+    def send_head(self, status: int, headers: dict[str, str]) -> None:
+        """Send only the status line and headers; the action writes the body itself."""
+        reason = http.client.responses.get(status, "Unknown")
+        lines = [f"HTTP/1.1 {status} {reason}", "Connection: close"]
+        lines += [f"{k}: {v}" for k, v in headers.items()]
+        self.sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+
+    def rst(self) -> None:
+        """Reset the connection (RST instead of a clean FIN)."""
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        self.rfile.close()
+        self.sock.close()
+
+    @property
+    def stopping(self) -> bool:
+        return self.server._stopping.is_set()
 
     def wait(self, seconds: float) -> None:
         """Sleep up to ``seconds``, less if the server is stopping."""
@@ -173,6 +198,115 @@ def reset(*, before_body: bool = False) -> Action:
 
     action.__name__ = f"reset(before_body={before_body})"
     action.reads_body = not before_body  # type: ignore[attr-defined]
+    return action
+
+
+def endless(piece: bytes = b"[" + b" " * 65535, *, status: int = 200) -> Action:
+    """Answer ``status`` with a chunked body that never ends (until the client hangs up).
+
+    Every piece after the first is whitespace, so the body is the start of valid JSON
+    however much of it is read. Bounded by ``max_hang`` seconds.
+    """
+
+    def action(ex: _Exchange) -> None:
+        ex.send_head(status, {"Content-Type": "application/json", "Transfer-Encoding": "chunked"})
+        filler = b" " * len(piece)
+        ends = time.monotonic() + ex.server.max_hang
+        first = True
+        while not ex.stopping and time.monotonic() < ends:
+            data = piece if first else filler
+            first = False
+            ex.sock.sendall(b"%x\r\n%s\r\n" % (len(data), data))
+
+    action.__name__ = f"endless(status={status})"
+    return action
+
+
+@functools.lru_cache(maxsize=4)
+def _gzip_of_json_spaces(inflated: int) -> bytes:
+    """gzip of ``[`` + spaces + ``]``, ``inflated`` bytes in all: valid JSON, tiny on the wire.
+
+    Built from one compressed MiB of spaces repeated as gzip members (RFC 1952 allows a
+    file of several members), so even 1 GiB costs no time to make: about 1 MiB is sent.
+    """
+
+    def member(data: bytes) -> bytes:
+        packer = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+        return packer.compress(data) + packer.flush()
+
+    block = 1 << 20
+    whole, rest = divmod(inflated - 2, block)
+    parts = [member(b"["), member(b" " * block) * whole]
+    if rest:
+        parts.append(member(b" " * rest))
+    parts.append(member(b"]"))
+    return b"".join(parts)
+
+
+def gzip_bomb(inflated: int = 1 << 30) -> Action:
+    """Answer 200 with a gzip body that inflates to ``inflated`` bytes (1 GiB: ~1 MiB sent)."""
+
+    def action(ex: _Exchange) -> None:
+        body = _gzip_of_json_spaces(inflated)
+        ex.send(200, body, {"Content-Type": "application/json", "Content-Encoding": "gzip"})
+
+    action.__name__ = f"gzip_bomb({inflated})"
+    return action
+
+
+def drip(body: bytes, *, every: float) -> Action:
+    """Announce ``body`` whole, then send it one byte every ``every`` seconds."""
+
+    def action(ex: _Exchange) -> None:
+        ex.send_head(200, {"Content-Type": "application/json", "Content-Length": str(len(body))})
+        for i in range(len(body)):
+            if ex.stopping:
+                return
+            ex.sock.sendall(body[i : i + 1])
+            ex.wait(every)
+
+    action.__name__ = f"drip(every={every})"
+    return action
+
+
+def drip_head(*, every: float) -> Action:
+    """Send the status line, then a header one byte every ``every`` seconds (up to max_hang)."""
+
+    def action(ex: _Exchange) -> None:
+        ex.sock.sendall(b"HTTP/1.1 200 OK\r\nX-Slow: ")
+        ends = time.monotonic() + ex.server.max_hang
+        while not ex.stopping and time.monotonic() < ends:
+            ex.sock.sendall(b"z")
+            ex.wait(every)
+
+    action.__name__ = f"drip_head(every={every})"
+    return action
+
+
+def cut_mid_body(body: object, *, after: int = 10) -> Action:
+    """Announce the whole body, send its first ``after`` bytes, then reset the connection."""
+    data, content_type = _encode(body)
+
+    def action(ex: _Exchange) -> None:
+        ex.send_head(200, {"Content-Type": content_type, "Content-Length": str(len(data))})
+        ex.sock.sendall(data[:after])
+        time.sleep(0.05)  # let the client read the head and the first bytes
+        ex.rst()
+
+    action.__name__ = f"cut_mid_body(after={after})"
+    return action
+
+
+def stall_mid_body(body: object, *, after: int = 10) -> Action:
+    """Announce the whole body, send its first ``after`` bytes, then send nothing more."""
+    data, content_type = _encode(body)
+
+    def action(ex: _Exchange) -> None:
+        ex.send_head(200, {"Content-Type": content_type, "Content-Length": str(len(data))})
+        ex.sock.sendall(data[:after])
+        ex.wait(ex.server.max_hang)
+
+    action.__name__ = f"stall_mid_body(after={after})"
     return action
 
 

@@ -8,6 +8,7 @@ import pytest
 
 import searchkit as sk
 from searchkit.emulator import Emulator
+from searchkit.errors import IndexExistsError
 
 from .conftest import PASSWORD, SHORT_READ, USERNAME, harness_client, stored_names
 from .harness import FaultServer, drop, forward, hang, refused_port, reply, reset
@@ -36,13 +37,77 @@ def test_create_whose_answer_is_lost_returns_the_index_it_created(proxy, service
     assert index.token == stored["token"]
 
 
-def test_reconciling_skips_an_older_index_of_the_same_name(proxy, proxied, service):
+def test_existing_name_is_refused_by_default_naming_the_index_and_creating_nothing(
+    proxy, proxied, service
+):
     older = proxied.create_index("docs", **CREATE)
-    proxy.script("POST", forward(then=drop()))
-    newer = proxied.create_index("docs", **CREATE)
-    assert newer.id != older.id
+    with pytest.raises(IndexExistsError) as info:
+        proxied.create_index("docs", region="us-central1", type="free")
+    assert str(info.value) == (
+        f"create index 'docs': an index named 'docs' already exists (id {older.id}, region "
+        "eu-west-1, type payg); nothing was created. Pass if_exists='return' to get it, or "
+        "if_exists='create' to make another"
+    )
+    assert info.value.existing == (older,)
+    assert isinstance(info.value, sk.ValidationError)
+    assert proxy.count("POST") == 1  # the first create only
+    assert stored_names(service) == ["docs"]
+
+
+def test_if_exists_return_gives_back_the_existing_index_without_a_post(proxy, proxied, service):
+    older = proxied.create_index("docs", **CREATE)
+    again = proxied.create_index("docs", if_exists="return", **CREATE)
+    assert again == older
+    assert (proxy.count("GET"), proxy.count("POST")) == (2, 1)
+    assert stored_names(service) == ["docs"]
+
+
+def test_if_exists_return_with_two_of_that_name_refuses_to_choose(proxy, proxied, service):
+    a = proxied.create_index("docs", **CREATE)
+    b = proxied.create_index("docs", if_exists="create", **CREATE)
+    with pytest.raises(IndexExistsError, match="2 indexes named 'docs' exist") as info:
+        proxied.create_index("docs", if_exists="return", **CREATE)
+    assert {i.id for i in info.value.existing} == {a.id, b.id}
+    assert proxy.count("POST") == 2
+
+
+def test_if_exists_create_makes_a_duplicate_with_exactly_one_request(proxy, proxied, service):
+    proxied.create_index("docs", **CREATE)
+    before = proxy.count()
+    second = proxied.create_index("docs", if_exists="create", **CREATE)
+    assert proxy.count() - before == 1
+    assert proxy.seen()[-1].method == "POST"
     assert stored_names(service) == ["docs", "docs"]
-    assert proxy.count("POST") == 2  # one per call
+    assert second.name == "docs"
+
+
+def test_if_exists_create_reconciles_a_lost_answer_by_name_and_creation_time(
+    proxy, proxied, service
+):
+    proxy.script("POST", forward(then=drop()))
+    index = proxied.create_index("docs", if_exists="create", **CREATE)
+    (stored,) = service.store.list_indexes(service.account)
+    assert index.id == stored["id"]
+    assert (proxy.count("POST"), proxy.count("GET")) == (1, 1)  # the list after, only
+
+
+def test_if_exists_create_cannot_tell_its_index_from_a_recent_one_of_the_same_name(
+    proxy, proxied, service
+):
+    # Without a list made first, an index of that name created moments before is inside
+    # the creation-time window too: the client must say it cannot tell, not guess.
+    proxied.create_index("docs", **CREATE)
+    proxy.script("POST", forward(then=drop()))
+    with pytest.raises(sk.AmbiguousCreateError, match="2 indexes of that name created within"):
+        proxied.create_index("docs", if_exists="create", **CREATE)
+    assert proxy.count("POST") == 2  # one per call, never re-sent
+    assert stored_names(service) == ["docs", "docs"]
+
+
+def test_bad_if_exists_is_refused_before_any_request(proxy, proxied):
+    with pytest.raises(sk.ValidationError, match="if_exists must be 'raise', 'return' or"):
+        proxied.create_index("docs", if_exists="replace", **CREATE)  # type: ignore[arg-type]
+    assert proxy.count() == 0
 
 
 def test_lost_answer_with_a_failing_list_is_ambiguous_and_not_repeated(proxy, proxied, service):
@@ -53,11 +118,11 @@ def test_lost_answer_with_a_failing_list_is_ambiguous_and_not_repeated(proxy, pr
     assert proxy.count("POST") == 1
     assert stored_names(service) == ["docs"]
     assert str(info.value) == (
-        "POST /v2/search: creating index 'docs' failed after the request was sent "
+        "create index 'docs' (POST /v2/search): the request was sent, then failed "
         "(POST /v2/search to "
         f"{proxy.url}: the connection was reset or closed before an answer), and listing to "
-        "check also failed (GET /v2/search -> 503: down); it may or may not exist: list the "
-        "indexes before trying again"
+        "check also failed (GET /v2/search -> 503: down after 2 retries); the index may or "
+        "may not exist: list the indexes before trying again"
     )
 
 
@@ -65,7 +130,7 @@ def test_lost_answer_without_reconciling_is_ambiguous_at_once(proxy, service):
     proxy.script("POST", forward(then=hang()))
     client = harness_client(proxy.url, timeout=SHORT_READ)
     with pytest.raises(sk.AmbiguousCreateError, match=r"no answer within 0\.5 s"):
-        client.create_index("docs", reconcile=False, **CREATE)
+        client.create_index("docs", reconcile=False, if_exists="create", **CREATE)
     assert (proxy.count("POST"), proxy.count("GET")) == (1, 0)
     assert stored_names(service) == ["docs"]
 
@@ -96,7 +161,10 @@ def test_a_second_new_index_of_the_same_name_makes_the_create_ambiguous(proxy, p
 
 def test_server_error_on_create_without_a_new_index_is_server_error(proxy, proxied, service):
     proxy.script("POST", reply(500, {"error": "database unavailable"}))
-    with pytest.raises(sk.ServerError, match=r"POST /v2/search -> 500: database unavailable"):
+    with pytest.raises(
+        sk.ServerError,
+        match=r"^create index \'docs\' \(POST /v2/search -> 500\): database unavailable$",
+    ):
         proxied.create_index("docs", **CREATE)
     assert proxy.count("POST") == 1
     assert proxy.count("GET") == 2  # before and after: nothing new, so really not created
@@ -107,7 +175,7 @@ def test_create_refused_before_sending_is_safe_to_repeat(service):
     with refused_port() as port:
         client = harness_client(f"http://127.0.0.1:{port}")
         with pytest.raises(sk.TransportError) as info:
-            client.create_index("docs", reconcile=False, **CREATE)
+            client.create_index("docs", reconcile=False, if_exists="create", **CREATE)
     assert info.value.sent is False
     assert info.value.method == "POST"
     assert stored_names(service) == []
@@ -137,17 +205,55 @@ def skewed_proxy():
 
 
 @pytest.mark.parametrize(
+    ("if_exists", "listed"),
+    [("raise", "1 new index(es) of that name are"), ("create", "1 index(es) of that name are")],
+)
+@pytest.mark.parametrize(
     "lost", [drop(), reply(502, "<html>Bad Gateway</html>")], ids=["dropped", "502"]
 )
 def test_lost_create_on_a_service_with_a_distant_clock_is_ambiguous_not_a_failure(
-    skewed_proxy, lost
+    skewed_proxy, lost, if_exists, listed
 ):
     # The index was created, but its creation_time cannot prove it is this call's. Saying
     # "failed" here would invite a retry and a second index.
     proxy, emulator = skewed_proxy
     proxy.script("POST", forward(then=lost))
     with pytest.raises(sk.AmbiguousCreateError) as info:
-        harness_client(proxy.url).create_index("docs", **CREATE)
-    assert "1 new index(es) of that name are listed, but with a creation_time" in str(info.value)
+        harness_client(proxy.url).create_index("docs", if_exists=if_exists, **CREATE)
+    assert (
+        f"{listed} listed, but none with a creation_time within 300 s of this call "
+        "(do the clocks differ?)"
+    ) in str(info.value)
     assert proxy.count("POST") == 1
     assert stored_names(emulator) == ["docs"]
+
+
+def test_create_whose_reconciling_list_times_out_names_the_create(proxy, service):
+    # Before, the error named "GET /v2/search", an operation the user never asked for.
+    proxy.script("POST", forward(then=hang()))
+    proxy.script("GET", forward(), then=hang())
+    client = harness_client(proxy.url, timeout=SHORT_READ, max_retries=0)
+    with pytest.raises(sk.AmbiguousCreateError) as info:
+        client.create_index("docs", **CREATE)
+    assert info.value.operation == "create index 'docs'"
+    assert str(info.value).startswith("create index 'docs' (POST /v2/search): the request was")
+    assert "listing to check also failed (GET /v2/search to" in str(info.value)
+    assert sk.errors.describe_failure(info.value).startswith(
+        "The service did not confirm whether index 'docs' was created (no answer within 0.5 s)"
+    )
+
+
+def test_create_whose_first_list_fails_names_the_create_and_that_nothing_was_created(
+    proxy, service
+):
+    proxy.script("GET", then=reply(503, {"error": "maintenance"}))
+    with pytest.raises(sk.ServerError) as info:
+        harness_client(proxy.url).create_index("docs", **CREATE)
+    assert str(info.value) == (
+        "create index 'docs' (GET /v2/search -> 503): maintenance after 2 retries"
+    )
+    assert sk.errors.describe_failure(info.value) == (
+        "The service failed to create index 'docs' after 2 retries (HTTP 503: maintenance); "
+        "nothing was created."
+    )
+    assert proxy.count("POST") == 0

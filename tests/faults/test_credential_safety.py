@@ -279,3 +279,103 @@ def test_token_straddling_the_cut_of_a_non_json_snippet_leaves_no_prefix(server,
     with pytest.raises(sk.InvalidResponseError) as info:
         client.list_indexes()
     assert TOKEN[:6] not in full_text(info.value)
+
+
+# -- non-ASCII credentials (issue 11, item 3) ----------------------------------------------
+
+UNICODE_PASSWORDS = {
+    "accents": "mot-de-passe-éèçà",
+    "euro": "prix-100€-secret",
+    "emoji": "clé-🔑-emoji-😀",
+    "cjk": "パスワード-秘密",
+}
+
+
+@pytest.mark.parametrize("password", UNICODE_PASSWORDS.values(), ids=UNICODE_PASSWORDS.keys())
+def test_basic_credentials_are_sent_as_utf8(server, password):
+    # RFC 7617: the charset is UTF-8. Before, requests sent Latin-1 (or raised a
+    # UnicodeEncodeError whose repr held the whole password).
+    server.script("GET", then=reply(200, []))
+    with harness_client(server.url, password=password) as client:
+        assert client.list_indexes().names() == []
+    (seen,) = server.seen("GET")
+    assert seen.header("Authorization") == basic_header(USERNAME, password)
+    encoded = seen.header("Authorization").removeprefix("Basic ")
+    assert base64.b64decode(encoded).decode("utf-8") == f"{USERNAME}:{password}"
+
+
+@pytest.mark.parametrize("password", UNICODE_PASSWORDS.values(), ids=UNICODE_PASSWORDS.keys())
+def test_unicode_password_works_end_to_end_against_the_emulator(password):
+    from searchkit.emulator import Emulator
+
+    with Emulator(users=[("émilie", password)]) as emulator:
+        with emulator.client(timeout=5, max_retries=0) as client:
+            index = client.create_index("docs", region="eu-west-1", type="payg")
+            assert client.list_indexes().names() == ["docs"]
+        with (
+            sk.Client(
+                username="émilie", password=password + "x", base_url=emulator.url, max_retries=0
+            ) as wrong,
+            pytest.raises(sk.AuthenticationError) as info,
+        ):
+            wrong.list_indexes()
+    assert index.name == "docs"
+    assert password not in full_text(info.value)
+
+
+def test_refused_unicode_password_shows_no_part_of_it(server):
+    password = "€-only-mine-🔑"
+    server.script("GET", then=reply(401, {"error": f"bad password {password}"}))
+    with pytest.raises(sk.AuthenticationError) as info:
+        harness_client(server.url, password=password).list_indexes()
+    assert password not in full_text(info.value)
+    assert "bad password ***" in str(info.value)
+
+
+def test_password_that_cannot_be_utf8_is_a_config_error_without_the_password():
+    password = "lone-\ud800-surrogate-secret"
+    with pytest.raises(sk.ConfigError) as info:
+        sk.Client(username=USERNAME, password=password, base_url="http://127.0.0.1:1")
+    assert str(info.value) == (
+        "password from arguments contains a lone surrogate character, which cannot be sent as UTF-8"
+    )
+    assert "surrogate-secret" not in full_text(info.value)
+
+
+# -- secrets of any length are masked (issue 11, item 10) ----------------------------------
+
+
+@pytest.mark.parametrize("password", ["Zq", "Zq7", "%"], ids=["2-chars", "3-chars", "1-char"])
+def test_short_password_echoed_in_an_error_is_masked(server, password):
+    server.script("GET", then=reply(403, {"error": f"user was Zq-less; you sent {password}!"}))
+    with pytest.raises(sk.PermissionDeniedError) as info:
+        harness_client(server.url, password=password).list_indexes()
+    assert password not in info.value.server_message.replace("***", "")
+    assert info.value.server_message.endswith("you sent ***!")
+
+
+def test_short_basic_credentials_echoed_are_masked(server):
+    short = base64.b64encode(b"a:b").decode()  # "YTpi": four characters
+    server.script("GET", then=reply(400, {"error": f"bad header Basic {short} given"}))
+    with pytest.raises(sk.ValidationError) as info:
+        harness_client(server.url).list_indexes()
+    assert info.value.server_message == "bad header Basic *** given"
+
+
+def test_words_after_basic_are_not_mistaken_for_credentials(server):
+    server.script("GET", then=reply(401, {"error": "HTTP Basic credentials required"}))
+    with pytest.raises(sk.AuthenticationError) as info:
+        harness_client(server.url).list_indexes()
+    assert info.value.server_message == "HTTP Basic credentials required"
+
+
+def test_a_one_letter_password_masks_the_service_words_but_never_the_clients_own(server):
+    # Masking every known secret must not garble what the client itself says.
+    server.script("GET", then=reply(200, b"[" + b" " * 100 + b"]"))
+    with pytest.raises(sk.InvalidResponseError) as info:
+        harness_client(server.url, password="p", max_response_bytes=50).list_indexes()
+    assert str(info.value).endswith("over the limit of max_response_bytes=50 (50 bytes)")
+    server.script("GET", then=reply(200, "<p>oops: p</p>"))
+    with pytest.raises(sk.InvalidResponseError) as info:
+        harness_client(server.url, password="p").list_indexes()
+    assert str(info.value).endswith("the body is not JSON (starts with '<***>oo***s: ***</***>')")

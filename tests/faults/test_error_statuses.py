@@ -29,7 +29,9 @@ def test_client_error_on_list_is_typed_not_retried_and_shows_the_message(
     assert server.count() == 1
     assert (info.value.status, info.value.method, info.value.path) == (status, "GET", "/v2/search")
     assert info.value.server_message == f"refused with {status}"
-    assert str(info.value).startswith(f"GET /v2/search -> {status}: refused with {status}")
+    assert str(info.value).startswith(
+        f"list indexes (GET /v2/search -> {status}): refused with {status}"
+    )
 
 
 @pytest.mark.parametrize(("status", "error"), STATUS_ERRORS)
@@ -41,7 +43,9 @@ def test_client_error_on_create_is_typed_and_sent_once(server, client, status, e
     assert type(info.value) is error
     assert server.count("POST") == 1
     assert server.count("GET") == 1  # the list before; a 4xx is not ambiguous
-    assert str(info.value).startswith(f"POST /v2/search -> {status}: refused with {status}")
+    assert str(info.value).startswith(
+        f"create index 'docs' (POST /v2/search -> {status}): refused with {status}"
+    )
 
 
 def test_authentication_error_names_the_user_and_where_the_credentials_came_from(server, client):
@@ -52,8 +56,8 @@ def test_authentication_error_names_the_user_and_where_the_credentials_came_from
     with pytest.raises(sk.AuthenticationError) as info:
         client.list_indexes()
     assert str(info.value) == (
-        "GET /v2/search -> 401: bad credentials (the service refused user 'fault-tester'; "
-        "credentials from the username=/password= arguments)"
+        "list indexes (GET /v2/search -> 401): bad credentials (the service refused user "
+        "'fault-tester'; credentials from the username=/password= arguments)"
     )
 
 
@@ -92,7 +96,7 @@ def test_error_message_is_taken_from_error_then_message_then_the_body(
     with pytest.raises(sk.ValidationError) as info:
         client.list_indexes()
     assert info.value.server_message == message
-    assert str(info.value) == f"GET /v2/search -> 400: {message}"
+    assert str(info.value) == f"list indexes (GET /v2/search -> 400): {message}"
 
 
 @pytest.mark.parametrize("body", [{"error": HUGE}, HUGE], ids=["json", "text"])

@@ -33,16 +33,23 @@ def test_list_answered_with_the_wrong_body_is_invalid_response(server, client, b
     server.script("GET", then=reply(200, payload))
     with pytest.raises(sk.InvalidResponseError) as info:
         client.list_indexes()
-    assert str(info.value) == f"GET /v2/search -> 200: unexpected response from the service: {what}"
+    assert (
+        str(info.value)
+        == f"list indexes (GET /v2/search -> 200): unexpected response from the service: {what}"
+    )
     assert server.count() == 1
 
 
-def test_list_cut_short_is_invalid_response(server, client):
+def test_list_cut_short_every_time_is_retried_then_invalid_response(server, client):
     server.script("GET", then=truncated(200, [index_json("docs")], missing=100))
-    with pytest.raises(
-        sk.InvalidResponseError, match=r"GET /v2/search: the response was cut short"
-    ):
+    with pytest.raises(sk.InvalidResponseError) as info:
         client.list_indexes()
+    assert server.count("GET") == 3  # the first try and max_retries=2 retries
+    assert info.value.retries == 2
+    assert str(info.value) == (
+        "list indexes (GET /v2/search -> 200): the response was cut short "
+        "(fewer bytes than announced) after 2 retries"
+    )
 
 
 def test_create_answered_with_an_array_is_invalid_response_once_reconciling_finds_none(

@@ -40,8 +40,8 @@ def test_refused_connection_is_retried_with_backoff_then_transport_error(connect
     assert info.value.sent is False
     assert info.value.method == "GET" and info.value.path == "/v2/search"
     assert str(info.value) == (
-        f"GET /v2/search to http://127.0.0.1:{port}: connection refused or host unreachable "
-        "after 3 retries"
+        f"list indexes (GET /v2/search to http://127.0.0.1:{port}): connection refused or "
+        "host unreachable after 3 retries"
     )
 
 
@@ -74,13 +74,13 @@ def test_service_unavailable_forever_is_server_error_after_the_bounded_attempts(
         client.list_indexes()
     assert server.count("GET") == 3  # the first try and max_retries=2 retries
     assert info.value.status == 503
-    assert str(info.value) == "GET /v2/search -> 503: maintenance"
+    assert str(info.value) == "list indexes (GET /v2/search -> 503): maintenance after 2 retries"
 
 
 def test_internal_server_error_is_not_retried(server, client):
     # 500 says the service broke, not that it is briefly away: repeating would not help.
     server.script("GET", then=reply(500, {"error": "boom"}))
-    with pytest.raises(sk.ServerError, match="GET /v2/search -> 500: boom"):
+    with pytest.raises(sk.ServerError, match=r"^list indexes \(GET /v2/search -> 500\): boom$"):
         client.list_indexes()
     assert server.count("GET") == 1
 
@@ -117,3 +117,29 @@ def test_answer_slower_than_the_read_timeout_is_abandoned_and_the_list_retried(s
     client = harness_client(server.url, timeout=SHORT_READ)
     assert client.list_indexes().names() == ["docs"]
     assert server.count("GET") == 2
+
+
+def test_error_reports_the_retries_actually_made_when_the_budget_ends_them(connect_attempts):
+    # Before, the text said "after 50 retries" (the setting) whatever was really done.
+    with refused_port() as port:
+        client = harness_client(
+            f"http://127.0.0.1:{port}", max_retries=50, backoff_factor=0.05, retry_budget=0.4
+        )
+        with pytest.raises(sk.TransportError) as info:
+            client.list_indexes()
+    made = len(connect_attempts) - 1
+    assert 1 <= made < 50
+    assert info.value.retries == made
+    assert str(info.value).endswith(f"connection refused or host unreachable after {made} retries")
+
+
+def test_error_after_one_retry_says_one_retry(server, client):
+    server.script("GET", reply(503, {"error": "busy"}), then=reply(500, {"error": "broken"}))
+    with pytest.raises(sk.ServerError) as info:
+        client.list_indexes()
+    assert server.count("GET") == 2
+    assert info.value.retries == 1
+    assert str(info.value) == "list indexes (GET /v2/search -> 500): broken after 1 retry"
+    assert sk.errors.describe_failure(info.value) == (
+        "The service failed to list indexes after 1 retry (HTTP 500: broken)."
+    )

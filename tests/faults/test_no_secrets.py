@@ -13,6 +13,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import itertools
+import json
 import logging
 import socket
 import traceback
@@ -36,13 +37,17 @@ from .conftest import (
 )
 from .harness import (
     FaultServer,
+    cut_mid_body,
+    drip,
     drop,
+    endless,
     forward,
     hang,
     http_date,
     refused_port,
     reply,
     reset,
+    stall_mid_body,
     truncated,
 )
 
@@ -178,6 +183,24 @@ def invalid_response_rows(s: Sweep) -> None:
         s.attempt(client.list_indexes)
 
 
+def hostile_body_rows(s: Sweep) -> None:
+    """Bodies that are too large, too slow, reset or stalled, echoing secrets on the way."""
+    echo = [index_json(f"token {TOKEN} password {PASSWORD}")]
+    for answer, options in (
+        (endless(b"[" + f"{TOKEN} {PASSWORD} ".encode() * 100), {"max_response_bytes": 1 << 20}),
+        (reply(200, echo), {"max_response_bytes": 100}),
+        (drip(json.dumps(echo).encode(), every=0.05), {"deadline": 0.3}),
+        (cut_mid_body(echo, after=200), {}),
+        (stall_mid_body(echo, after=200), {"timeout": SHORT_READ, "max_retries": 0}),
+    ):
+        server = s.server(upstream=False)
+        server.script("GET", then=answer)
+        s.attempt(s.client(server.url, **options).list_indexes)
+    server = s.server()
+    server.script("POST", forward(then=cut_mid_body({"token": TOKEN}, after=5)))
+    s.attempt(partial(s.client(server.url).create_index, s.name(), **CREATE))
+
+
 def credential_rows(s: Sweep, monkeypatch, tmp_path) -> None:
     elsewhere = s.server(upstream=False)
     for status in (301, 302, 307, 308):
@@ -244,6 +267,7 @@ def test_whole_matrix_under_debug_logging_leaks_no_secret_and_duplicates_nothing
         create_rows(sweep)
         status_and_body_rows(sweep)
         invalid_response_rows(sweep)
+        hostile_body_rows(sweep)
         credential_rows(sweep, monkeypatch, tmp_path)
         sent_headers = [repr(r.headers) for srv in sweep.servers for r in srv.seen()]
         posts_per_server = [srv.count("POST") for srv in sweep.servers]
@@ -267,7 +291,7 @@ def test_whole_matrix_under_debug_logging_leaks_no_secret_and_duplicates_nothing
         f"{duplicates} duplicates created, {len(leaked)} secrets leaked, "
         f"{len(caplog.records)} log records checked"
     )
-    assert sweep.faults == 88
+    assert sweep.faults == 94
     assert max(posts_per_server) == 1  # never a second POST for one create
     assert leaked == []
     assert netrc_sent == []

@@ -56,7 +56,9 @@ def test_retry_after_beyond_the_cap_is_rate_limit_error_at_once(server, client):
     assert server.count("GET") == 1
     assert info.value.retry_after == 86400
     assert info.value.status == 429
-    assert str(info.value) == "GET /v2/search -> 429: slow down (retry after 86400 s)"
+    assert (
+        str(info.value) == "list indexes (GET /v2/search -> 429): slow down (retry after 86400 s)"
+    )
 
 
 def test_rate_limit_without_retry_after_is_retried_then_raised(server, client):
