@@ -133,7 +133,10 @@ def _cmd_create(args: argparse.Namespace) -> int:
     print(f"created index {index.name!r} ({index.id}) in {index.region}, endpoint {index.endpoint}")
     print(_limits_table([index]))
     if args.show_secrets:
-        print(f"token: {index.token}\nread_only_token: {index.read_only_token}")
+        from searchkit.models import secret_value
+
+        tokens = (secret_value(index.token), secret_value(index.read_only_token))
+        print(f"token: {tokens[0]}\nread_only_token: {tokens[1]}")
     return 0
 
 

@@ -273,10 +273,8 @@ class Client:
             AuthenticationError, PermissionDeniedError, RateLimitError, ServerError,
             TransportError, InvalidResponseError: see :mod:`searchkit.errors`.
         """
-        data = self._request("GET", PATH)
-        if not isinstance(data, list):
-            raise self._invalid("GET", 200, f"expected a JSON array, got {_kind(data)}")
-        indexes: IndexList = self._adapt("GET", IndexList.from_json, data)
+        body = self._request("GET", PATH, raw=True)
+        indexes: IndexList = self._adapt("GET", IndexList.from_json_bytes, body)
         self._remember_tokens(indexes)
         return indexes
 
@@ -310,10 +308,8 @@ class Client:
             before = {i.id for i in self.list_indexes() if i.name == body["name"]}
         started = time.time()
         try:
-            data = self._request("POST", PATH, json_body=body)
-            if not isinstance(data, dict):
-                raise self._invalid("POST", 200, f"expected a JSON object, got {_kind(data)}")
-            index: SearchIndex = self._adapt("POST", SearchIndex.from_dict, data)
+            data = self._request("POST", PATH, json_body=body, raw=True)
+            index: SearchIndex = self._adapt("POST", SearchIndex.from_json_bytes, data)
             self._remember_tokens([index])
             return index
         except (TransportError, ServerError, InvalidResponseError) as exc:
@@ -429,10 +425,16 @@ class Client:
 
     def _remember_tokens(self, indexes: Iterable[SearchIndex]) -> None:
         for index in indexes:
-            self._known_tokens.update(t for t in (index.token, index.read_only_token) if t)
+            tokens = (index.token, index.read_only_token)
+            self._known_tokens.update(t.get_secret_value() for t in tokens if t)
 
     def _request(
-        self, method: str, path: str, *, json_body: Mapping[str, Any] | None = None
+        self,
+        method: str,
+        path: str,
+        *,
+        json_body: Mapping[str, Any] | None = None,
+        raw: bool = False,
     ) -> Any:
         started = time.monotonic()
         try:
@@ -472,6 +474,8 @@ class Client:
             raise self._status_error(method, path, response, content)
         if not content.strip():
             raise self._invalid(method, status, "the body is empty")
+        if raw:  # decoded by the models, straight from the bytes
+            return content
         try:
             return json.loads(content)
         except (ValueError, RecursionError):

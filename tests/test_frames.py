@@ -18,6 +18,7 @@ from searchkit.frames import (
     format_limit,
     limits_frame,
     throughput_frame,
+    throughput_intervals,
     throughput_series,
 )
 from searchkit.models import LIMIT_FIELDS, REGIONS, TYPES, IndexList, SearchIndex
@@ -27,6 +28,7 @@ UTC = dt.timezone.utc
 
 EXPECTED_LIMIT_DTYPES = {
     "name": "str",
+    "short_id": "str",
     "type": "category",
     "region": "category",
     "endpoint": "str",
@@ -265,11 +267,12 @@ def test_unknown_time_zone_is_a_validation_error():
 
 
 def test_intervals_are_median_spacings_by_index_id():
-    intervals = throughput_frame(RAW).attrs["interval"]
+    intervals = throughput_intervals(throughput_frame(RAW))
+    assert intervals.index.tolist() == ["id-a", "id-b"]
+    assert str(intervals.dtype) == "timedelta64[ns]"
     # Spacings 60.5 s, 59.5 s, 60.000000001 s: the median is the middle one.
     assert intervals["id-a"] == pd.Timedelta(seconds=60, nanoseconds=1)
     assert intervals["id-b"] is pd.NaT
-    assert intervals["id-c"] is pd.NaT and intervals["id-d"] is pd.NaT
 
 
 def test_interval_of_an_even_number_of_spacings_is_their_middle_mean():
@@ -282,7 +285,27 @@ def test_interval_of_an_even_number_of_spacings_is_their_middle_mean():
         }
     ]
     # Spacings 10, 20, 10, 5 s: median (10 + 10) / 2.
-    assert throughput_frame(raw).attrs["interval"]["even"] == pd.Timedelta(seconds=10)
+    assert throughput_intervals(throughput_frame(raw))["even"] == pd.Timedelta(seconds=10)
+
+
+def test_intervals_follow_the_frame_as_filtered_and_work_on_wide_frames_and_series():
+    frame = throughput_frame(RAW)
+    only_beta = frame[frame["name"] == "beta"]
+    assert throughput_intervals(only_beta).index.tolist() == ["id-b"]
+    wide = throughput_intervals(throughput_frame(RAW, wide=True))
+    assert wide.index.name == "name" and wide.index.tolist() == ["alpha", "beta", "gamma", "delta"]
+    # Wide frames cannot tell a null value from no point: the spacing of the values shown.
+    assert wide["alpha"] == pd.Timedelta(seconds=60) and wide["gamma"] is pd.NaT
+    series = throughput_intervals(throughput_series(RAW[0]))
+    assert series.tolist() == [pd.Timedelta(seconds=60, nanoseconds=1)]
+    with pytest.raises(ValidationError):
+        throughput_intervals(limits_frame(RAW))
+
+
+def test_frames_carry_no_attrs():
+    assert throughput_frame(RAW).attrs == {}
+    assert throughput_frame(RAW, wide=True).attrs == {}
+    assert throughput_series(RAW[0]).attrs == {}
 
 
 def test_raw_json_models_and_index_list_give_the_same_frame():
@@ -290,7 +313,6 @@ def test_raw_json_models_and_index_list_give_the_same_frame():
     from_raw = throughput_frame(raw)
     from_models = throughput_frame(IndexList.from_json(copy.deepcopy(raw)))
     pd.testing.assert_frame_equal(from_raw, from_models)
-    assert from_raw.attrs == from_models.attrs
     assert len(from_raw) == 5 * 30
 
 
@@ -298,7 +320,7 @@ def test_realistic_day_in_five_zones_is_regular_per_minute():
     frame = throughput_frame(realistic_indexes(minutes=1440))
     assert len(frame) == 5 * 1440
     assert frame.groupby("name", observed=True)["time"].is_monotonic_increasing.all()
-    for spacing in frame.attrs["interval"].values():
+    for spacing in throughput_intervals(frame):
         assert abs(spacing - pd.Timedelta(minutes=1)) < pd.Timedelta(seconds=1)
 
 
@@ -349,7 +371,7 @@ def test_empty_input_gives_empty_tidy_frame():
     assert frame.empty and tuple(frame.columns) == THROUGHPUT_COLUMNS
     assert str(frame["time"].dtype) == "datetime64[ns, UTC]"
     assert frame["value"].dtype == np.float64
-    assert frame.attrs["interval"] == {}
+    assert throughput_intervals(frame).empty
 
 
 def test_wide_form_has_one_column_per_index_name_indexed_by_time():
@@ -375,7 +397,6 @@ def test_throughput_series_is_named_after_the_index_and_indexed_by_time():
     assert series.index.name == "time"
     assert str(series.index.dtype) == "datetime64[ns, Asia/Kathmandu]"
     assert series.tolist()[:3] == [1.5, 2.0, 0.0]
-    assert series.attrs["interval"] == pd.Timedelta(seconds=60, nanoseconds=1)
     assert throughput_series(SearchIndex.from_dict(RAW[0])).equals(throughput_series(RAW[0]))
 
 
@@ -391,7 +412,7 @@ def test_limits_and_throughput_of_indexes_listed_from_the_emulator(client):
     assert limits.loc[created.id, "name"] == "docs"
     assert limits.loc[created.id, "created"].tzinfo is not None
     throughput = throughput_frame(indexes)
-    points = len(created.throughput_raw)
+    points = len(created.throughput)
     assert points > 0 and len(throughput) == points
     assert throughput["time"].is_monotonic_increasing
     assert throughput["value"].notna().any()
