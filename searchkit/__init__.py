@@ -22,14 +22,30 @@ from searchkit.errors import (
     TransportError,
     ValidationError,
 )
-from searchkit.frames import limits_frame, throughput_frame, throughput_series
-from searchkit.models import LIMIT_FIELDS, REGIONS, TYPES, IndexList, IndexType, Region, SearchIndex
+from searchkit.frames import (
+    limits_frame,
+    throughput_frame,
+    throughput_intervals,
+    throughput_series,
+)
+from searchkit.models import (
+    LIMIT_FIELDS,
+    REGIONS,
+    TYPES,
+    AmbiguousNameError,
+    IndexList,
+    IndexType,
+    Region,
+    SearchIndex,
+    Secret,
+)
 from searchkit.plotting import plot_limits, plot_throughput
 from searchkit.timestamps import parse_timestamps
 from searchkit.widgets import create_index_form, index_browser
 
 __all__ = [  # noqa: RUF022 - plain sorted(), as tests/test_public_api.py checks
     "AmbiguousCreateError",
+    "AmbiguousNameError",
     "AuthenticationError",
     "Client",
     "ConfigError",
@@ -45,6 +61,7 @@ __all__ = [  # noqa: RUF022 - plain sorted(), as tests/test_public_api.py checks
     "Region",
     "SearchIndex",
     "SearchKitError",
+    "Secret",
     "ServerError",
     "TYPES",
     "TimestampError",
@@ -59,5 +76,6 @@ __all__ = [  # noqa: RUF022 - plain sorted(), as tests/test_public_api.py checks
     "plot_limits",
     "plot_throughput",
     "throughput_frame",
+    "throughput_intervals",
     "throughput_series",
 ]

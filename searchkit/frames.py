@@ -286,12 +286,15 @@ class _Throughput:
         # Services send points in time order: check that in one pass, sort only if not.
         if self.nanos.size < 2:
             return
-        backwards = self.nanos[1:] < self.nanos[:-1]
+        # Points without an instant (kept with errors="coerce") sort last, as pandas does.
+        keys = self.nanos.view(np.uint64) ^ np.uint64(1 << 63)  # int64 order, NaT lowest
+        keys = np.where(self.nanos == _NAT, np.uint64(2**64 - 1), keys)
+        backwards = keys[1:] < keys[:-1]
         boundaries = self.ends[:-1] - 1
         backwards[boundaries[(boundaries >= 0) & (boundaries < backwards.size)]] = False
         if backwards.any():
             segment = np.repeat(np.arange(self.counts.size), self.counts)
-            order = np.lexsort((self.nanos, segment))
+            order = np.lexsort((keys, segment))
             self.nanos, self.values = self.nanos[order], self.values[order]
 
     def segments(self) -> Iterable[tuple[int, slice]]:
@@ -439,8 +442,8 @@ def throughput_intervals(frame: pd.DataFrame | pd.Series) -> pd.Series:
         A ``timedelta64[ns]`` Series of median spacings between consecutive points (NaT
         with fewer than two), indexed by ``index_id`` (tidy, in order of appearance) or
         by ``name`` (wide, Series; a wide frame cannot tell a null value from no point,
-        so there it is the spacing of the values present). The median of an even count of spacings is the mean of
-        the middle two, to the nearest nanosecond.
+        so there it is the spacing of the values present). The median of an even count
+        of spacings is the mean of the middle two, to the nearest nanosecond.
 
     Raises:
         ValidationError: ``frame`` is none of these.

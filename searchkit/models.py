@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, overload
 from searchkit.errors import InvalidResponseError, SearchKitError
 
 if TYPE_CHECKING:
-    from searchkit.points import Throughput
+    from searchkit._points import Throughput
 
 __all__ = [
     "LIMIT_FIELDS",
@@ -308,7 +308,7 @@ def _unalias(data: Mapping[str, Any]) -> dict[str, Any]:
 
 def _build_many(objects: list[Mapping[str, Any]]) -> list[SearchIndex]:
     """Build indexes from decoded JSON objects, reading all their points in one pass."""
-    from searchkit import points as _points
+    from searchkit import _points
 
     datas = [_unalias(o) for o in objects]
     vectors: list[Sequence[Any]] = []
@@ -377,7 +377,7 @@ class SearchIndex:
     def __post_init__(self) -> None:
         set_ = object.__setattr__
         if self.throughput is None:
-            from searchkit.points import EMPTY
+            from searchkit._points import EMPTY
 
             set_(self, "throughput", EMPTY)
         for name in SECRET_FIELDS:
@@ -416,7 +416,7 @@ class SearchIndex:
             InvalidResponseError: the body is not JSON (the message gives the byte
                 position) or not an object.
         """
-        from searchkit import points as _points
+        from searchkit import _points
 
         body = bytes(body)
         items = _points.decode_object(body)
@@ -550,7 +550,7 @@ def _mask(secret: Secret | str | None) -> str:
 
 def _from_raw_items(body: bytes, items: list[Any]) -> list[SearchIndex]:
     """Build indexes from objects whose fields are still raw JSON inside ``body``."""
-    from searchkit import points as _points
+    from searchkit import _points
 
     fields_of, throughputs = _points.read_raw_items(body, items)
     del items
@@ -619,7 +619,7 @@ class IndexList(Sequence[SearchIndex]):
             InvalidResponseError: the body is not JSON (the message gives the byte
                 position) or not an array of objects (it gives the element's position).
         """
-        from searchkit import points as _points
+        from searchkit import _points
 
         body = bytes(body)
         items = _points.decode_list(body)

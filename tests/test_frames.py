@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
+import json
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -416,3 +418,139 @@ def test_limits_and_throughput_of_indexes_listed_from_the_emulator(client):
     assert points > 0 and len(throughput) == points
     assert throughput["time"].is_monotonic_increasing
     assert throughput["value"].notna().any()
+
+
+# --- one conversion: raw JSON and models agree on dirty data --------------------------------
+
+DIRTY_LIMITS = [
+    raw_index("lots", max_daily_queries="lots"),
+    raw_index("bool", max_daily_queries=True),
+    raw_index("half", max_daily_queries=12.5),
+    raw_index("huge", max_daily_queries=10**400),
+    raw_index("text", max_daily_queries=" 25 "),
+    raw_index("float", max_daily_queries=25.0),
+    {**raw_index("garbled"), "creation_time": "soon", "input_enrichment_enabled": "y"},
+]
+
+
+def _entry_points(raw):
+    """The same JSON through every entry point a user has."""
+    body = json.dumps(raw).encode()
+    return {
+        "raw": raw,
+        "from_json": IndexList.from_json(copy.deepcopy(raw)),
+        "from_json_bytes": IndexList.from_json_bytes(body),
+        "models": [SearchIndex.from_dict(r) for r in raw],
+    }
+
+
+def test_garbled_limits_are_missing_from_every_entry_point():
+    frames = {k: limits_frame(v) for k, v in _entry_points(DIRTY_LIMITS).items()}
+    expected = [math.nan, math.nan, math.nan, math.nan, 25.0, 25.0, math.inf]
+    for frame in frames.values():
+        pd.testing.assert_frame_equal(frame, frames["raw"])
+    column = frames["raw"]["max_daily_queries"].tolist()
+    assert [v if not math.isnan(v) else "nan" for v in column] == [
+        v if not math.isnan(v) else "nan" for v in expected
+    ]
+    garbled = frames["raw"].iloc[6]
+    assert pd.isna(garbled["created"]) and pd.isna(garbled["input_enrichment_enabled"])
+
+
+def test_a_limit_beyond_int64_is_kept_as_sent_not_an_overflow():
+    index = IndexList.from_json_bytes(json.dumps(DIRTY_LIMITS[3:4]).encode())[0]
+    assert index.max_daily_queries is None
+    assert index.invalid["max_daily_queries"] == 10**400
+    assert math.isnan(limits_frame([index])["max_daily_queries"].iloc[0])
+
+
+DIRTY_THROUGHPUT = [
+    {
+        "id": "id-d",
+        "name": "dirty",
+        "throughput_vector": [
+            point("2026-03-28 13:00:00 +0100 CET", 1),
+            point("2026-03-28 13:01:00 +0100 CET", "12.5"),
+            point("2026-03-28 13:02:00 +0100 CET m=+0.5", None),
+            point("2026-03-28 13:03:00 +0100 CET", "abc"),
+            point("2026-02-30 13:04:00 +0100 CET", 2),
+        ],
+    }
+]
+
+
+@pytest.mark.parametrize("entry", ["raw", "from_json", "from_json_bytes", "models"])
+def test_dirty_points_give_the_same_error_and_the_same_coerced_frame(entry):
+    indexes = _entry_points(DIRTY_THROUGHPUT)[entry]
+    with pytest.raises(
+        InvalidResponseError,
+        match=r"throughput_vector\[3\] of index 'dirty' has a non-numeric y: 'abc'",
+    ):
+        throughput_frame(indexes)
+    coerced = throughput_frame(indexes, errors="coerce")
+    assert coerced["value"].tolist()[:2] == [1.0, 12.5]
+    assert math.isnan(coerced["value"].iloc[2]) and math.isnan(coerced["value"].iloc[3])
+    assert coerced["time"].iloc[2] == pd.Timestamp("2026-03-28 12:02:00", tz="UTC")
+    # 30 February has no instant: NaT, sorted last as pandas does, its value kept.
+    assert pd.isna(coerced["time"].iloc[4]) and coerced["value"].iloc[4] == 2.0
+    pd.testing.assert_frame_equal(
+        coerced, throughput_frame(DIRTY_THROUGHPUT, errors="coerce"), check_like=False
+    )
+
+
+def test_y_abc_in_throughput_vector_is_an_invalid_response_not_a_value_error():
+    index = SearchIndex.from_dict(DIRTY_THROUGHPUT[0])
+    with pytest.raises(InvalidResponseError, match=r"throughput_vector\[3\] of index 'dirty'"):
+        _ = index.throughput_vector
+
+
+# --- names, short ids, files --------------------------------------------------------------
+
+
+def test_names_keep_only_the_indexes_asked_for_in_input_order():
+    frame = throughput_frame(RAW, names=["beta", "alpha"])
+    assert frame["name"].unique().tolist() == ["alpha", "beta"]
+    assert throughput_frame(RAW, names="beta")["value"].tolist() == [7.0]
+    assert list(throughput_frame(RAW, names=["beta"], wide=True).columns) == ["beta"]
+    with pytest.raises(ValidationError, match="no index named 'omega'"):
+        throughput_frame(RAW, names=["omega"])
+
+
+def test_limits_frame_has_a_short_id_to_tell_same_named_indexes_apart():
+    raw = [
+        raw_index("docs", id="5d6a1f3c-aaaa-4000-8000-000000000001"),
+        raw_index("docs", id="9e1b2c3d-bbbb-4000-8000-000000000002"),
+    ]
+    frame = limits_frame(raw)
+    assert frame["short_id"].tolist() == ["5d6a1f3c", "9e1b2c3d"]
+
+
+def _frames_searchkit_returns():
+    raw = realistic_indexes(minutes=30)
+    return {
+        "limits": limits_frame(raw),
+        "limits with secrets": limits_frame(raw, include_secrets=True),
+        "throughput": throughput_frame(raw),
+        "throughput in a zone": throughput_frame(raw, tz="America/St_Johns"),
+        "throughput wide": throughput_frame(raw, wide=True, tz="Europe/Berlin"),
+        "throughput empty": throughput_frame([]),
+        "limits empty": limits_frame([]),
+        "intervals": throughput_intervals(throughput_frame(raw)).to_frame(),
+    }
+
+
+@pytest.mark.parametrize("name", list(_frames_searchkit_returns()))
+@pytest.mark.parametrize("form", ["parquet", "feather"])
+def test_every_frame_round_trips_through_parquet_and_feather(tmp_path, name, form):
+    frame = _frames_searchkit_returns()[name]
+    path = tmp_path / f"frame.{form}"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        getattr(frame, f"to_{form}")(path)
+        back = getattr(pd, f"read_{form}")(path)
+    if frame.empty:
+        # Arrow keeps a categorical's categories with its rows: none survive zero rows.
+        categorical = [c for c in frame.columns if isinstance(frame[c].dtype, pd.CategoricalDtype)]
+        frame = frame.astype(dict.fromkeys(categorical, "category"))
+        frame = frame.astype({c: back[c].dtype for c in categorical})
+    pd.testing.assert_frame_equal(back, frame)

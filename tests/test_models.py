@@ -308,7 +308,7 @@ def test_throughput_vector_names_a_point_it_cannot_represent():
     with pytest.raises(
         InvalidResponseError, match=r"throughput_vector\[0\] of index 'docs' has a non-numeric y"
     ):
-        index.throughput_vector
+        _ = index.throughput_vector
 
 
 def test_throughput_keeps_instants_to_the_nanosecond():

@@ -507,7 +507,8 @@ def _values(
     wanted = ~null & np.repeat(good, points)
     short = np.flatnonzero(wanted & (lengths <= _INLINE))
     long = np.flatnonzero(wanted & (lengths > _INLINE))
-    for rows, reader in ((short, _short_numbers), (long, _numbers)):
+    short_reader = _short_numbers if hasattr(pa, "string_view") else _numbers  # pyarrow < 16
+    for rows, reader in ((short, short_reader), (long, _numbers)):
         if not rows.size:
             continue
         parsed = reader(body, starts[rows], lengths[rows])
