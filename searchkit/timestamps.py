@@ -306,6 +306,7 @@ def fast_parse(
 # to 5 bytes, bits 0-39), its length (40-42), the fraction width (43-46) and the offset in
 # minutes biased by 2048 (47-58). Storing it costs 8 bytes a point instead of the text.
 _LABEL_BITS, _WIDTH_SHIFT, _OFFSET_SHIFT, _OFFSET_BIAS = 40, 43, 47, 2048
+_LABEL_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(_MAX_FAST_ZONE + 1)], dtype=np.uint64)
 
 
 def format_layout(nanos: np.ndarray, keys: np.ndarray) -> list[str]:
@@ -418,10 +419,11 @@ def _read_rows(
     ok &= (zone_len >= 1) & (zone_len <= _MAX_FAST_ZONE) & (worst <= 0x5D)
     if not layout:
         return fields, ok
-    label = np.zeros(rows.shape[0], dtype=np.uint64)
-    for k in range(_MAX_FAST_ZONE):
-        byte = tail[:, 7 + k].astype(np.uint64) * (zone_len > k)
-        label |= byte << np.uint64(8 * k)
+    # The label's bytes as one little-endian integer, cut to its length.
+    packed = np.zeros((rows.shape[0], 8), dtype=np.uint8)
+    packed[:, :_MAX_FAST_ZONE] = tail[:, 7 : 7 + _MAX_FAST_ZONE]
+    label = packed.view("<u8").reshape(-1)
+    label &= _LABEL_MASKS[np.clip(zone_len, 0, _MAX_FAST_ZONE)]
     minutes = fields["sign"] * (fields["off_h"] * 60 + fields["off_m"]) + _OFFSET_BIAS
     label |= np.clip(zone_len, 0, 7).astype(np.uint64) << np.uint64(_LABEL_BITS)
     label |= width.astype(np.uint64) << np.uint64(_WIDTH_SHIFT)
