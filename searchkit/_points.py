@@ -68,13 +68,18 @@ class Throughput:
     """
 
     __slots__ = ("_kept", "_layout", "_nanos", "_problems", "_values")
+    _kept: FrozenMapping
+    _layout: np.ndarray
+    _nanos: np.ndarray
+    _problems: tuple[tuple[int, int], ...]
+    _values: np.ndarray
 
     def __init__(
         self,
         nanos: np.ndarray,
         values: np.ndarray,
         layout: np.ndarray,
-        kept: Mapping[int, Any] = _EMPTY,
+        kept: Mapping[int, Any] | None = None,
         problems: tuple[tuple[int, int], ...] = (),
     ) -> None:
         if not (nanos.shape == values.shape == layout.shape and nanos.ndim == 1):
@@ -83,7 +88,7 @@ class Throughput:
         set_(self, "_nanos", _read_only(nanos.astype(np.int64, copy=False).view()))
         set_(self, "_values", _read_only(values.astype(np.float64, copy=False).view()))
         set_(self, "_layout", _read_only(layout.astype(np.uint64, copy=False).view()))
-        set_(self, "_kept", FrozenMapping({str(k): v for k, v in kept.items()}))
+        set_(self, "_kept", FrozenMapping({str(k): v for k, v in (kept or {}).items()}))
         set_(self, "_problems", tuple(problems))
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -245,12 +250,13 @@ class _Batch:
         except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
             texts, values = self._odd_points(vectors, kept, problems)
         if len(texts) and texts.null_count:
-            for position in np.flatnonzero(texts.is_null().to_numpy(zero_copy_only=False)):
-                position = int(position)
+            missing = np.flatnonzero(texts.is_null().to_numpy(zero_copy_only=False))
+            for position in missing.tolist():
                 problems.setdefault(position, _NO_TIME)
         offsets, data = string_buffers(texts)
         starts, lengths = offsets[:-1], offsets[1:] - offsets[:-1]
         nanos, ok, keys = fast_parse(data, starts, lengths, layout=True)
+        assert keys is not None
         slow = np.flatnonzero(~ok)
         if slow.size:
             self._slow_texts(texts.take(pa.array(slow)), slow, nanos, keys, values, kept, problems)

@@ -323,7 +323,7 @@ def _convert(times: pd.DatetimeIndex, tz: TimeZone) -> pd.DatetimeIndex:
     return times if zone is None else times.tz_convert(zone)
 
 
-def _codes_and_categories(labels: list[str | None], counts: np.ndarray) -> pd.Categorical:
+def _codes_and_categories(labels: list[str | None], counts: np.ndarray) -> pd.Categorical[Any]:
     codes, uniques = pd.factorize(np.array(labels, dtype=object))
     categories = pd.Index(uniques, dtype="str")
     row_codes = np.repeat(codes.astype(np.int32), counts)

@@ -189,6 +189,7 @@ class FrozenMapping(Mapping[str, Any]):
     """A read-only, hashable mapping of JSON values (nested arrays become tuples)."""
 
     __slots__ = ("_data",)
+    _data: dict[str, Any]
 
     def __init__(self, data: Mapping[str, Any] = _EMPTY) -> None:
         object.__setattr__(self, "_data", {str(k): _freeze(v) for k, v in data.items()})

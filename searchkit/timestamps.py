@@ -293,7 +293,9 @@ def fast_parse(
             rows = np.empty(hi - lo, dtype=f"V{_WINDOW}")
             if head is not None:
                 rows[~block_tail] = head[block_starts[~block_tail]]
-            rows[block_tail] = _windows(padded_tail, _WINDOW)[block_starts[block_tail] - tail_from]
+            padded = _windows(padded_tail, _WINDOW)
+            assert padded is not None  # the padded tail is always a window long
+            rows[block_tail] = padded[block_starts[block_tail] - tail_from]
         matrix = rows.view(np.uint8).reshape(hi - lo, _WINDOW)
         fields, block_ok = _read_rows(matrix, lengths[lo:hi], layout)
         nanos[lo:hi], ok[lo:hi] = _to_nanos(fields, block_ok)
@@ -396,6 +398,7 @@ def _read_rows(
     # gather fetches them per row without an (n, k) index matrix.
     at = np.where(dot, width + 20, 19)
     flat = _windows(rows.reshape(-1), 7 + _MAX_FAST_ZONE)
+    assert flat is not None  # rows are _WINDOW bytes wide, more than the window
     tail = flat[np.arange(rows.shape[0]) * _WINDOW + at].view(np.uint8).reshape(-1, 12)
     ok &= (tail[:, 0] == ord(" ")) & (tail[:, 6] == ord(" "))
     sign = tail[:, 1]
@@ -413,9 +416,9 @@ def _read_rows(
     worst[:] = 0
     for k in range(_MAX_FAST_ZONE):
         # Printable non-space ASCII (0x21-0x7E) maps to 0-0x5D; bytes past the end count 0.
-        byte = tail[:, 7 + k] - np.uint8(0x21)
-        byte *= zone_len > k
-        np.maximum(worst, byte, out=worst)
+        shifted = tail[:, 7 + k] - np.uint8(0x21)
+        shifted *= zone_len > k
+        np.maximum(worst, shifted, out=worst)
     ok &= (zone_len >= 1) & (zone_len <= _MAX_FAST_ZONE) & (worst <= 0x5D)
     if not layout:
         return fields, ok

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import datetime as dt
 import json
+import pickle
 
 import numpy as np
 import pandas as pd
@@ -354,3 +356,12 @@ def test_a_bad_timestamp_is_reported_by_the_frame_not_by_decoding():
         "cannot parse timestamp '2026-02-30 00:00:00 +0000 UTC' at position 0 of index "
         "'docs': day out of range for the month"
     )
+
+
+def test_indexes_survive_pickle_and_deepcopy():
+    indexes = IndexList.from_json([FULL, {**FULL, "id": "dirty", "throughput_vector": DIRTY_POINTS}])
+    for copied in (pickle.loads(pickle.dumps(indexes)), copy.deepcopy(indexes)):
+        assert copied == indexes
+        assert copied[1].throughput.problems == indexes[1].throughput.problems
+        assert copied[0].token.get_secret_value() == TOKEN
+        assert copied.to_dicts(include_secrets=True) == indexes.to_dicts(include_secrets=True)
