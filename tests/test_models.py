@@ -359,8 +359,10 @@ def test_a_bad_timestamp_is_reported_by_the_frame_not_by_decoding():
 
 
 def test_indexes_survive_pickle_and_deepcopy():
-    indexes = IndexList.from_json([FULL, {**FULL, "id": "dirty", "throughput_vector": DIRTY_POINTS}])
-    for copied in (pickle.loads(pickle.dumps(indexes)), copy.deepcopy(indexes)):
+    indexes = IndexList.from_json(
+        [FULL, {**FULL, "id": "dirty", "throughput_vector": DIRTY_POINTS}]
+    )
+    for copied in (pickle.loads(pickle.dumps(indexes)), copy.deepcopy(indexes)):  # noqa: S301
         assert copied == indexes
         assert copied[1].throughput.problems == indexes[1].throughput.problems
         assert copied[0].token.get_secret_value() == TOKEN
