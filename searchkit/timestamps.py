@@ -301,13 +301,20 @@ def fast_parse(
         nanos[lo:hi], ok[lo:hi] = _to_nanos(fields, block_ok)
         if keys is not None:
             keys[lo:hi] = fields["layout"]
+            # The wall time must itself be a datetime64[ns] to be written back exactly.
+            offset = fields["sign"] * (fields["off_h"] * 60 + fields["off_m"]) * 60.0 * _NS
+            wall = nanos[lo:hi].astype(np.float64) + offset
+            ok[lo:hi] &= np.abs(wall) < 2.0**63 - _WALL_MARGIN
     return nanos, ok, keys
 
 
 # A layout key packs what, beside the instant, makes a fast-path text: the zone label (up
-# to 5 bytes, bits 0-39), its length (40-42), the fraction width (43-46) and the offset in
-# minutes biased by 2048 (47-58). Storing it costs 8 bytes a point instead of the text.
-_LABEL_BITS, _WIDTH_SHIFT, _OFFSET_SHIFT, _OFFSET_BIAS = 40, 43, 47, 2048
+# to 5 bytes, bits 0-39), its length (40-42), the fraction width (43-46), the offset's
+# minutes (47-58) and its sign (59, so "-0000" stays itself). Storing it costs 8 bytes a
+# point instead of the text.
+_LABEL_BITS, _WIDTH_SHIFT, _OFFSET_SHIFT, _SIGN_SHIFT = 40, 43, 47, 59
+# Wall times this close to the ends of datetime64[ns] are left to the general path.
+_WALL_MARGIN = 2.0 * 86400 * _NS
 _LABEL_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(_MAX_FAST_ZONE + 1)], dtype=np.uint64)
 
 
@@ -318,7 +325,8 @@ def format_layout(nanos: np.ndarray, keys: np.ndarray) -> list[str]:
     included, so a text survives being stored as (instant, layout).
     """
     keys = keys.astype(np.uint64, copy=False)
-    minutes = (keys >> np.uint64(_OFFSET_SHIFT)).astype(np.int64) - _OFFSET_BIAS
+    minutes = ((keys >> np.uint64(_OFFSET_SHIFT)) & np.uint64(4095)).astype(np.int64)
+    minutes *= 1 - 2 * (keys >> np.uint64(_SIGN_SHIFT)).astype(np.int64)
     local = (nanos + minutes * 60 * _NS).view("M8[ns]")
     walls = np.datetime_as_string(local, unit="ns")
     tails: dict[int, tuple[int, str]] = {}
@@ -328,7 +336,7 @@ def format_layout(nanos: np.ndarray, keys: np.ndarray) -> list[str]:
         if found is None:
             size = (key >> _LABEL_BITS) & 7
             label = (key & ((1 << _LABEL_BITS) - 1)).to_bytes(5, "little")[:size].decode()
-            sign = "-" if minute < 0 else "+"
+            sign = "-" if key >> _SIGN_SHIFT else "+"
             hours, mins = divmod(abs(minute), 60)
             found = tails[key] = (
                 (key >> _WIDTH_SHIFT) & 15,
@@ -427,10 +435,11 @@ def _read_rows(
     packed[:, :_MAX_FAST_ZONE] = tail[:, 7 : 7 + _MAX_FAST_ZONE]
     label = packed.view("<u8").reshape(-1)
     label &= _LABEL_MASKS[np.clip(zone_len, 0, _MAX_FAST_ZONE)]
-    minutes = fields["sign"] * (fields["off_h"] * 60 + fields["off_m"]) + _OFFSET_BIAS
+    minutes = fields["off_h"] * 60 + fields["off_m"]
     label |= np.clip(zone_len, 0, 7).astype(np.uint64) << np.uint64(_LABEL_BITS)
     label |= width.astype(np.uint64) << np.uint64(_WIDTH_SHIFT)
     label |= np.clip(minutes, 0, 4095).astype(np.uint64) << np.uint64(_OFFSET_SHIFT)
+    label |= (sign == ord("-")).astype(np.uint64) << np.uint64(_SIGN_SHIFT)
     fields["layout"] = label
     return fields, ok
 
