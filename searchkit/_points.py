@@ -255,7 +255,7 @@ class _Batch:
                 problems.setdefault(position, _NO_TIME)
         offsets, data = string_buffers(texts)
         starts, lengths = offsets[:-1], offsets[1:] - offsets[:-1]
-        nanos, ok, keys = fast_parse(data, starts, lengths, layout=True)
+        nanos, ok, keys = fast_parse(data, starts, lengths, layout=True, workers=_WORKERS)
         assert keys is not None
         slow = np.flatnonzero(~ok)
         if slow.size:
