@@ -140,8 +140,8 @@ def test_created_card_shows_the_index_with_tokens_masked(form):
     shown = output_html(form) + json.dumps(form._output.outputs)
     assert "sk-card" in shown and form.result.endpoint in shown
     assert "••••••••" in shown
-    assert form.result.token not in shown
-    assert form.result.read_only_token not in shown
+    assert form.result.token.get_secret_value() not in shown
+    assert form.result.read_only_token.get_secret_value() not in shown
 
 
 def test_on_created_is_called_once_with_the_created_index(client):
@@ -381,7 +381,8 @@ def test_form_state_and_repr_hold_no_token_or_password(form, emulator):
     type_into(form, "secretive")
     click_and_wait(form)
     state = synced_state(form) + repr(form)
-    for secret in (form.result.token, form.result.read_only_token, emulator.password):
+    tokens = (form.result.token.get_secret_value(), form.result.read_only_token.get_secret_value())
+    for secret in (*tokens, emulator.password):
         assert secret and secret not in state
 
 
@@ -529,7 +530,7 @@ def test_browser_state_holds_no_token_or_password(demo_browser, demo_emulator):
     state = synced_state(demo_browser) + repr(demo_browser)
     secrets = [demo_emulator.password]
     for index in demo_browser.indexes:
-        secrets += [index.token, index.read_only_token]
+        secrets += [index.token.get_secret_value(), index.read_only_token.get_secret_value()]
     assert all(secrets)
     for secret in secrets:
         assert secret not in state
