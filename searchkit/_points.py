@@ -10,6 +10,7 @@ models so that importing them does not load NumPy, pandas and Arrow.
 
 from __future__ import annotations
 
+import bisect
 import concurrent.futures
 import itertools
 import math
@@ -57,8 +58,9 @@ class Throughput:
     Each point costs 24 bytes: its instant (``int64`` nanoseconds, NaT when unreadable),
     its value (``float64``, NaN for null or unreadable) and an 8-byte layout key from which
     the Go text is rebuilt byte for byte. Texts the fast layout does not cover (a monotonic
-    suffix, a long zone name) and points that cannot be read are kept as sent, by position,
-    with why they cannot be read; :meth:`error` words that for a frame.
+    suffix, a long zone name) are kept as sent in an Arrow column beside their positions;
+    points that cannot be read are kept as sent, by position, with why they cannot be read;
+    :meth:`error` words that for a frame.
 
     Example:
         >>> index = SearchIndex.from_dict({"name": "docs", "throughput_vector": [
@@ -67,8 +69,10 @@ class Throughput:
         (Timestamp('2026-01-01 11:00:00.500000+0000', tz='UTC'), np.float64(3.0))
     """
 
-    __slots__ = ("_kept", "_layout", "_nanos", "_problems", "_values")
+    __slots__ = ("_kept", "_layout", "_nanos", "_problems", "_text_rows", "_texts", "_values")
     _kept: FrozenMapping
+    _text_rows: np.ndarray
+    _texts: pa.Array
     _layout: np.ndarray
     _nanos: np.ndarray
     _problems: tuple[tuple[int, int], ...]
@@ -81,6 +85,8 @@ class Throughput:
         layout: np.ndarray,
         kept: Mapping[int, Any] | None = None,
         problems: tuple[tuple[int, int], ...] = (),
+        text_rows: np.ndarray | None = None,
+        texts: pa.Array | None = None,
     ) -> None:
         if not (nanos.shape == values.shape == layout.shape and nanos.ndim == 1):
             raise ValueError("nanos, values and layout must be 1-D arrays of one length")
@@ -90,6 +96,11 @@ class Throughput:
         set_(self, "_layout", _read_only(layout.astype(np.uint64, copy=False).view()))
         set_(self, "_kept", FrozenMapping({str(k): v for k, v in (kept or {}).items()}))
         set_(self, "_problems", tuple(problems))
+        rows = np.empty(0, np.int64) if text_rows is None else text_rows.astype(np.int64)
+        set_(self, "_text_rows", _read_only(rows))
+        set_(self, "_texts", pa.array([], pa.string()) if texts is None else texts)
+        if len(self._texts) != rows.size:
+            raise ValueError("text_rows and texts must have one length")
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("Throughput is immutable")
@@ -131,6 +142,8 @@ class Throughput:
             and np.array_equal(self._layout, other._layout)
             and self._kept == other._kept
             and self._problems == other._problems
+            and np.array_equal(self._text_rows, other._text_rows)
+            and self._texts.equals(other._texts)
         )
 
     def __hash__(self) -> int:
@@ -148,7 +161,8 @@ class Throughput:
     def __reduce__(self) -> tuple[Any, ...]:
         kept = {int(k): v for k, v in self._kept.items()}
         arrays = (self._nanos.copy(), self._values.copy(), self._layout.copy())
-        return (Throughput, (*arrays, kept, self._problems))
+        texts = (self._text_rows.copy(), self._texts)
+        return (Throughput, (*arrays, kept, self._problems, *texts))
 
     def error(self, name: str | None, *, values_only: bool = False) -> SearchKitError | None:
         """Return the error naming the first point that cannot be read (None if all can).
@@ -165,7 +179,7 @@ class Throughput:
         position, reason = problems[0]
         where = f"at position {position} of index {name!r}"
         raw = self._kept.get(str(position))
-        x = raw.get("x") if isinstance(raw, Mapping) else None
+        x = raw.get("x") if isinstance(raw, Mapping) else self._text_at(position)
         if reason == _NOT_OBJECT:
             return InvalidResponseError(
                 f"throughput_vector[{position}] of index {name!r} is not an object"
@@ -193,9 +207,18 @@ class Throughput:
         values = [None if v != v else v for v in self._values.tolist()]
         for position, text in zip(fast.tolist(), texts, strict=True):
             out[position] = {"x": text, "y": values[position]}
+        for row, text in zip(self._text_rows.tolist(), self._texts.to_pylist(), strict=True):
+            out[row] = {"x": text, "y": values[row]}
         for key, raw in self._kept.items():
             out[int(key)] = thaw(raw)
         return out
+
+    def _text_at(self, position: int) -> str | None:
+        found = int(np.searchsorted(self._text_rows, position))
+        if found < self._text_rows.size and self._text_rows[found] == position:
+            text: str | None = self._texts[found].as_py()
+            return text
+        return None
 
 
 EMPTY = Throughput(np.empty(0, np.int64), np.empty(0, np.float64), np.empty(0, np.uint64))
@@ -235,11 +258,11 @@ class _Batch:
         self.layout: list[np.ndarray] = []
         self.kept: list[dict[int, Any]] = []
         self.problems: list[list[tuple[int, int]]] = []
+        self.texts: list[tuple[np.ndarray, pa.Array]] = []
 
     def add_objects(self, vectors: list[Sequence[Any]]) -> None:
         """Read decoded JSON: one Arrow pass over every point, Python only for odd ones."""
         counts = [len(v) for v in vectors]
-        total = sum(counts)
         kept: dict[int, Any] = {}
         problems: dict[int, int] = {}
         try:
@@ -258,9 +281,16 @@ class _Batch:
         nanos, ok, keys = fast_parse(data, starts, lengths, layout=True, workers=_WORKERS)
         assert keys is not None
         slow = np.flatnonzero(~ok)
+        slow_texts = texts.take(pa.array(slow)) if slow.size else pa.array([], pa.string())
         if slow.size:
-            self._slow_texts(texts.take(pa.array(slow)), slow, nanos, keys, values, kept, problems)
-        self._split(counts, total, nanos, values, keys, kept, problems)
+            # Texts the fast path does not read (a monotonic suffix, a long zone name,
+            # garbage) go through the one parser's general path and are kept as sent.
+            nanos[slow] = parse_to_nanos(slow_texts, errors="coerce")
+            keys[slow] = 0
+            present = slow_texts.is_valid().to_numpy(zero_copy_only=False)
+            for row in slow[present & (nanos[slow] == _NAT)].tolist():
+                problems.setdefault(row, _BAD_TIME)
+        self._split(counts, nanos, values, keys, kept, problems, slow, slow_texts)
 
     def _odd_points(
         self, vectors: list[Sequence[Any]], kept: dict[int, Any], problems: dict[int, int]
@@ -286,51 +316,44 @@ class _Batch:
             values.append(math.nan if number is None else number)
         return pa.array(texts, pa.string()), np.array(values, dtype=np.float64)
 
-    def _slow_texts(
-        self,
-        texts: pa.Array,
-        slow: np.ndarray,
-        nanos: np.ndarray,
-        keys: np.ndarray,
-        values: np.ndarray,
-        kept: dict[int, Any],
-        problems: dict[int, int],
-    ) -> None:
-        # Texts the fast path does not read (a monotonic suffix, a long zone name, garbage)
-        # go through the one parser's general path and are kept as sent.
-        nanos[slow] = parse_to_nanos(texts, errors="coerce")
-        keys[slow] = 0
-        for row, text in zip(slow.tolist(), texts.to_pylist(), strict=True):
-            if row not in kept:
-                y = values[row]
-                kept[row] = {"x": text, "y": None if y != y else float(y)}
-            if text is not None and nanos[row] == _NAT:
-                problems.setdefault(row, _BAD_TIME)
-
     def _split(
         self,
         counts: list[int],
-        total: int,
         nanos: np.ndarray,
         values: np.ndarray,
         keys: np.ndarray,
         kept: dict[int, Any],
         problems: dict[int, int],
+        slow: np.ndarray,
+        slow_texts: pa.Array,
     ) -> None:
-        ends = np.cumsum(counts)
-        self.counts += counts
+        ends = np.cumsum(counts).tolist()
+        text_ends = np.searchsorted(slow, ends).tolist()
         nanos[[p for p, r in problems.items() if r != _BAD_VALUE]] = _NAT
-        for part, (count, end) in enumerate(zip(counts, ends.tolist(), strict=True)):
-            del part
+        # Odd points go to their index by bisection: one pass, however many there are.
+        kept_of: list[dict[int, Any]] = [{} for _ in counts]
+        problems_of: list[list[tuple[int, int]]] = [[] for _ in counts]
+        for position, raw in kept.items():
+            item = bisect.bisect_right(ends, position)
+            kept_of[item][position - (ends[item] - counts[item])] = raw
+        for position, reason in sorted(problems.items()):
+            item = bisect.bisect_right(ends, position)
+            problems_of[item].append((position - (ends[item] - counts[item]), reason))
+        self.counts += counts
+        for item, (count, end) in enumerate(zip(counts, ends, strict=True)):
             start = end - count
             self.nanos.append(nanos[start:end])
             self.values.append(values[start:end])
             self.layout.append(keys[start:end])
-            self.kept.append({p - start: v for p, v in kept.items() if start <= p < end})
-            self.problems.append(
-                sorted((p - start, r) for p, r in problems.items() if start <= p < end)
+            self.kept.append(kept_of[item])
+            self.problems.append(problems_of[item])
+            first = text_ends[item - 1] if item else 0
+            self.texts.append(
+                (
+                    slow[first : text_ends[item]] - start,
+                    slow_texts.slice(first, text_ends[item] - first),
+                )
             )
-        del total
 
     def throughputs(self) -> list[Throughput]:
         out = []
@@ -345,6 +368,7 @@ class _Batch:
                     self.layout[i],
                     self.kept[i],
                     tuple(self.problems[i]),
+                    *self.texts[i],
                 )
             )
         return out
@@ -496,23 +520,27 @@ def _scan_group(body: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> list[
             continue
         lo_row, hi_row = int(first_point[which]), int(last_point[which] + 1)
         rows = slice(lo_row, hi_row)
-        kept: dict[int, Any] = {}
         problems: tuple[tuple[int, int], ...] = ()
+        texts = None
         span_nanos, span_keys = nanos[rows], keys[rows]
         slow = slow_rows[np.searchsorted(slow_rows, lo_row) : np.searchsorted(slow_rows, hi_row)]
         if slow.size:
             span_nanos, span_keys = span_nanos.copy(), span_keys.copy()
-            problems = _read_slowly(
-                body,
-                text_starts[slow],
-                d[slow],
-                slow - lo_row,
-                span_nanos,
-                span_keys,
-                values[rows],
-                kept,
-            )
-        results[span] = Throughput(span_nanos, values[rows], span_keys, kept, problems)
+            texts = _texts_at(body, text_starts[slow], d[slow])
+            # The general path of the one parser reads them; they are kept as sent.
+            local = slow - lo_row
+            span_nanos[local] = parse_to_nanos(texts, errors="coerce")
+            span_keys[local] = 0
+            problems = tuple((row, _BAD_TIME) for row in local[span_nanos[local] == _NAT].tolist())
+        results[span] = Throughput(
+            span_nanos,
+            values[rows],
+            span_keys,
+            None,
+            problems,
+            None if texts is None else slow - lo_row,
+            texts,
+        )
     return results
 
 
@@ -602,30 +630,26 @@ def _numbers(body: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.nd
         return None
 
 
-def _read_slowly(
-    body: np.ndarray,
-    starts: np.ndarray,
-    ends: np.ndarray,
-    rows: np.ndarray,
-    nanos: np.ndarray,
-    keys: np.ndarray,
-    values: np.ndarray,
-    kept: dict[int, Any],
-) -> tuple[tuple[int, int], ...]:
-    """Parse the texts the fast path does not read with the general one; keep them as sent."""
-    texts = [
-        bytes(body[s:e]).decode("utf-8", "replace")
-        for s, e in zip(starts.tolist(), ends.tolist(), strict=True)
-    ]
-    nanos[rows] = parse_to_nanos(pa.array(texts, pa.string()), errors="coerce")
-    keys[rows] = 0
-    problems = []
-    for row, text in zip(rows.tolist(), texts, strict=True):
-        y = values[row]
-        kept[row] = {"x": text, "y": None if y != y else float(y)}
-        if nanos[row] == _NAT:
-            problems.append((row, _BAD_TIME))
-    return tuple(problems)
+def _texts_at(body: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> pa.Array:
+    """Return the texts at body[starts:ends] as one Arrow string array (one gather)."""
+    lengths = ends - starts
+    offsets = np.zeros(lengths.size + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    gather = np.repeat(starts - offsets[:-1], lengths) + np.arange(int(offsets[-1]))
+    texts = pa.LargeStringArray.from_buffers(
+        lengths.size, pa.py_buffer(offsets), pa.py_buffer(body[gather])
+    )
+    try:
+        texts.validate(full=True)
+    except pa.ArrowInvalid:  # not UTF-8: JSON says it must be; read it as json.loads would
+        return pa.array(
+            [
+                bytes(body[s:e]).decode("utf-8", "replace")
+                for s, e in zip(starts, ends, strict=True)
+            ],
+            pa.string(),
+        )
+    return texts.cast(pa.string())
 
 
 def _decode(raw: msgspec.Raw) -> Any:
