@@ -367,3 +367,19 @@ def test_indexes_survive_pickle_and_deepcopy():
         assert copied[1].throughput.problems == indexes[1].throughput.problems
         assert copied[0].token.get_secret_value() == TOKEN
         assert copied.to_dicts(include_secrets=True) == indexes.to_dicts(include_secrets=True)
+
+
+@pytest.mark.parametrize(
+    "dump",
+    [
+        lambda raw: json.dumps(raw, indent=2),
+        lambda raw: "\n  " + json.dumps(raw, ensure_ascii=False) + "\n",
+        lambda raw: json.dumps(raw).replace("[]", "[ ]"),
+    ],
+    ids=["pretty", "padded", "spaced-empty"],
+)
+def test_bytes_in_other_layouts_read_through_the_general_path_alike(dump):
+    raw = [FULL, {**FULL, "id": "empty", "name": "ñame", "throughput_vector": []}]
+    body = dump(raw).encode()
+    assert IndexList.from_json_bytes(body) == IndexList.from_json(json.loads(body))
+    assert IndexList.from_json_bytes(b" [] ") == IndexList()
