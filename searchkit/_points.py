@@ -23,8 +23,8 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from searchkit._frozen import FrozenMapping, thaw
 from searchkit.errors import InvalidResponseError, SearchKitError, TimestampError
-from searchkit.models import FrozenMapping, thaw
 from searchkit.timestamps import (
     explain,
     fast_parse,
@@ -37,7 +37,6 @@ from searchkit.timestamps import (
 __all__ = ["EMPTY", "Throughput", "decode_list", "decode_object", "read_raw_items", "read_vectors"]
 
 _NAT = np.iinfo(np.int64).min
-_EMPTY: Mapping[str, Any] = {}
 
 
 # --- throughput: columns, not objects ------------------------------------------------------
