@@ -37,6 +37,7 @@ from searchkit.timestamps import (
 __all__ = ["EMPTY", "Throughput", "decode_list", "decode_object", "read_raw_items", "read_vectors"]
 
 _NAT = np.iinfo(np.int64).min
+_NO_TEXTS = pa.array([], pa.string())
 
 
 # --- throughput: columns, not objects ------------------------------------------------------
@@ -97,7 +98,7 @@ class Throughput:
         set_(self, "_problems", tuple(problems))
         rows = np.empty(0, np.int64) if text_rows is None else text_rows.astype(np.int64)
         set_(self, "_text_rows", _read_only(rows))
-        set_(self, "_texts", pa.array([], pa.string()) if texts is None else texts)
+        set_(self, "_texts", _NO_TEXTS if texts is None else texts)
         if len(self._texts) != rows.size:
             raise ValueError("text_rows and texts must have one length")
 
@@ -377,7 +378,7 @@ class _Batch:
 
 _QUOTE, _BACKSLASH, _SPACE, _COMMA, _COLON = 34, 92, 32, 44, 58
 _LBRACE, _RBRACE, _LBRACKET, _RBRACKET = 123, 125, 91, 93
-_GROUP_BYTES = 8 << 20  # bytes of body scanned at once: bounds the temporaries
+_GROUP_BYTES = 2 << 20  # bytes of body scanned at once: bounds the temporaries
 _WORKERS = min(4, os.cpu_count() or 1)
 _MAX_NUMBER = 32  # longer y texts are read by the general path
 _RAW_LIST = msgspec.json.Decoder(list[dict[str, msgspec.Raw]])
