@@ -33,7 +33,7 @@ def test_create_whose_answer_is_lost_returns_the_index_it_created(proxy, service
     assert stored_names(service) == ["docs"]
     (stored,) = service.store.list_indexes(service.account)
     assert index.id == stored["id"]
-    assert index.token == stored["token"]
+    assert index.token.get_secret_value() == stored["token"]
 
 
 def test_reconciling_skips_an_older_index_of_the_same_name(proxy, proxied, service):
