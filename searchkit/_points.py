@@ -69,11 +69,21 @@ class Throughput:
         (Timestamp('2026-01-01 11:00:00.500000+0000', tz='UTC'), np.float64(3.0))
     """
 
-    __slots__ = ("_kept", "_layout", "_nanos", "_problems", "_text_rows", "_texts", "_values")
+    __slots__ = (
+        "_kept",
+        "_layout",
+        "_nanos",
+        "_problems",
+        "_source",
+        "_text_rows",
+        "_texts",
+        "_values",
+    )
     _kept: FrozenMapping
     _text_rows: np.ndarray
     _texts: pa.Array
-    _layout: np.ndarray
+    _layout: np.ndarray | None
+    _source: pa.Array | None
     _nanos: np.ndarray
     _problems: tuple[tuple[int, int], ...]
     _values: np.ndarray
@@ -82,18 +92,25 @@ class Throughput:
         self,
         nanos: np.ndarray,
         values: np.ndarray,
-        layout: np.ndarray,
+        layout: np.ndarray | pa.Array,
         kept: Mapping[int, Any] | None = None,
         problems: tuple[tuple[int, int], ...] = (),
         text_rows: np.ndarray | None = None,
         texts: pa.Array | None = None,
     ) -> None:
-        if not (nanos.shape == values.shape == layout.shape and nanos.ndim == 1):
+        if not (nanos.shape == values.shape == (len(layout),) and nanos.ndim == 1):
             raise ValueError("nanos, values and layout must be 1-D arrays of one length")
         set_ = object.__setattr__
         set_(self, "_nanos", _read_only(nanos.astype(np.int64, copy=False).view()))
         set_(self, "_values", _read_only(values.astype(np.float64, copy=False).view()))
-        set_(self, "_layout", _read_only(layout.astype(np.uint64, copy=False).view()))
+        if isinstance(layout, pa.Array):
+            # The texts themselves: their layout keys are computed when first needed (a
+            # frame never needs them), and the texts dropped then.
+            set_(self, "_layout", None)
+            set_(self, "_source", layout)
+        else:
+            set_(self, "_layout", _read_only(layout.astype(np.uint64, copy=False).view()))
+            set_(self, "_source", None)
         set_(self, "_kept", FrozenMapping({str(k): v for k, v in (kept or {}).items()}))
         set_(self, "_problems", tuple(problems))
         rows = np.empty(0, np.int64) if text_rows is None else text_rows.astype(np.int64)
@@ -139,7 +156,7 @@ class Throughput:
         return (
             np.array_equal(self._nanos, other._nanos)
             and np.array_equal(self._values, other._values, equal_nan=True)
-            and np.array_equal(self._layout, other._layout)
+            and np.array_equal(self._keys(), other._keys())
             and self._kept == other._kept
             and self._problems == other._problems
             and np.array_equal(self._text_rows, other._text_rows)
@@ -160,7 +177,7 @@ class Throughput:
 
     def __reduce__(self) -> tuple[Any, ...]:
         kept = {int(k): v for k, v in self._kept.items()}
-        arrays = (self._nanos.copy(), self._values.copy(), self._layout.copy())
+        arrays = (self._nanos.copy(), self._values.copy(), self._keys().copy())
         texts = (self._text_rows.copy(), self._texts)
         return (Throughput, (*arrays, kept, self._problems, *texts))
 
@@ -202,8 +219,9 @@ class Throughput:
     def points(self) -> list[Any]:
         """Return the points as the API's JSON objects (``{"x": text, "y": value}``)."""
         out: list[Any] = [None] * len(self)
-        fast = np.flatnonzero(self._layout != 0)
-        texts = format_layout(self._nanos[fast], self._layout[fast])
+        keys = self._keys()
+        fast = np.flatnonzero(keys != 0)
+        texts = format_layout(self._nanos[fast], keys[fast])
         values = [None if v != v else v for v in self._values.tolist()]
         for position, text in zip(fast.tolist(), texts, strict=True):
             out[position] = {"x": text, "y": values[position]}
@@ -212,6 +230,19 @@ class Throughput:
         for key, raw in self._kept.items():
             out[int(key)] = thaw(raw)
         return out
+
+    def _keys(self) -> np.ndarray:
+        """Return the layout keys (0 where the text is kept as sent), computing them once."""
+        if self._layout is None:
+            assert self._source is not None
+            offsets, data = string_buffers(self._source)
+            _, ok, keys = fast_parse(data, offsets[:-1], offsets[1:] - offsets[:-1], layout=True)
+            assert keys is not None
+            keys[~ok] = 0
+            object.__setattr__(self, "_layout", _read_only(keys))
+            object.__setattr__(self, "_source", None)
+        assert self._layout is not None
+        return self._layout
 
     def _text_at(self, position: int) -> str | None:
         found = int(np.searchsorted(self._text_rows, position))
@@ -255,7 +286,7 @@ class _Batch:
         # Per point, filled by the readers below (one entry per batch part).
         self.nanos: list[np.ndarray] = []
         self.values: list[np.ndarray] = []
-        self.layout: list[np.ndarray] = []
+        self.layout: list[pa.Array] = []  # the texts, from which keys are computed
         self.kept: list[dict[int, Any]] = []
         self.problems: list[list[tuple[int, int]]] = []
         self.texts: list[tuple[np.ndarray, pa.Array]] = []
@@ -278,19 +309,19 @@ class _Batch:
                 problems.setdefault(position, _NO_TIME)
         offsets, data = string_buffers(texts)
         starts, lengths = offsets[:-1], offsets[1:] - offsets[:-1]
-        nanos, ok, keys = fast_parse(data, starts, lengths, layout=True, workers=_WORKERS)
-        assert keys is not None
+        # A frame needs no layout keys: each Throughput computes them from its texts if
+        # ever asked (to_dict, equality, pickling).
+        nanos, ok, _ = fast_parse(data, starts, lengths, wall_check=True, workers=_WORKERS)
         slow = np.flatnonzero(~ok)
         slow_texts = texts.take(pa.array(slow)) if slow.size else pa.array([], pa.string())
         if slow.size:
             # Texts the fast path does not read (a monotonic suffix, a long zone name,
             # garbage) go through the one parser's general path and are kept as sent.
             nanos[slow] = parse_to_nanos(slow_texts, errors="coerce")
-            keys[slow] = 0
             present = slow_texts.is_valid().to_numpy(zero_copy_only=False)
             for row in slow[present & (nanos[slow] == _NAT)].tolist():
                 problems.setdefault(row, _BAD_TIME)
-        self._split(counts, nanos, values, keys, kept, problems, slow, slow_texts)
+        self._split(counts, nanos, values, texts, kept, problems, slow, slow_texts)
 
     def _odd_points(
         self, vectors: list[Sequence[Any]], kept: dict[int, Any], problems: dict[int, int]
@@ -321,7 +352,7 @@ class _Batch:
         counts: list[int],
         nanos: np.ndarray,
         values: np.ndarray,
-        keys: np.ndarray,
+        texts: pa.Array,
         kept: dict[int, Any],
         problems: dict[int, int],
         slow: np.ndarray,
@@ -344,7 +375,7 @@ class _Batch:
             start = end - count
             self.nanos.append(nanos[start:end])
             self.values.append(values[start:end])
-            self.layout.append(keys[start:end])
+            self.layout.append(texts.slice(start, count))
             self.kept.append(kept_of[item])
             self.problems.append(problems_of[item])
             first = text_ends[item - 1] if item else 0

@@ -258,6 +258,7 @@ def fast_parse(
     lengths: np.ndarray,
     *,
     layout: bool = False,
+    wall_check: bool = False,
     workers: int = 1,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """Read texts at ``data[starts[i] : starts[i] + lengths[i]]`` laid out as ``GO_LAYOUT``.
@@ -270,6 +271,8 @@ def fast_parse(
         starts: Where each text starts (``int64``).
         lengths: The length of each text in bytes.
         layout: Also return each text's layout key (see :func:`format_layout`).
+        wall_check: Leave to the general path, as ``layout`` does, the texts whose wall
+            time could not be rebuilt (near the ends of datetime64[ns]), without the keys.
         workers: Threads to parse blocks on (NumPy releases the GIL on whole arrays).
 
     Returns:
@@ -310,6 +313,7 @@ def fast_parse(
         nanos[lo:hi], ok[lo:hi] = _to_nanos(fields, block_ok)
         if keys is not None:
             keys[lo:hi] = fields["layout"]
+        if keys is not None or wall_check:
             # The wall time must itself be a datetime64[ns] to be written back exactly:
             # only blocks reaching the ends of the range need the check.
             block = nanos[lo:hi]  # rows not read hold anything: they only cost a check
