@@ -36,15 +36,22 @@ if TYPE_CHECKING:
         TransportError,
         ValidationError,
     )
-    from searchkit.frames import limits_frame, throughput_frame, throughput_series
+    from searchkit.frames import (
+        limits_frame,
+        throughput_frame,
+        throughput_intervals,
+        throughput_series,
+    )
     from searchkit.models import (
         LIMIT_FIELDS,
         REGIONS,
         TYPES,
+        AmbiguousNameError,
         IndexList,
         IndexType,
         Region,
         SearchIndex,
+        Secret,
     )
     from searchkit.plotting import plot_limits, plot_throughput
     from searchkit.timestamps import parse_timestamps
@@ -53,6 +60,7 @@ if TYPE_CHECKING:
 #: Each public name and the module that defines it; a name is imported on first access.
 _EXPORTS: dict[str, str] = {
     "AmbiguousCreateError": "searchkit.errors",
+    "AmbiguousNameError": "searchkit.models",
     "AuthenticationError": "searchkit.errors",
     "Client": "searchkit.client",
     "ConfigError": "searchkit.errors",
@@ -69,6 +77,7 @@ _EXPORTS: dict[str, str] = {
     "Region": "searchkit.models",
     "SearchIndex": "searchkit.models",
     "SearchKitError": "searchkit.errors",
+    "Secret": "searchkit.models",
     "ServerError": "searchkit.errors",
     "TYPES": "searchkit.models",
     "TimestampError": "searchkit.errors",
@@ -84,11 +93,13 @@ _EXPORTS: dict[str, str] = {
     "plot_limits": "searchkit.plotting",
     "plot_throughput": "searchkit.plotting",
     "throughput_frame": "searchkit.frames",
+    "throughput_intervals": "searchkit.frames",
     "throughput_series": "searchkit.frames",
 }
 
 __all__ = [  # noqa: RUF022 - plain sorted(), as tests/test_public_api.py checks
     "AmbiguousCreateError",
+    "AmbiguousNameError",
     "AuthenticationError",
     "Client",
     "ConfigError",
@@ -105,6 +116,7 @@ __all__ = [  # noqa: RUF022 - plain sorted(), as tests/test_public_api.py checks
     "Region",
     "SearchIndex",
     "SearchKitError",
+    "Secret",
     "ServerError",
     "TYPES",
     "TimestampError",
@@ -121,6 +133,7 @@ __all__ = [  # noqa: RUF022 - plain sorted(), as tests/test_public_api.py checks
     "plot_limits",
     "plot_throughput",
     "throughput_frame",
+    "throughput_intervals",
     "throughput_series",
 ]
 

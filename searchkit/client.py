@@ -694,10 +694,8 @@ class Client:
             raise
 
     def _list(self, call: _Call) -> IndexList:
-        data = self._request(call, "GET", PATH)
-        if not isinstance(data, list):
-            raise self._invalid("GET", 200, f"expected a JSON array, got {_kind(data)}")
-        indexes: IndexList = self._adapt("GET", IndexList.from_json, data)
+        data = self._request(call, "GET", PATH, raw=True)
+        indexes: IndexList = self._adapt("GET", IndexList.from_json_bytes, data)
         self._remember_tokens(indexes)
         return indexes
 
@@ -715,10 +713,8 @@ class Client:
             before = set()
         started = time.time()
         try:
-            data = self._request(call, "POST", PATH, json_body=body)
-            if not isinstance(data, dict):
-                raise self._invalid("POST", 200, f"expected a JSON object, got {_kind(data)}")
-            index: SearchIndex = self._adapt("POST", SearchIndex.from_dict, data)
+            data = self._request(call, "POST", PATH, json_body=body, raw=True)
+            index: SearchIndex = self._adapt("POST", SearchIndex.from_json_bytes, data)
             self._remember_tokens([index])
             return index
         except (TransportError, ServerError, InvalidResponseError) as exc:
@@ -830,15 +826,26 @@ class Client:
                     self._known_tokens.add(str(real))
 
     def _request(
-        self, call: _Call, method: str, path: str, *, json_body: Mapping[str, Any] | None = None
+        self,
+        call: _Call,
+        method: str,
+        path: str,
+        *,
+        json_body: Mapping[str, Any] | None = None,
+        raw: bool = False,
     ) -> Any:
-        """Send one request (retrying a GET as the policy allows); return its decoded JSON."""
+        """Send one request (retrying a GET as the policy allows); return its decoded JSON.
+
+        With ``raw`` the body's bytes are returned for the models to decode in one pass.
+        """
         response, content = self._exchange(call, method, path, json_body)
         status = response.status_code
         if status >= 400:
             raise self._status_error(method, path, response, content)
         if not content.strip():
             raise self._invalid(method, status, "the body is empty")
+        if raw:  # decoded by the models, straight from the bytes
+            return content
         try:
             return _decode_json(content)
         except (ValueError, RecursionError):
@@ -1037,7 +1044,12 @@ class Client:
         try:
             return convert(data)
         except InvalidResponseError as exc:
-            raise self._invalid(method, 200, self._masked(exc.message)) from None
+            what = self._masked(exc.message)
+            if isinstance(data, bytes) and what.startswith("the body is not JSON"):
+                # Masked before it is cut, so no secret straddling the cut shows a prefix.
+                snippet = self._masked(data[:2048].decode("utf-8", "replace"))[:120]
+                what += f"; it starts with {snippet!r}"
+            raise self._invalid(method, 200, what) from None
 
     def _invalid(self, method: str, status: int, what: str) -> InvalidResponseError:
         # ``what`` is the client's own words; any text from the service in it is masked by

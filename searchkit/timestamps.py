@@ -21,13 +21,14 @@ No Python code runs per row, except to word the error message of the first bad t
 from __future__ import annotations
 
 import calendar
+import concurrent.futures
 import datetime as dt
 import difflib
 import functools
 import re
 import zoneinfo
 from collections.abc import Iterable
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -217,6 +218,18 @@ def parse_to_nanos(
     return nanos
 
 
+def explain(text: Any) -> str:
+    """Return why a text is not a Go time text (for an error message; not on a hot path)."""
+    if not isinstance(text, str):
+        return f"expected text, got {type(text).__name__}"
+    return _why(text)
+
+
+def string_buffers(strings: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """Return (offsets, data bytes) of an Arrow string array, honouring its slice offset."""
+    return _string_buffers(strings)
+
+
 def _string_buffers(strings: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """Return (offsets, data bytes) of an Arrow string array, honouring its slice offset."""
     if pa.types.is_string_view(strings.type):
@@ -235,8 +248,37 @@ def _string_buffers(strings: pa.Array) -> tuple[np.ndarray, np.ndarray]:
 def _fast_nanos(strings: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """Read the common layout with NumPy; return epoch nanoseconds and which rows it read."""
     offsets, data = _string_buffers(strings)
-    starts = offsets[:-1]
-    lengths = offsets[1:] - starts
+    nanos, ok, _ = fast_parse(data, offsets[:-1], offsets[1:] - offsets[:-1])
+    return nanos, ok
+
+
+def fast_parse(
+    data: np.ndarray,
+    starts: np.ndarray,
+    lengths: np.ndarray,
+    *,
+    layout: bool = False,
+    wall_check: bool = False,
+    workers: int = 1,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Read texts at ``data[starts[i] : starts[i] + lengths[i]]`` laid out as ``GO_LAYOUT``.
+
+    The texts may sit anywhere in ``data`` (an Arrow string buffer, or a JSON body read in
+    place), so no text is copied out first.
+
+    Args:
+        data: The bytes, as a ``uint8`` array.
+        starts: Where each text starts (``int64``).
+        lengths: The length of each text in bytes.
+        layout: Also return each text's layout key (see :func:`format_layout`).
+        wall_check: Leave to the general path, as ``layout`` does, the texts whose wall
+            time could not be rebuilt (near the ends of datetime64[ns]), without the keys.
+        workers: Threads to parse blocks on (NumPy releases the GIL on whole arrays).
+
+    Returns:
+        Epoch nanoseconds, which rows the fast path read (the others need
+        :func:`parse_to_nanos`), and the layout keys (None unless asked).
+    """
     # A strided view whose element i is the _WINDOW bytes starting at byte i: indexing it
     # with the start offsets copies every text's head into a fixed-width matrix in one
     # memcpy-like pass. Texts starting in the last _WINDOW bytes read from a padded copy
@@ -249,8 +291,11 @@ def _fast_nanos(strings: pa.Array) -> tuple[np.ndarray, np.ndarray]:
 
     nanos = np.empty(starts.size, dtype=np.int64)
     ok = np.empty(starts.size, dtype=bool)
-    # Blocks keep the byte matrix and its temporaries in cache and bound peak memory.
-    for lo in range(0, starts.size, _BLOCK):
+    keys = np.zeros(starts.size, dtype=np.uint64) if layout else None
+
+    # Blocks keep the byte matrix and its temporaries in cache and bound peak memory;
+    # each writes its own slice of the results, so blocks may run on several threads.
+    def parse_block(lo: int) -> None:
         hi = min(lo + _BLOCK, starts.size)
         block_starts = starts[lo:hi]
         block_tail = in_tail[lo:hi]
@@ -260,12 +305,72 @@ def _fast_nanos(strings: pa.Array) -> tuple[np.ndarray, np.ndarray]:
             rows = np.empty(hi - lo, dtype=f"V{_WINDOW}")
             if head is not None:
                 rows[~block_tail] = head[block_starts[~block_tail]]
-            rows[block_tail] = cast(np.ndarray, _windows(padded_tail, _WINDOW))[
-                block_starts[block_tail] - tail_from
-            ]
+            padded = _windows(padded_tail, _WINDOW)
+            assert padded is not None  # the padded tail is always a window long
+            rows[block_tail] = padded[block_starts[block_tail] - tail_from]
         matrix = rows.view(np.uint8).reshape(hi - lo, _WINDOW)
-        nanos[lo:hi], ok[lo:hi] = _to_nanos(*_read_rows(matrix, lengths[lo:hi]))
-    return nanos, ok
+        fields, block_ok = _read_rows(matrix, lengths[lo:hi], layout)
+        nanos[lo:hi], ok[lo:hi] = _to_nanos(fields, block_ok)
+        if keys is not None:
+            keys[lo:hi] = fields["layout"]
+        if keys is not None or wall_check:
+            # The wall time must itself be a datetime64[ns] to be written back exactly:
+            # only blocks reaching the ends of the range need the check.
+            block = nanos[lo:hi]  # rows not read hold anything: they only cost a check
+            if block.size and (block.min() < _WALL_LOW or block.max() > _WALL_HIGH):
+                offset = fields["sign"] * (fields["off_h"] * 60 + fields["off_m"]) * 60.0 * _NS
+                wall = nanos[lo:hi].astype(np.float64) + offset
+                ok[lo:hi] &= np.abs(wall) < 2.0**63 - _WALL_MARGIN
+
+    blocks = range(0, starts.size, _BLOCK)
+    if workers > 1 and len(blocks) > 1:
+        with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+            list(pool.map(parse_block, blocks))
+    else:
+        for lo in blocks:
+            parse_block(lo)
+    return nanos, ok, keys
+
+
+# A layout key packs what, beside the instant, makes a fast-path text: the zone label (up
+# to 5 bytes, bits 0-39), its length (40-42), the fraction width (43-46), the offset's
+# minutes (47-58) and its sign (59, so "-0000" stays itself). Storing it costs 8 bytes a
+# point instead of the text.
+_LABEL_BITS, _WIDTH_SHIFT, _OFFSET_SHIFT, _SIGN_SHIFT = 40, 43, 47, 59
+# Wall times this close to the ends of datetime64[ns] are left to the general path.
+_WALL_MARGIN = 2.0 * 86400 * _NS
+_WALL_LOW, _WALL_HIGH = -(2**63) + 4 * 86400 * _NS, 2**63 - 1 - 4 * 86400 * _NS
+_LABEL_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(_MAX_FAST_ZONE + 1)], dtype=np.uint64)
+
+
+def format_layout(nanos: np.ndarray, keys: np.ndarray) -> list[str]:
+    """Return the Go texts that :func:`fast_parse` read as ``nanos`` with layout ``keys``.
+
+    The inverse of the fast path: the same bytes come back, trailing fraction zeros
+    included, so a text survives being stored as (instant, layout).
+    """
+    keys = keys.astype(np.uint64, copy=False)
+    minutes = ((keys >> np.uint64(_OFFSET_SHIFT)) & np.uint64(4095)).astype(np.int64)
+    minutes *= 1 - 2 * (keys >> np.uint64(_SIGN_SHIFT)).astype(np.int64)
+    local = (nanos + minutes * 60 * _NS).view("M8[ns]")
+    walls = np.datetime_as_string(local, unit="ns")
+    tails: dict[int, tuple[int, str]] = {}
+    out = []
+    for wall, key, minute in zip(walls.tolist(), keys.tolist(), minutes.tolist(), strict=True):
+        found = tails.get(key)
+        if found is None:
+            size = (key >> _LABEL_BITS) & 7
+            label = (key & ((1 << _LABEL_BITS) - 1)).to_bytes(5, "little")[:size].decode()
+            sign = "-" if key >> _SIGN_SHIFT else "+"
+            hours, mins = divmod(abs(minute), 60)
+            found = tails[key] = (
+                (key >> _WIDTH_SHIFT) & 15,
+                f" {sign}{hours:02d}{mins:02d} {label}",
+            )
+        width, tail = found
+        fraction = "." + wall[20 : 20 + width] if width else ""
+        out.append(f"{wall[:10]} {wall[11:19]}{fraction}{tail}")
+    return out
 
 
 def _windows(data: np.ndarray, width: int) -> np.ndarray | None:
@@ -297,7 +402,9 @@ def _number(rows: np.ndarray, columns: range, worst: np.ndarray) -> np.ndarray:
     return value
 
 
-def _read_rows(rows: np.ndarray, lengths: np.ndarray) -> tuple[dict[str, np.ndarray], np.ndarray]:
+def _read_rows(
+    rows: np.ndarray, lengths: np.ndarray, layout: bool = False
+) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """Parse a block of fixed-width byte rows laid out as ``GO_LAYOUT``."""
     worst = np.zeros(rows.shape[0], dtype=np.uint8)
     fields = {name: _number(rows, columns, worst) for name, columns in _DATE_FIELDS.items()}
@@ -323,7 +430,8 @@ def _read_rows(rows: np.ndarray, lengths: np.ndarray) -> tuple[dict[str, np.ndar
     # " ±hhmm " and the zone name follow, at column 19 or 20 + width: a second window
     # gather fetches them per row without an (n, k) index matrix.
     at = np.where(dot, width + 20, 19)
-    flat = cast(np.ndarray, _windows(rows.reshape(-1), 7 + _MAX_FAST_ZONE))
+    flat = _windows(rows.reshape(-1), 7 + _MAX_FAST_ZONE)
+    assert flat is not None  # rows are _WINDOW bytes wide, more than the window
     tail = flat[np.arange(rows.shape[0]) * _WINDOW + at].view(np.uint8).reshape(-1, 12)
     ok &= (tail[:, 0] == ord(" ")) & (tail[:, 6] == ord(" "))
     sign = tail[:, 1]
@@ -345,6 +453,28 @@ def _read_rows(rows: np.ndarray, lengths: np.ndarray) -> tuple[dict[str, np.ndar
         shifted *= zone_len > k
         np.maximum(worst, shifted, out=worst)
     ok &= (zone_len >= 1) & (zone_len <= _MAX_FAST_ZONE) & (worst <= 0x5D)
+    if not layout:
+        return fields, ok
+    # The label's bytes as one little-endian integer, cut to its length: an unaligned
+    # 8-byte view at column 7 of each 12-byte row (the last row from a padded copy).
+    count = rows.shape[0]
+    zone = np.clip(zone_len, 0, _MAX_FAST_ZONE)
+    label = np.empty(count, dtype=np.uint64)
+    if count > 1:
+        label[:-1] = np.ndarray(
+            buffer=tail, dtype="<u8", shape=(count - 1,), strides=(12,), offset=7
+        )
+    last = np.zeros(8, dtype=np.uint8)
+    last[:_MAX_FAST_ZONE] = tail[-1, 7 : 7 + _MAX_FAST_ZONE]
+    label[-1] = last.view("<u8")[0]
+    label &= _LABEL_MASKS[zone]
+    # The small fields in one int32 first: fewer passes over 8-byte words.
+    meta = zone.astype(np.int32)
+    meta |= width << 3
+    meta |= np.clip(fields["off_h"] * 60 + fields["off_m"], 0, 4095) << 7
+    meta |= (sign == ord("-")).view(np.int8).astype(np.int32) << 19
+    label |= meta.astype(np.uint64) << np.uint64(_LABEL_BITS)
+    fields["layout"] = label
     return fields, ok
 
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
+import json
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -16,6 +18,7 @@ from searchkit.frames import (
     THROUGHPUT_COLUMNS,
     limits_frame,
     throughput_frame,
+    throughput_intervals,
     throughput_series,
 )
 from searchkit.models import LIMIT_FIELDS, REGIONS, TYPES, IndexList, SearchIndex
@@ -25,6 +28,7 @@ UTC = dt.timezone.utc
 
 EXPECTED_LIMIT_DTYPES = {
     "name": "str",
+    "short_id": "str",
     "type": "category",
     "region": "category",
     "endpoint": "str",
@@ -223,11 +227,12 @@ def test_unknown_time_zone_is_a_validation_error():
 
 
 def test_intervals_are_median_spacings_by_index_id():
-    intervals = throughput_frame(RAW).attrs["interval"]
+    intervals = throughput_intervals(throughput_frame(RAW))
+    assert intervals.index.tolist() == ["id-a", "id-b"]
+    assert str(intervals.dtype) == "timedelta64[ns]"
     # Spacings 60.5 s, 59.5 s, 60.000000001 s: the median is the middle one.
     assert intervals["id-a"] == pd.Timedelta(seconds=60, nanoseconds=1)
     assert intervals["id-b"] is pd.NaT
-    assert intervals["id-c"] is pd.NaT and intervals["id-d"] is pd.NaT
 
 
 def test_interval_of_an_even_number_of_spacings_is_their_middle_mean():
@@ -240,7 +245,27 @@ def test_interval_of_an_even_number_of_spacings_is_their_middle_mean():
         }
     ]
     # Spacings 10, 20, 10, 5 s: median (10 + 10) / 2.
-    assert throughput_frame(raw).attrs["interval"]["even"] == pd.Timedelta(seconds=10)
+    assert throughput_intervals(throughput_frame(raw))["even"] == pd.Timedelta(seconds=10)
+
+
+def test_intervals_follow_the_frame_as_filtered_and_work_on_wide_frames_and_series():
+    frame = throughput_frame(RAW)
+    only_beta = frame[frame["name"] == "beta"]
+    assert throughput_intervals(only_beta).index.tolist() == ["id-b"]
+    wide = throughput_intervals(throughput_frame(RAW, wide=True))
+    assert wide.index.name == "name" and wide.index.tolist() == ["alpha", "beta", "gamma", "delta"]
+    # Wide frames cannot tell a null value from no point: the spacing of the values shown.
+    assert wide["alpha"] == pd.Timedelta(seconds=60) and wide["gamma"] is pd.NaT
+    series = throughput_intervals(throughput_series(RAW[0]))
+    assert series.tolist() == [pd.Timedelta(seconds=60, nanoseconds=1)]
+    with pytest.raises(ValidationError):
+        throughput_intervals(limits_frame(RAW))
+
+
+def test_frames_carry_no_attrs():
+    assert throughput_frame(RAW).attrs == {}
+    assert throughput_frame(RAW, wide=True).attrs == {}
+    assert throughput_series(RAW[0]).attrs == {}
 
 
 def test_raw_json_models_and_index_list_give_the_same_frame():
@@ -248,7 +273,6 @@ def test_raw_json_models_and_index_list_give_the_same_frame():
     from_raw = throughput_frame(raw)
     from_models = throughput_frame(IndexList.from_json(copy.deepcopy(raw)))
     pd.testing.assert_frame_equal(from_raw, from_models)
-    assert from_raw.attrs == from_models.attrs
     assert len(from_raw) == 5 * 30
 
 
@@ -256,7 +280,7 @@ def test_realistic_day_in_five_zones_is_regular_per_minute():
     frame = throughput_frame(realistic_indexes(minutes=1440))
     assert len(frame) == 5 * 1440
     assert frame.groupby("name", observed=True)["time"].is_monotonic_increasing.all()
-    for spacing in frame.attrs["interval"].values():
+    for spacing in throughput_intervals(frame):
         assert abs(spacing - pd.Timedelta(minutes=1)) < pd.Timedelta(seconds=1)
 
 
@@ -307,7 +331,7 @@ def test_empty_input_gives_empty_tidy_frame():
     assert frame.empty and tuple(frame.columns) == THROUGHPUT_COLUMNS
     assert str(frame["time"].dtype) == "datetime64[ns, UTC]"
     assert frame["value"].dtype == np.float64
-    assert frame.attrs["interval"] == {}
+    assert throughput_intervals(frame).empty
 
 
 def test_wide_form_has_one_column_per_index_name_indexed_by_time():
@@ -333,7 +357,6 @@ def test_throughput_series_is_named_after_the_index_and_indexed_by_time():
     assert series.index.name == "time"
     assert str(series.index.dtype) == "datetime64[ns, Asia/Kathmandu]"
     assert series.tolist()[:3] == [1.5, 2.0, 0.0]
-    assert series.attrs["interval"] == pd.Timedelta(seconds=60, nanoseconds=1)
     assert throughput_series(SearchIndex.from_dict(RAW[0])).equals(throughput_series(RAW[0]))
 
 
@@ -349,7 +372,143 @@ def test_limits_and_throughput_of_indexes_listed_from_the_emulator(client):
     assert limits.loc[created.id, "name"] == "docs"
     assert limits.loc[created.id, "created"].tzinfo is not None
     throughput = throughput_frame(indexes)
-    points = len(created.throughput_raw)
+    points = len(created.throughput)
     assert points > 0 and len(throughput) == points
     assert throughput["time"].is_monotonic_increasing
     assert throughput["value"].notna().any()
+
+
+# --- one conversion: raw JSON and models agree on dirty data --------------------------------
+
+DIRTY_LIMITS = [
+    raw_index("lots", max_daily_queries="lots"),
+    raw_index("bool", max_daily_queries=True),
+    raw_index("half", max_daily_queries=12.5),
+    raw_index("huge", max_daily_queries=10**400),
+    raw_index("text", max_daily_queries=" 25 "),
+    raw_index("float", max_daily_queries=25.0),
+    {**raw_index("garbled"), "creation_time": "soon", "input_enrichment_enabled": "y"},
+]
+
+
+def _entry_points(raw):
+    """The same JSON through every entry point a user has."""
+    body = json.dumps(raw).encode()
+    return {
+        "raw": raw,
+        "from_json": IndexList.from_json(copy.deepcopy(raw)),
+        "from_json_bytes": IndexList.from_json_bytes(body),
+        "models": [SearchIndex.from_dict(r) for r in raw],
+    }
+
+
+def test_garbled_limits_are_missing_from_every_entry_point():
+    frames = {k: limits_frame(v) for k, v in _entry_points(DIRTY_LIMITS).items()}
+    expected = [math.nan, math.nan, math.nan, math.nan, 25.0, 25.0, math.inf]
+    for frame in frames.values():
+        pd.testing.assert_frame_equal(frame, frames["raw"])
+    column = frames["raw"]["max_daily_queries"].tolist()
+    assert [v if not math.isnan(v) else "nan" for v in column] == [
+        v if not math.isnan(v) else "nan" for v in expected
+    ]
+    garbled = frames["raw"].iloc[6]
+    assert pd.isna(garbled["created"]) and pd.isna(garbled["input_enrichment_enabled"])
+
+
+def test_a_limit_beyond_int64_is_kept_as_sent_not_an_overflow():
+    index = IndexList.from_json_bytes(json.dumps(DIRTY_LIMITS[3:4]).encode())[0]
+    assert index.max_daily_queries is None
+    assert index.invalid["max_daily_queries"] == 10**400
+    assert math.isnan(limits_frame([index])["max_daily_queries"].iloc[0])
+
+
+DIRTY_THROUGHPUT = [
+    {
+        "id": "id-d",
+        "name": "dirty",
+        "throughput_vector": [
+            point("2026-03-28 13:00:00 +0100 CET", 1),
+            point("2026-03-28 13:01:00 +0100 CET", "12.5"),
+            point("2026-03-28 13:02:00 +0100 CET m=+0.5", None),
+            point("2026-03-28 13:03:00 +0100 CET", "abc"),
+            point("2026-02-30 13:04:00 +0100 CET", 2),
+        ],
+    }
+]
+
+
+@pytest.mark.parametrize("entry", ["raw", "from_json", "from_json_bytes", "models"])
+def test_dirty_points_give_the_same_error_and_the_same_coerced_frame(entry):
+    indexes = _entry_points(DIRTY_THROUGHPUT)[entry]
+    with pytest.raises(
+        InvalidResponseError,
+        match=r"throughput_vector\[3\] of index 'dirty' has a non-numeric y: 'abc'",
+    ):
+        throughput_frame(indexes)
+    coerced = throughput_frame(indexes, errors="coerce")
+    assert coerced["value"].tolist()[:2] == [1.0, 12.5]
+    assert math.isnan(coerced["value"].iloc[2]) and math.isnan(coerced["value"].iloc[3])
+    assert coerced["time"].iloc[2] == pd.Timestamp("2026-03-28 12:02:00", tz="UTC")
+    # 30 February has no instant: NaT, sorted last as pandas does, its value kept.
+    assert pd.isna(coerced["time"].iloc[4]) and coerced["value"].iloc[4] == 2.0
+    pd.testing.assert_frame_equal(
+        coerced, throughput_frame(DIRTY_THROUGHPUT, errors="coerce"), check_like=False
+    )
+
+
+def test_y_abc_in_throughput_vector_is_an_invalid_response_not_a_value_error():
+    index = SearchIndex.from_dict(DIRTY_THROUGHPUT[0])
+    with pytest.raises(InvalidResponseError, match=r"throughput_vector\[3\] of index 'dirty'"):
+        _ = index.throughput_vector
+
+
+# --- names, short ids, files --------------------------------------------------------------
+
+
+def test_names_keep_only_the_indexes_asked_for_in_input_order():
+    frame = throughput_frame(RAW, names=["beta", "alpha"])
+    assert frame["name"].unique().tolist() == ["alpha", "beta"]
+    assert throughput_frame(RAW, names="beta")["value"].tolist() == [7.0]
+    assert list(throughput_frame(RAW, names=["beta"], wide=True).columns) == ["beta"]
+    with pytest.raises(ValidationError, match="no index named 'omega'"):
+        throughput_frame(RAW, names=["omega"])
+
+
+def test_limits_frame_has_a_short_id_to_tell_same_named_indexes_apart():
+    raw = [
+        raw_index("docs", id="5d6a1f3c-aaaa-4000-8000-000000000001"),
+        raw_index("docs", id="9e1b2c3d-bbbb-4000-8000-000000000002"),
+    ]
+    frame = limits_frame(raw)
+    assert frame["short_id"].tolist() == ["5d6a1f3c", "9e1b2c3d"]
+
+
+def _frames_searchkit_returns():
+    raw = realistic_indexes(minutes=30)
+    return {
+        "limits": limits_frame(raw),
+        "limits with secrets": limits_frame(raw, include_secrets=True),
+        "throughput": throughput_frame(raw),
+        "throughput in a zone": throughput_frame(raw, tz="America/St_Johns"),
+        "throughput wide": throughput_frame(raw, wide=True, tz="Europe/Berlin"),
+        "throughput empty": throughput_frame([]),
+        "limits empty": limits_frame([]),
+        "intervals": throughput_intervals(throughput_frame(raw)).to_frame(),
+    }
+
+
+@pytest.mark.parametrize("name", list(_frames_searchkit_returns()))
+@pytest.mark.parametrize("form", ["parquet", "feather"])
+def test_every_frame_round_trips_through_parquet_and_feather(tmp_path, name, form):
+    frame = _frames_searchkit_returns()[name]
+    path = tmp_path / f"frame.{form}"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        getattr(frame, f"to_{form}")(path)
+        back = getattr(pd, f"read_{form}")(path)
+    if frame.empty:
+        # Arrow keeps a categorical's categories with its rows: none survive zero rows.
+        categorical = [c for c in frame.columns if isinstance(frame[c].dtype, pd.CategoricalDtype)]
+        frame = frame.astype(dict.fromkeys(categorical, "category"))
+        frame = frame.astype({c: back[c].dtype for c in categorical})
+    pd.testing.assert_frame_equal(back, frame)

@@ -34,7 +34,7 @@ def test_create_whose_answer_is_lost_returns_the_index_it_created(proxy, service
     assert stored_names(service) == ["docs"]
     (stored,) = service.store.list_indexes(service.account)
     assert index.id == stored["id"]
-    assert index.token == stored["token"]
+    assert index.token.get_secret_value() == stored["token"]
 
 
 def test_existing_name_is_refused_by_default_naming_the_index_and_creating_nothing(

@@ -232,10 +232,10 @@ def test_error_body_echoing_a_secret_does_not_leak_it(server, client, body):
     [
         f"<html><p>token={TOKEN}</p></html>".encode(),
         f"<html><p>welcome, your token is {TOKEN}</p></html>".encode(),
-        [index_json("docs", max_vector_count="many")],
+        [index_json("docs"), TOKEN],
         {"token": TOKEN, "read_only_token": READ_ONLY_TOKEN},
     ],
-    ids=["html-pair", "html-free-text", "bad-field", "object"],
+    ids=["html-pair", "html-free-text", "bad-element", "object"],
 )
 def test_ok_body_echoing_a_token_is_invalid_response_without_the_token(server, client, body):
     server.script("GET", reply(200, [index_json("docs")]), then=reply(200, body))
@@ -378,4 +378,7 @@ def test_a_one_letter_password_masks_the_service_words_but_never_the_clients_own
     server.script("GET", then=reply(200, "<p>oops: p</p>"))
     with pytest.raises(sk.InvalidResponseError) as info:
         harness_client(server.url, password="p").list_indexes()
-    assert str(info.value).endswith("the body is not JSON (starts with '<***>oo***s: ***</***>')")
+    assert str(info.value).endswith(
+        "the body is not JSON (JSON is malformed: invalid character (byte 0)); "
+        "it starts with '<***>oo***s: ***</***>'"
+    )

@@ -1,0 +1,106 @@
+"""Reading a list from bytes in place equals reading it from decoded JSON, whatever the points."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from searchkit.models import IndexList
+
+SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@st.composite
+def go_texts(draw):
+    """Texts in Go's layout with every fraction width, odd zones and the monotonic suffix."""
+    year = draw(st.integers(1970, 2100))
+    month, day = draw(st.integers(1, 12)), draw(st.integers(1, 28))
+    hour, minute, second = (
+        draw(st.integers(0, 23)),
+        draw(st.integers(0, 59)),
+        draw(st.integers(0, 59)),
+    )
+    width = draw(st.integers(0, 9))
+    fraction = (
+        "." + "".join(draw(st.lists(st.sampled_from("0123456789"), min_size=width, max_size=width)))
+        if width
+        else ""
+    )
+    sign = draw(st.sampled_from("+-"))
+    offset = f"{sign}{draw(st.integers(0, 14)):02d}{draw(st.sampled_from([0, 30, 45])):02d}"
+    zone = draw(st.sampled_from(["UTC", "CET", "-03", "+0545", "Europe/Berlin", "ChST", "X"]))
+    suffix = draw(st.sampled_from(["", "", " m=+0.000123"]))
+    date = f"{year:04d}-{month:02d}-{day:02d}"
+    return f"{date} {hour:02d}:{minute:02d}:{second:02d}{fraction} {offset} {zone}{suffix}"
+
+
+xs = st.one_of(
+    go_texts(),
+    go_texts(),
+    st.text(max_size=12),
+    st.none(),
+    st.integers(),
+)
+ys = st.one_of(
+    st.none(),
+    st.integers(-(10**6), 10**6),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.integers(min_value=2**63, max_value=10**30),
+    st.sampled_from(["12.5", "abc", " 7 ", ""]),
+    st.booleans(),
+)
+
+
+@st.composite
+def points(draw):
+    kind = draw(st.sampled_from(["xy", "xy", "xy", "yx", "x", "y", "extra", "other"]))
+    x, y = draw(xs), draw(ys)
+    if kind == "xy":
+        return {"x": x, "y": y}
+    if kind == "yx":
+        return {"y": y, "x": x}
+    if kind == "x":
+        return {"x": x}
+    if kind == "y":
+        return {"y": y}
+    if kind == "extra":
+        return {"x": x, "y": y, "z": 1}
+    return draw(
+        st.one_of(
+            st.integers(), st.text(max_size=3), st.none(), st.lists(st.integers(), max_size=2)
+        )
+    )
+
+
+@SETTINGS
+@given(
+    vectors=st.lists(st.lists(points(), max_size=8), min_size=1, max_size=4),
+    separators=st.sampled_from([(",", ":"), (", ", ": ")]),
+    ascii_only=st.booleans(),
+)
+def test_bytes_and_decoded_json_give_equal_indexes(vectors, separators, ascii_only):
+    raw = [
+        {"id": f"id-{n}", "name": f"n{n}", "throughput_vector": vector}
+        for n, vector in enumerate(vectors)
+    ]
+    body = json.dumps(raw, separators=separators, ensure_ascii=ascii_only).encode()
+    from_bytes = IndexList.from_json_bytes(body)
+    from_json = IndexList.from_json(json.loads(body))
+    assert from_bytes == from_json
+    for a, b in zip(from_bytes, from_json, strict=True):
+        assert a.throughput.problems == b.throughput.problems
+        assert a.to_dict() == b.to_dict()
+
+
+@SETTINGS
+@given(
+    texts=st.lists(go_texts(), min_size=1, max_size=20),
+    separators=st.sampled_from([(",", ":"), (", ", ": ")]),
+)
+def test_clean_points_read_in_place_round_trip_to_the_texts_sent(texts, separators):
+    raw = [{"id": "a", "throughput_vector": [{"x": t, "y": i} for i, t in enumerate(texts)]}]
+    index = IndexList.from_json_bytes(json.dumps(raw, separators=separators).encode())[0]
+    assert [p["x"] for p in index.to_dict()["throughput_vector"]] == texts
+    assert index.throughput.values.tolist() == list(range(len(texts)))
