@@ -81,6 +81,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, help="make ids, tokens and series repeatable")
     p.add_argument("--allow-fixed", action="store_true", help="accept type 'fixed'")
     p.add_argument(
+        "--window-minutes",
+        type=int,
+        default=1440,
+        help="per-minute throughput points returned per index (default 1440, one day)",
+    )
+    p.add_argument(
         "--allow-remote",
         action="store_true",
         help="allow binding a non-loopback --host (the emulator has no TLS)",
@@ -158,6 +164,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         read_only_users=args.read_only_user or None,
         allow_fixed=args.allow_fixed,
         allow_remote=args.allow_remote,
+        window_minutes=args.window_minutes,
     )
     emulator.start()
     print(f"searchkit emulator listening on {emulator.url} (Ctrl-C to stop)")
