@@ -23,9 +23,11 @@ from searchkit.errors import (
     ValidationError,
 )
 from searchkit.frames import limits_frame, throughput_frame, throughput_series
+from searchkit.history import History, HistoryError
 from searchkit.models import LIMIT_FIELDS, REGIONS, TYPES, IndexList, IndexType, Region, SearchIndex
 from searchkit.plotting import plot_limits, plot_throughput
 from searchkit.timestamps import parse_timestamps
+from searchkit.usage import forecast_limits, plot_utilization, usage_frame
 from searchkit.widgets import create_index_form, index_browser
 
 __all__ = [  # noqa: RUF022 - plain sorted(), as tests/test_public_api.py checks
@@ -34,6 +36,8 @@ __all__ = [  # noqa: RUF022 - plain sorted(), as tests/test_public_api.py checks
     "Client",
     "ConfigError",
     "Emulator",
+    "History",
+    "HistoryError",
     "IndexList",
     "IndexType",
     "InvalidResponseError",
@@ -53,11 +57,14 @@ __all__ = [  # noqa: RUF022 - plain sorted(), as tests/test_public_api.py checks
     "__version__",
     "connect",
     "create_index_form",
+    "forecast_limits",
     "index_browser",
     "limits_frame",
     "parse_timestamps",
     "plot_limits",
     "plot_throughput",
+    "plot_utilization",
     "throughput_frame",
     "throughput_series",
+    "usage_frame",
 ]

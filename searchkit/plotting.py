@@ -67,6 +67,7 @@ def plot_throughput(
     tz: TimeZone = None,
     resample: str | pd.DateOffset | None = None,
     title: str | None = None,
+    forecast: pd.DataFrame | None = None,
 ) -> Axes:
     """Plot throughput over time, one line per index.
 
@@ -80,6 +81,9 @@ def plot_throughput(
         resample: A pandas frequency such as ``"15min"`` or ``"1h"``: plot the mean of each
             period (in the axis's time zone) instead of every point.
         title: Title of the Axes.
+        forecast: A :func:`~searchkit.forecast_limits` frame: draw each plotted index's
+            recent pace until the reset (dashed), the pace that would use exactly its limit
+            (dotted) and when the limit is hit.
 
     Returns:
         The Axes, with a concise date axis labelled with its time zone, the y axis
@@ -148,6 +152,8 @@ def plot_throughput(
         ax.set_ylabel("throughput (log scale)")
     if _all_non_negative(lines):
         ax.set_ylim(bottom=0)
+    if forecast is not None:
+        _draw_forecast(ax, forecast, [label for label, _ in lines])
     ax.grid(True, linewidth=0.5, alpha=0.4)
     ax.margins(x=0.02)
     # Outside the plot area: a legend inside would hide the busiest hours of some line.
@@ -416,3 +422,9 @@ def _limit_values(data: Any, field: str) -> tuple[list[str], np.ndarray]:
         dtype=np.float64, na_value=np.nan
     )
     return labels, values
+
+
+def _draw_forecast(ax: Axes, forecast: pd.DataFrame, names: list[str]) -> None:
+    from searchkit.usage import draw_forecast
+
+    draw_forecast(ax, forecast, names)

@@ -1,0 +1,888 @@
+"""Usage history: throughput and limits kept past the service's window, as a Parquet dataset.
+
+Layout (readable without searchkit by DuckDB, Polars, Spark or Dask)::
+
+    <location>/throughput/day=YYYY-MM-DD/part-<collected_at ns>-<uuid>.parquet
+    <location>/limits/day=YYYY-MM-DD/part-<collected_at ns>-<uuid>.parquet
+
+``throughput`` holds ``account, index_id, name, time, value, collected_at`` (``day`` is the
+UTC day of ``time``); ``limits`` holds one row per index per collect: ``account, id`` and the
+columns of :func:`~searchkit.frames.limits_frame`, plus ``collected_at`` (``day`` is its UTC
+day). Files are only ever added, each written whole (a temporary name, then a rename; on an
+object store one PUT, which is atomic) and never changed. Two collectors may write the same
+points; readers keep one row per ``(account, index_id, time)``, the one with the latest
+``collected_at``, so nothing is lost and nothing shows twice. :meth:`History.compact` merges
+a day's files into one, writing the new file before deleting the old ones, so a reader
+running meanwhile sees every point (at worst twice, and drops the copy).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import datetime as dt
+import html
+import os
+import time
+import uuid
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+
+from searchkit.errors import SearchKitError
+from searchkit.frames import LIMITS_COLUMNS, limits_frame, throughput_frame
+from searchkit.models import LIMIT_FIELDS, REGIONS, TYPES
+from searchkit.timestamps import TimeZone, resolve_zone
+
+if TYPE_CHECKING:
+    from searchkit.client import Client
+
+__all__ = ["CollectSummary", "Gap", "History", "HistoryError", "HistoryInfo"]
+
+_TS = pa.timestamp("ns", tz="UTC")
+THROUGHPUT_SCHEMA = pa.schema(
+    [
+        ("account", pa.string()),
+        ("index_id", pa.string()),
+        ("name", pa.string()),
+        ("time", _TS),
+        ("value", pa.float64()),
+        ("collected_at", _TS),
+    ]
+)
+LIMITS_SCHEMA = pa.schema(
+    [
+        ("account", pa.string()),
+        ("id", pa.string()),
+        ("name", pa.string()),
+        ("type", pa.string()),
+        ("region", pa.string()),
+        ("endpoint", pa.string()),
+        ("created", _TS),
+        ("input_enrichment_enabled", pa.bool_()),
+        ("partner_email", pa.string()),
+        *[(field, pa.float64()) for field in LIMIT_FIELDS],
+        ("collected_at", _TS),
+    ]
+)
+_SCHEMAS = {"throughput": THROUGHPUT_SCHEMA, "limits": LIMITS_SCHEMA}
+_KEY = ("account", "index_id", "time")
+# Sorted by index then time inside a file, row groups this size let a reader of one index
+# skip the others' groups from the statistics alone.
+_ROW_GROUP = 65_536
+_DAY_NS = 86_400 * 1_000_000_000
+_GAP_FACTOR = 1.5
+
+
+class HistoryError(SearchKitError):
+    """The history cannot be read or written: an unwritable location, a foreign file."""
+
+    def describe(self) -> str:
+        return self.message if self.message.endswith(".") else f"{self.message}."
+
+
+@dataclasses.dataclass(frozen=True)
+class Gap:
+    """Points the service no longer returns: collected too rarely, never interpolated."""
+
+    account: str
+    index_id: str
+    name: str
+    stored_until: pd.Timestamp
+    listed_from: pd.Timestamp
+
+    @property
+    def missing(self) -> pd.Timedelta:
+        """How long the hole lasts."""
+        return self.listed_from - self.stored_until
+
+    def __str__(self) -> str:
+        return (
+            f"gap in {self.name!r}: nothing between {self.stored_until:%Y-%m-%d %H:%M:%S} and "
+            f"{self.listed_from:%Y-%m-%d %H:%M:%S} UTC ({_duration(self.missing)}); "
+            "collect more often than the service's window"
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class CollectSummary:
+    """What one :meth:`History.collect` stored and noticed."""
+
+    collected_at: pd.Timestamp
+    indexes: int
+    new_points: int
+    points_by_index: dict[str, int]
+    gaps: tuple[Gap, ...] = ()
+    warnings: tuple[str, ...] = ()
+    files: tuple[str, ...] = ()
+
+    @property
+    def problems(self) -> list[str]:
+        """Gaps and warnings as sentences."""
+        return [str(gap) for gap in self.gaps] + list(self.warnings)
+
+    def __repr__(self) -> str:
+        head = (
+            f"CollectSummary({self.collected_at:%Y-%m-%d %H:%M:%S} UTC: {self.indexes} indexes, "
+            f"{self.new_points:,} new points, {len(self.gaps)} gaps, "
+            f"{len(self.warnings)} warnings)"
+        )
+        return "\n".join([head, *(f"  - {line}" for line in self.problems)])
+
+    def _repr_html_(self) -> str:
+        rows = "".join(
+            f"<tr><td>{html.escape(name)}</td><td style='text-align:right'>{count:,}</td></tr>"
+            for name, count in self.points_by_index.items()
+        )
+        problems = "".join(f"<li>{html.escape(line)}</li>" for line in self.problems)
+        return (
+            f"<div><strong>Collected</strong> {self.collected_at:%Y-%m-%d %H:%M:%S} UTC: "
+            f"{self.indexes} indexes, <strong>{self.new_points:,}</strong> new points"
+            f"<table><thead><tr><th>index</th><th>new points</th></tr></thead>"
+            f"<tbody>{rows}</tbody></table>"
+            + (f"<ul style='color:#a33'>{problems}</ul>" if problems else "")
+            + "</div>"
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class HistoryInfo:
+    """A summary of what a history holds (``searchkit history`` prints it)."""
+
+    location: str
+    indexes: int
+    points: int
+    first: pd.Timestamp | None
+    last: pd.Timestamp | None
+    files: int
+    bytes: int
+    gaps: tuple[Gap, ...]
+
+    def __str__(self) -> str:
+        span = (
+            f"{self.first:%Y-%m-%d %H:%M} .. {self.last:%Y-%m-%d %H:%M} UTC"
+            if self.first is not None and self.last is not None
+            else "empty"
+        )
+        lines = [
+            f"history at {self.location}",
+            f"  indexes   {self.indexes}",
+            f"  time span {span}",
+            f"  points    {self.points:,}",
+            f"  on disk   {_size(self.bytes)} in {self.files} files",
+            f"  gaps      {len(self.gaps)}",
+        ]
+        lines += [f"    - {gap}" for gap in self.gaps]
+        return "\n".join(lines)
+
+
+def _duration(delta: pd.Timedelta) -> str:
+    minutes = int(delta.total_seconds() // 60)
+    days, minutes = divmod(minutes, 1440)
+    hours, minutes = divmod(minutes, 60)
+    parts = [f"{days} d"] * bool(days) + [f"{hours} h"] * bool(hours) + [f"{minutes} min"]
+    return " ".join(parts)
+
+
+def _size(count: int) -> str:
+    value = float(count)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{count} B"  # pragma: no cover
+
+
+class History:
+    """A usage history at a local folder or an object store, as a Parquet dataset.
+
+    Args:
+        location: A folder (created on the first collect), or a URL pyarrow understands,
+            e.g. ``"s3://bucket/prefix"``.
+        filesystem: A ``pyarrow.fs.FileSystem`` to use instead of deriving one from
+            ``location`` (then ``location`` is the path inside it).
+        storage_options: Keyword arguments for ``pyarrow.fs.S3FileSystem`` when
+            ``location`` is an ``s3://`` URL, e.g. ``endpoint_override``, ``access_key``,
+            ``secret_key``, ``region``, ``scheme``.
+
+    Example:
+        >>> hist = History("usage-history")  # doctest: +SKIP
+        >>> hist.collect(client)  # doctest: +SKIP
+        >>> hist.throughput(start="2026-11-01", names=["docs"])  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        location: str | os.PathLike[str],
+        *,
+        filesystem: pafs.FileSystem | None = None,
+        storage_options: dict[str, Any] | None = None,
+    ) -> None:
+        text = os.fspath(location)
+        self._location = text
+        if filesystem is not None:
+            self._fs, self._root = filesystem, text.rstrip("/")
+        elif "://" in text:
+            scheme, _, rest = text.partition("://")
+            if scheme == "s3" and storage_options is not None:
+                self._fs, self._root = pafs.S3FileSystem(**storage_options), rest.rstrip("/")
+            else:
+                try:
+                    self._fs, self._root = pafs.FileSystem.from_uri(text)
+                except (pa.ArrowInvalid, OSError) as exc:
+                    raise HistoryError(f"cannot open history location {text!r}: {exc}") from exc
+                self._root = self._root.rstrip("/")
+        else:
+            self._fs, self._root = pafs.LocalFileSystem(), os.path.abspath(text)
+        self._local = isinstance(self._fs, pafs.LocalFileSystem)
+        self._checked: set[str] = set()
+
+    @property
+    def location(self) -> str:
+        """Where the history lives, as given."""
+        return self._location
+
+    @property
+    def filesystem(self) -> pafs.FileSystem:
+        """The pyarrow filesystem holding the dataset."""
+        return self._fs
+
+    @property
+    def root(self) -> str:
+        """The dataset's path inside :attr:`filesystem`."""
+        return self._root
+
+    def __repr__(self) -> str:
+        return f"History({self._location!r})"
+
+    # --- files -------------------------------------------------------------------------
+
+    def _files(self, kind: str) -> list[tuple[str, str, int]]:
+        """Return ``(day, path, size)`` of every finished data file of ``kind``, by day."""
+        selector = pafs.FileSelector(f"{self._root}/{kind}", recursive=True, allow_not_found=True)
+        try:
+            infos = self._fs.get_file_info(selector)
+        except OSError as exc:
+            raise HistoryError(f"cannot list the history at {self._location!r}: {exc}") from exc
+        found = []
+        for info in infos:
+            if info.type != pafs.FileType.File:
+                continue
+            parent, _, base = info.path.rpartition("/")
+            folder = parent.rpartition("/")[2]
+            if base.startswith((".", "_")) or not base.endswith(".parquet"):
+                continue  # a temporary file of a writer still at work, or not ours
+            if not folder.startswith("day="):
+                continue
+            found.append((folder[4:], info.path, int(info.size or 0)))
+        found.sort()
+        return found
+
+    def _check(self, kind: str, path: str) -> None:
+        """Refuse a file that is not a Parquet file of this layout, naming it."""
+        if path in self._checked:
+            return
+        try:
+            with self._fs.open_input_file(path) as handle:
+                schema = pq.read_schema(handle)
+        except FileNotFoundError:
+            raise
+        except (pa.ArrowException, OSError) as exc:
+            raise HistoryError(
+                f"{path} is not a readable Parquet file ({exc}); it may be truncated or "
+                "corrupt: move it out of the history to continue (nothing else is affected)"
+            ) from exc
+        expected = _SCHEMAS[kind]
+        missing = [f.name for f in expected if f.name not in schema.names]
+        wrong = [
+            f"{f.name} is {schema.field(f.name).type}, expected {f.type}"
+            for f in expected
+            if f.name in schema.names and not _compatible(schema.field(f.name).type, f.type)
+        ]
+        if missing or wrong:
+            what = "; ".join(
+                ([f"missing column(s) {', '.join(missing)}"] if missing else []) + wrong
+            )
+            raise HistoryError(
+                f"{path} was not written by searchkit's history ({what}); move it out of "
+                f"the {kind} folder to continue"
+            )
+        self._checked.add(path)
+
+    def _read(
+        self,
+        kind: str,
+        *,
+        days: tuple[str | None, str | None] = (None, None),
+        columns: Sequence[str] | None = None,
+        filter: ds.Expression | None = None,
+    ) -> pa.Table:
+        """Read the files of ``kind`` for the UTC days in ``days`` (inclusive)."""
+        schema = _SCHEMAS[kind]
+        for attempt in range(3):
+            first, last = days
+            paths = [
+                path
+                for day, path, _ in self._files(kind)
+                if (first is None or day >= first) and (last is None or day <= last)
+            ]
+            if not paths:
+                return schema.empty_table().select(list(columns or schema.names))
+            try:
+                for path in paths:
+                    self._check(kind, path)
+                dataset = ds.dataset(paths, schema=schema, format="parquet", filesystem=self._fs)
+                return dataset.to_table(columns=list(columns or schema.names), filter=filter)
+            except FileNotFoundError:
+                # A compaction deleted a file after we listed it: its rows are in a newer
+                # file, so list again.
+                if attempt == 2:
+                    raise
+            except pa.ArrowException as exc:
+                raise HistoryError(f"cannot read the {kind} history: {exc}") from exc
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _write(self, kind: str, day: str, table: pa.Table, stamp: int) -> str:
+        """Write one file whole under ``kind/day=<day>/``; return its path."""
+        folder = f"{self._root}/{kind}/day={day}"
+        name = f"part-{stamp}-{uuid.uuid4().hex}.parquet"
+        final = f"{folder}/{name}"
+        try:
+            self._fs.create_dir(folder, recursive=True)
+            if not self._local:
+                # An object store makes an object visible only once its upload completed.
+                pq.write_table(
+                    table, final, filesystem=self._fs, compression="zstd", row_group_size=_ROW_GROUP
+                )
+                return final
+            temporary = f"{folder}/.{name}.tmp"
+            try:
+                pq.write_table(
+                    table,
+                    temporary,
+                    filesystem=self._fs,
+                    compression="zstd",
+                    row_group_size=_ROW_GROUP,
+                )
+                self._fs.move(temporary, final)
+            except BaseException:
+                _remove_quietly(self._fs, temporary)
+                raise
+        except (OSError, pa.ArrowException) as exc:
+            raise HistoryError(
+                f"cannot write to the history at {self._location!r}: {exc}; nothing was stored "
+                "by this call and what was stored before is untouched"
+            ) from exc
+        return final
+
+    # --- collect -----------------------------------------------------------------------
+
+    def collect(self, client: Client, *, indexes: Any = None, now: Any = None) -> CollectSummary:
+        """Take one snapshot: every index's limits and the throughput points not stored yet.
+
+        Collecting twice in a row stores nothing new the second time (but a limits row
+        per index, so plan changes show with their time). Points missing between what is
+        stored and what the service still returns are reported as gaps, never filled in.
+
+        Args:
+            client: A :class:`~searchkit.Client` (its account's indexes are listed).
+            indexes: Use this list instead of calling ``client.list_indexes()`` (e.g. one
+                you already have); ``client`` still names the account.
+            now: The collect's own time (``collected_at``); the machine's clock by default.
+                Give the emulator's when its clock is advanced (notebooks, tests).
+
+        Returns:
+            A :class:`CollectSummary`.
+
+        Raises:
+            HistoryError: The location cannot be written, or a stored file is foreign or
+                corrupt; nothing was stored by the call then.
+        """
+        listed = client.list_indexes() if indexes is None else indexes
+        collected_at = _instant(now) or pd.Timestamp(time.time_ns(), unit="ns", tz="UTC")
+        stamp = int(collected_at.value)
+        fallback_account = str(getattr(client, "username", "") or "")
+        limits = limits_frame(listed)
+        accounts = [str(getattr(i, "customer_id", None) or fallback_account) for i in listed]
+        frame = throughput_frame(listed)
+        account_of = dict(zip(limits.index, accounts, strict=True))
+        new = pa.Table.from_pandas(
+            pd.DataFrame(
+                {
+                    "account": frame["index_id"].map(account_of).astype(str).to_numpy(),
+                    "index_id": frame["index_id"].astype(str).to_numpy(),
+                    "name": frame["name"].astype(str).to_numpy(),
+                    "time": frame["time"].to_numpy(),
+                    "value": frame["value"].to_numpy(),
+                    "collected_at": np.full(len(frame), stamp, dtype="datetime64[ns]"),
+                }
+            ),
+            schema=THROUGHPUT_SCHEMA,
+            preserve_index=False,
+        )
+        notes = self._index_changes(limits, accounts)
+        gaps: list[Gap] = []
+        if new.num_rows:
+            new, gaps, backwards = self._unstored(new)
+            notes += backwards
+        files = []
+        days = pc.strftime(new["time"], format="%Y-%m-%d", locale="C") if new.num_rows else None
+        if days is not None:
+            for day in pc.unique(days).to_pylist():
+                part = new.filter(pc.equal(days, day))
+                files.append(self._write("throughput", day, _sorted(part), stamp))
+        snapshot = _limits_table(limits, accounts, stamp)
+        if snapshot.num_rows:
+            files.append(self._write("limits", f"{collected_at:%Y-%m-%d}", snapshot, stamp))
+        counts = (
+            pd.Series(new["name"].to_numpy(zero_copy_only=False)).value_counts(sort=False)
+            if new.num_rows
+            else pd.Series(dtype=int)
+        )
+        by_index = {str(name): int(counts.get(name, 0)) for name in limits["name"]}
+        return CollectSummary(
+            collected_at=collected_at,
+            indexes=len(limits),
+            new_points=new.num_rows,
+            points_by_index=by_index,
+            gaps=tuple(gaps),
+            warnings=tuple(notes),
+            files=tuple(files),
+        )
+
+    def _unstored(self, new: pa.Table) -> tuple[pa.Table, list[Gap], list[str]]:
+        """Drop points already stored; find gaps and clocks gone backwards."""
+        listed_from = new.group_by(["account", "index_id", "name"]).aggregate(
+            [("time", "min"), ("time", "max")]
+        )
+        first_day = pc.strftime(pc.min(new["time"]), format="%Y-%m-%d").as_py()
+        stored = self._read("throughput", days=(first_day, None), columns=list(_KEY))
+        fresh = new.join(stored, keys=list(_KEY), join_type="left anti")
+        newest = stored.group_by(["account", "index_id"]).aggregate([("time", "max")])
+        known = {
+            (a, i): t
+            for a, i, t in zip(
+                newest["account"].to_pylist(),
+                newest["index_id"].to_pylist(),
+                newest["time_max"].to_pylist(),
+                strict=True,
+            )
+        }
+        missing = [
+            (a, i)
+            for a, i in zip(
+                listed_from["account"].to_pylist(), listed_from["index_id"].to_pylist(), strict=True
+            )
+            if (a, i) not in known
+        ]
+        if missing:
+            known.update(self._newest_before(first_day, missing))
+        gaps, notes = [], []
+        step = pd.Timedelta(minutes=1) * _GAP_FACTOR
+        for account, index_id, name, oldest, latest in zip(
+            *(listed_from[c].to_pylist() for c in ("account", "index_id", "name")),
+            listed_from["time_min"].to_pylist(),
+            listed_from["time_max"].to_pylist(),
+            strict=True,
+        ):
+            stored_until = known.get((account, index_id))
+            if stored_until is None:
+                continue
+            stored_until, oldest, latest = (pd.Timestamp(t) for t in (stored_until, oldest, latest))
+            if latest < stored_until:
+                notes.append(
+                    f"clock went backwards for {name!r}: the service's newest point "
+                    f"{latest:%Y-%m-%d %H:%M:%S} is older than the stored "
+                    f"{stored_until:%Y-%m-%d %H:%M:%S} UTC; stored points are kept"
+                )
+            elif oldest - stored_until > step:
+                gaps.append(Gap(account, index_id, name, stored_until, oldest))
+        return fresh, gaps, notes
+
+    def _newest_before(
+        self, day: str, wanted: list[tuple[str, str]]
+    ) -> dict[tuple[str, str], pd.Timestamp]:
+        """Find the newest stored point of indexes with nothing on or after ``day``."""
+        found: dict[tuple[str, str], pd.Timestamp] = {}
+        earlier = sorted({d for d, _, _ in self._files("throughput") if d < day}, reverse=True)
+        ids = pa.array(sorted({i for _, i in wanted}), pa.string())
+        for previous in earlier:
+            if len(found) == len(wanted):
+                break
+            part = self._read(
+                "throughput",
+                days=(previous, previous),
+                columns=["account", "index_id", "time"],
+                filter=ds.field("index_id").isin(ids),
+            )
+            newest = part.group_by(["account", "index_id"]).aggregate([("time", "max")])
+            for a, i, t in zip(
+                newest["account"].to_pylist(),
+                newest["index_id"].to_pylist(),
+                newest["time_max"].to_pylist(),
+                strict=True,
+            ):
+                if (a, i) in wanted and (a, i) not in found:
+                    found[(a, i)] = t
+        return found
+
+    def _index_changes(self, limits: pd.DataFrame, accounts: list[str]) -> list[str]:
+        """Warn about indexes renamed or no longer listed since the last snapshot."""
+        before = self.limits()
+        if before.empty:
+            return []
+        notes = []
+        listed_accounts = set(accounts)
+        current = dict(zip(limits.index, limits["name"], strict=True))
+        for index_id, row in before.iterrows():
+            if row["account"] not in listed_accounts and listed_accounts:
+                continue
+            if index_id not in current:
+                notes.append(
+                    f"index {row['name']!r} ({index_id}) is no longer listed; its history is kept"
+                )
+            elif current[index_id] != row["name"]:
+                notes.append(
+                    f"index {index_id} was renamed from {row['name']!r} to "
+                    f"{current[index_id]!r}; its history shows it under the new name"
+                )
+        return notes
+
+    # --- read --------------------------------------------------------------------------
+
+    def throughput(
+        self,
+        start: Any = None,
+        end: Any = None,
+        names: Iterable[str] | str | None = None,
+        tz: TimeZone = "UTC",
+        *,
+        index_ids: Iterable[str] | None = None,
+    ) -> pd.DataFrame:
+        """Return stored throughput in the columns of :func:`~searchkit.throughput_frame`.
+
+        Only the day partitions between ``start`` and ``end`` are opened, and the name
+        filter is pushed down to the Parquet row groups.
+
+        Args:
+            start: First instant (inclusive): anything ``pd.Timestamp`` reads; a naive one
+                is UTC. None is the beginning.
+            end: Last instant (exclusive); None is the end.
+            names: Only these index names (one name or several).
+            tz: Time zone of the ``time`` column.
+            index_ids: Only these index ids.
+
+        Returns:
+            Columns ``index_id``, ``name`` (categoricals; the name an index has at its
+            newest point, so a renamed index stays one line), ``time``
+            (``datetime64[ns, tz]``), ``value`` (``float64``) and ``account``
+            (categorical), one row per (account, index, time), sorted by index then time.
+
+        Raises:
+            HistoryError: A stored file is foreign or corrupt.
+            ValidationError: ``tz`` is unknown.
+        """
+        zone = resolve_zone(tz, default=dt.timezone.utc)
+        lo, hi = _instant(start), _instant(end)
+        condition = None
+        if lo is not None:
+            condition = _and(condition, ds.field("time") >= pa.scalar(lo.value, _TS))
+        if hi is not None:
+            condition = _and(condition, ds.field("time") < pa.scalar(hi.value, _TS))
+        if names is not None:
+            wanted = [names] if isinstance(names, str) else list(names)
+            condition = _and(condition, ds.field("name").isin(pa.array(wanted, pa.string())))
+        if index_ids is not None:
+            ids = pa.array(list(index_ids), pa.string())
+            condition = _and(condition, ds.field("index_id").isin(ids))
+        days = (
+            None if lo is None else f"{lo:%Y-%m-%d}",
+            None if hi is None else f"{(hi - pd.Timedelta(1, 'ns')):%Y-%m-%d}",
+        )
+        table = self._read("throughput", days=days, filter=condition)
+        return _tidy(table, zone)
+
+    def limits(self, at: Any = None) -> pd.DataFrame:
+        """Return the limits as of an instant: each index's latest snapshot up to ``at``.
+
+        Args:
+            at: The instant (a naive one is UTC); None is now (the latest snapshot).
+
+        Returns:
+            The columns of :func:`~searchkit.limits_frame` indexed by ``id``, plus
+            ``account`` and ``collected_at`` (when that snapshot was taken). Indexes no
+            longer listed keep their last snapshot.
+        """
+        when = _instant(at)
+        condition = None
+        days: tuple[str | None, str | None] = (None, None)
+        if when is not None:
+            condition = ds.field("collected_at") <= pa.scalar(when.value, _TS)
+            days = (None, f"{when:%Y-%m-%d}")
+        table = self._read("limits", days=days, filter=condition)
+        frame = table.to_pandas()
+        frame = frame.sort_values("collected_at", kind="stable").drop_duplicates(
+            ["account", "id"], keep="last"
+        )
+        frame = frame.sort_values(["created", "id"], kind="stable")
+        out = pd.DataFrame(index=pd.Index(frame["id"].astype("str"), dtype="str", name="id"))
+        for name in LIMITS_COLUMNS:
+            values = frame[name].to_numpy()
+            if name in ("type", "region"):
+                known = TYPES if name == "type" else REGIONS
+                seen = [v for v in dict.fromkeys(frame[name].dropna()) if v not in known]
+                out[name] = pd.Categorical(values, categories=[*known, *seen])
+            elif name == "input_enrichment_enabled":
+                out[name] = pd.array(frame[name].tolist(), dtype="boolean")
+            elif name in ("name", "endpoint", "partner_email"):
+                out[name] = pd.array(values, dtype="str")
+            else:
+                out[name] = values
+        out["account"] = pd.array(frame["account"].to_numpy(), dtype="str")
+        out["collected_at"] = pd.to_datetime(frame["collected_at"].to_numpy(), utc=True)
+        return out
+
+    # --- maintenance ---------------------------------------------------------------------
+
+    def compact(self) -> dict[str, int]:
+        """Merge each day's files into one, dropping duplicate points (the latest wins).
+
+        Safe while readers read and collectors write: the merged file is written whole
+        before the files it replaces are deleted, and a file written meanwhile is left
+        alone.
+
+        Returns:
+            ``{"partitions": merged days, "files_removed": n, "duplicates_dropped": n}``.
+        """
+        merged = removed = dropped = 0
+        for kind in ("throughput", "limits"):
+            by_day: dict[str, list[str]] = {}
+            for day, path, _ in self._files(kind):
+                by_day.setdefault(day, []).append(path)
+            for day, paths in by_day.items():
+                if len(paths) < 2:
+                    continue
+                for path in paths:
+                    self._check(kind, path)
+                dataset = ds.dataset(
+                    paths, schema=_SCHEMAS[kind], format="parquet", filesystem=self._fs
+                )
+                table = dataset.to_table()
+                if kind == "throughput":
+                    kept = _latest(table)
+                    dropped += table.num_rows - kept.num_rows
+                    table = _sorted(kept)
+                stamp = int(pc.max(table["collected_at"]).value)
+                self._write(kind, day, table, stamp)
+                for path in paths:
+                    _remove_quietly(self._fs, path)
+                    self._checked.discard(path)
+                merged += 1
+                removed += len(paths)
+        return {"partitions": merged, "files_removed": removed, "duplicates_dropped": dropped}
+
+    def info(self) -> HistoryInfo:
+        """Summarise the history: indexes, time span, points, size on disk, gaps."""
+        files = self._files("throughput") + self._files("limits")
+        table = self._read("throughput", columns=["account", "index_id", "name", "time"])
+        frame = _tidy(
+            table.append_column("value", pa.nulls(table.num_rows, pa.float64())),
+            dt.timezone.utc,
+        )
+        gaps = []
+        if len(frame):
+            times = frame["time"].array.asi8
+            codes = frame["index_id"].cat.codes.to_numpy()
+            step = np.diff(times)
+            same = codes[1:] == codes[:-1]
+            for position in np.flatnonzero(same & (step > 1.5 * 60e9)):
+                row, following = frame.iloc[position], frame.iloc[position + 1]
+                gaps.append(
+                    Gap(
+                        str(row["account"]),
+                        str(row["index_id"]),
+                        str(row["name"]),
+                        row["time"],
+                        following["time"],
+                    )
+                )
+        return HistoryInfo(
+            location=self._location,
+            indexes=int(frame["index_id"].nunique()) if len(frame) else 0,
+            points=len(frame),
+            first=frame["time"].min() if len(frame) else None,
+            last=frame["time"].max() if len(frame) else None,
+            files=len(files),
+            bytes=sum(size for _, _, size in files),
+            gaps=tuple(gaps),
+        )
+
+
+def _compatible(found: pa.DataType, expected: pa.DataType) -> bool:
+    if found == expected:
+        return True
+    if pa.types.is_timestamp(expected):
+        return pa.types.is_timestamp(found)
+    if pa.types.is_string(expected):
+        return (
+            pa.types.is_string(found)
+            or pa.types.is_large_string(found)
+            or (pa.types.is_dictionary(found) and pa.types.is_string(found.value_type))
+        )
+    return False
+
+
+def _remove_quietly(fs: pafs.FileSystem, path: str) -> None:
+    with contextlib.suppress(OSError):
+        fs.delete_file(path)
+
+
+def _and(left: ds.Expression | None, right: ds.Expression) -> ds.Expression:
+    return right if left is None else left & right
+
+
+def _instant(value: Any) -> pd.Timestamp | None:
+    if value is None:
+        return None
+    stamp = pd.Timestamp(value)
+    return stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
+
+
+def _sorted(table: pa.Table) -> pa.Table:
+    return table.sort_by(
+        [("account", "ascending"), ("index_id", "ascending"), ("time", "ascending")]
+    )
+
+
+def _latest(table: pa.Table) -> pa.Table:
+    """Keep one row per (account, index_id, time): the one collected last."""
+    if table.num_rows < 2:
+        return table
+    order = table.sort_by(
+        [
+            ("account", "ascending"),
+            ("index_id", "ascending"),
+            ("time", "ascending"),
+            ("collected_at", "ascending"),
+        ]
+    )
+    return _drop_repeats(order)
+
+
+def _drop_repeats(order: pa.Table) -> pa.Table:
+    """Given rows sorted by key then collected_at, keep the last row of each key."""
+    same = np.ones(order.num_rows - 1, dtype=bool)
+    for column in _KEY:
+        values = order[column]
+        if pa.types.is_timestamp(values.type):
+            array = values.combine_chunks().cast(pa.int64()).to_numpy()
+        else:
+            array = pc.dictionary_encode(values.combine_chunks()).indices.to_numpy()
+        same &= array[1:] == array[:-1]
+    if not same.any():
+        return order
+    keep = np.append(~same, True)
+    return order.filter(pa.array(keep))
+
+
+def _tidy(table: pa.Table, zone: dt.tzinfo) -> pd.DataFrame:
+    """Deduplicate and sort stored points into the throughput frame's shape."""
+    if table.num_rows == 0:
+        empty = pd.DataFrame(
+            {
+                "index_id": pd.Categorical([]),
+                "name": pd.Categorical([]),
+                "time": pd.DatetimeIndex([], tz=zone),
+                "value": np.array([], dtype=np.float64),
+                "account": pd.Categorical([]),
+            }
+        )
+        empty.attrs["interval"] = {}
+        return empty
+    account = pc.dictionary_encode(table["account"].combine_chunks())
+    index_id = pc.dictionary_encode(table["index_id"].combine_chunks())
+    times = table["time"].combine_chunks().cast(pa.int64()).to_numpy()
+    has_collected = "collected_at" in table.column_names
+    keys = [times, index_id.indices.to_numpy(), account.indices.to_numpy()]
+    if has_collected:
+        keys.insert(0, table["collected_at"].combine_chunks().cast(pa.int64()).to_numpy())
+    order = np.lexsort(keys)
+    a_codes = keys[-1][order]
+    i_codes = keys[-2][order]
+    t_sorted = times[order]
+    same = (
+        (a_codes[1:] == a_codes[:-1])
+        & (i_codes[1:] == i_codes[:-1])
+        & (t_sorted[1:] == t_sorted[:-1])
+    )
+    if same.any():
+        keep = np.append(~same, True)
+        order, a_codes, i_codes, t_sorted = (
+            order[keep],
+            a_codes[keep],
+            i_codes[keep],
+            t_sorted[keep],
+        )
+    names = table["name"].combine_chunks().take(pa.array(order)).to_numpy(zero_copy_only=False)
+    values = table["value"].combine_chunks().take(pa.array(order)).to_numpy(zero_copy_only=False)
+    ids = np.asarray(index_id.dictionary.to_pylist(), dtype=object)
+    # The name an index has at its newest point labels all of its points.
+    last = np.append(i_codes[1:] != i_codes[:-1], True)
+    latest_name = dict(zip(i_codes[last], names[last], strict=True))
+    used = list(dict.fromkeys(i_codes[last].tolist()))
+    id_cat = pd.Categorical.from_codes(
+        pd.Index(used).get_indexer(i_codes), categories=ids[used].tolist()
+    )
+    name_values = [latest_name[c] for c in used]
+    name_categories = list(dict.fromkeys(name_values))
+    name_codes = pd.Index(name_categories).get_indexer(name_values)
+    name_cat = pd.Categorical.from_codes(
+        name_codes[pd.Index(used).get_indexer(i_codes)], categories=name_categories
+    )
+    accounts = np.asarray(account.dictionary.to_pylist(), dtype=object)
+    account_used = sorted(set(a_codes[last].tolist()))
+    account_cat = pd.Categorical.from_codes(
+        pd.Index(account_used).get_indexer(a_codes), categories=accounts[account_used].tolist()
+    )
+    frame = pd.DataFrame(
+        {
+            "index_id": id_cat,
+            "name": name_cat,
+            "time": pd.DatetimeIndex(t_sorted.view("datetime64[ns]"), tz="UTC").tz_convert(zone),
+            "value": values.astype(np.float64),
+            "account": account_cat,
+        }
+    )
+    step = np.diff(t_sorted)
+    same_index = i_codes[1:] == i_codes[:-1]
+    spacing = pd.Series(step[same_index]).groupby(i_codes[1:][same_index]).median()
+    frame.attrs["interval"] = {
+        ids[code]: pd.Timedelta(int(spacing[code]), "ns") if code in spacing.index else pd.NaT
+        for code in used
+    }
+    return frame
+
+
+def _limits_table(limits: pd.DataFrame, accounts: list[str], stamp: int) -> pa.Table:
+    frame = limits.reset_index()
+    columns: dict[str, Any] = {"account": accounts, "id": frame["id"].astype(str).tolist()}
+    for name in LIMITS_COLUMNS:
+        column = frame[name]
+        if name in ("type", "region", "name", "endpoint", "partner_email"):
+            columns[name] = [None if pd.isna(v) else str(v) for v in column]
+        elif name == "input_enrichment_enabled":
+            columns[name] = [None if pd.isna(v) else bool(v) for v in column]
+        elif name == "created":
+            columns[name] = column.dt.tz_convert("UTC").dt.tz_localize(None).to_numpy()
+        else:
+            columns[name] = column.to_numpy(dtype=np.float64)
+    columns["collected_at"] = np.full(len(frame), stamp, dtype="datetime64[ns]")
+    arrays = [pa.array(columns[f.name], f.type, from_pandas=True) for f in LIMITS_SCHEMA]
+    return pa.Table.from_arrays(arrays, schema=LIMITS_SCHEMA)
