@@ -410,7 +410,7 @@ class History:
         stamp = int(collected_at.value)
         fallback_account = str(getattr(client, "username", "") or "")
         limits = limits_frame(listed)
-        accounts = [str(getattr(i, "customer_id", None) or fallback_account) for i in listed]
+        accounts = [str(_customer(i) or fallback_account) for i in _items(listed)]
         frame = throughput_frame(listed)
         account_of = dict(zip(limits.index, accounts, strict=True))
         new = pa.Table.from_pandas(
@@ -607,7 +607,29 @@ class History:
             None if hi is None else f"{(hi - pd.Timedelta(1, 'ns')):%Y-%m-%d}",
         )
         table = self._read("throughput", days=days, filter=condition)
-        return _tidy(table, zone)
+        return self._current_names(_tidy(table, zone))
+
+    def _current_names(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """Label each index with its name in the newest limits snapshot (renames show)."""
+        files = self._files("limits")
+        if frame.empty or not files:
+            return frame
+        newest = files[-1][0]
+        table = self._read("limits", days=(newest, newest), columns=["id", "name", "collected_at"])
+        latest = (
+            table.to_pandas()
+            .sort_values("collected_at", kind="stable")
+            .drop_duplicates("id", keep="last")
+        )
+        current = dict(zip(latest["id"], latest["name"], strict=True))
+        ids = frame["index_id"].astype(str).to_numpy()
+        names = frame["name"].astype(str).to_numpy()
+        renamed = pd.Series(ids).map(current)
+        if renamed.isna().all() or (renamed.fillna(pd.Series(names)).to_numpy() == names).all():
+            return frame
+        labels = renamed.fillna(pd.Series(names)).to_numpy()
+        frame["name"] = pd.Categorical(labels, categories=list(dict.fromkeys(labels)))
+        return frame
 
     def limits(self, at: Any = None) -> pd.DataFrame:
         """Return the limits as of an instant: each index's latest snapshot up to ``at``.
@@ -725,6 +747,18 @@ class History:
         )
 
 
+def _items(indexes: Any) -> list[Any]:
+    if isinstance(indexes, dict) or hasattr(indexes, "throughput_vector"):
+        return [indexes]
+    return list(indexes)
+
+
+def _customer(item: Any) -> str | None:
+    if isinstance(item, dict):
+        return item.get("customer_id")
+    return getattr(item, "customer_id", None)
+
+
 def _compatible(found: pa.DataType, expected: pa.DataType) -> bool:
     if found == expected:
         return True
@@ -751,6 +785,8 @@ def _and(left: ds.Expression | None, right: ds.Expression) -> ds.Expression:
 def _instant(value: Any) -> pd.Timestamp | None:
     if value is None:
         return None
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return pd.Timestamp(round(value * 1e9), unit="ns", tz="UTC")  # epoch seconds
     stamp = pd.Timestamp(value)
     return stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
 

@@ -337,6 +337,8 @@ def _hit_at(
 def _instant(value: Any) -> pd.Timestamp | None:
     if value is None:
         return None
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return pd.Timestamp(round(value * 1e9), unit="ns", tz="UTC")  # epoch seconds
     stamp = pd.Timestamp(value)
     return stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
 
