@@ -355,13 +355,13 @@ class History:
         name = f"part-{stamp}-{uuid.uuid4().hex}.parquet"
         final = f"{folder}/{name}"
         try:
-            self._fs.create_dir(folder, recursive=True)
             if not self._local:
                 # An object store makes an object visible only once its upload completed.
                 pq.write_table(
                     table, final, filesystem=self._fs, compression="zstd", row_group_size=_ROW_GROUP
                 )
                 return final
+            self._fs.create_dir(folder, recursive=True)
             temporary = f"{folder}/.{name}.tmp"
             try:
                 pq.write_table(
