@@ -204,7 +204,8 @@ def forecast_limits(
 
     Args:
         source: An IndexList, the raw API JSON, or a :class:`~searchkit.History`.
-        now: The instant to forecast from (naive is UTC); default the newest point.
+        now: The instant to forecast from (naive is UTC, a number is epoch seconds);
+            default the end of the newest point's sampling interval.
         field: The limit; default ``max_daily_queries + max_daily_updates`` (daily).
             A monthly field (``max_monthly_*``) is forecast only when the data reach back
             to the first of the month; otherwise the row says why not.
@@ -226,7 +227,10 @@ def forecast_limits(
     per = VALUE_UNITS[value_unit] or 60.0
     moment = _instant(now)
     if moment is None:
-        moment = tp["time"].max() if len(tp) else pd.Timestamp.now(tz="UTC")
+        # The end of the newest point's interval: the data's own "now".
+        steps = [v for v in tp.attrs.get("interval", {}).values() if pd.notna(v)]
+        step = min(steps) if steps else pd.Timedelta(minutes=1)
+        moment = tp["time"].max() + step if len(tp) else pd.Timestamp.now(tz="UTC")
     moment = moment.tz_convert("UTC")
     start, reset = _period(moment, monthly)
     times = (
@@ -267,7 +271,7 @@ def forecast_limits(
             in_period = ((its_times >= start) & (its_times <= moment)).to_numpy()
             point_ops = ops[mask]
             used = float(point_ops[in_period].sum())
-            recent = ((its_times > moment - window) & (its_times <= moment)).to_numpy()
+            recent = ((its_times >= moment - window) & (its_times < moment)).to_numpy()
             rates = np.nan_to_num(values[mask][recent]) / (per if value_unit != "per_point" else 1)
             if value_unit == "per_point":
                 rates = rates / interval.total_seconds()
@@ -421,9 +425,7 @@ def plot_utilization(
 def _colormap() -> Any:
     import matplotlib
 
-    cmap = matplotlib.colormaps["YlOrRd"].copy()
-    cmap.set_bad("#dddddd")
-    return cmap
+    return matplotlib.colormaps["YlOrRd"].with_extremes(bad="#dddddd")
 
 
 def _zone_name(tz: TimeZone) -> str:
