@@ -26,6 +26,7 @@ import os
 import time
 import uuid
 from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -76,7 +77,12 @@ _SCHEMAS = {"throughput": THROUGHPUT_SCHEMA, "limits": LIMITS_SCHEMA}
 _KEY = ("account", "index_id", "time")
 # Sorted by index then time inside a file, row groups this size let a reader of one index
 # skip the others' groups from the statistics alone.
-_ROW_GROUP = 65_536
+_ROW_GROUP = 16_384
+# Files are read in parallel: pyarrow decodes without holding the GIL, and on an object store
+# the requests overlap. Locally two readers match a small machine and keep memory low (each
+# reader thread holds its own allocator arenas).
+_READERS = 8
+_LOCAL_READERS = 2
 _DAY_NS = 86_400 * 1_000_000_000
 _GAP_FACTOR = 1.5
 
@@ -285,20 +291,10 @@ class History:
         found.sort()
         return found
 
-    def _check(self, kind: str, path: str) -> None:
-        """Refuse a file that is not a Parquet file of this layout, naming it."""
+    def _check(self, kind: str, path: str, schema: pa.Schema) -> None:
+        """Refuse a file whose columns are not this layout's, naming it."""
         if path in self._checked:
             return
-        try:
-            with self._fs.open_input_file(path) as handle:
-                schema = pq.read_schema(handle)
-        except FileNotFoundError:
-            raise
-        except (pa.ArrowException, OSError) as exc:
-            raise HistoryError(
-                f"{path} is not a readable Parquet file ({exc}); it may be truncated or "
-                "corrupt: move it out of the history to continue (nothing else is affected)"
-            ) from exc
         expected = _SCHEMAS[kind]
         missing = [f.name for f in expected if f.name not in schema.names]
         wrong = [
@@ -316,6 +312,36 @@ class History:
             )
         self._checked.add(path)
 
+    def _read_file(
+        self,
+        kind: str,
+        path: str,
+        columns: list[str],
+        filter: ds.Expression | None,
+        prune: dict[str, Any],
+    ) -> pa.Table | None:
+        """Read one file's row groups that the statistics allow, then filter its rows."""
+        expected = _SCHEMAS[kind]
+        try:
+            with self._fs.open_input_file(path) as handle:
+                parquet = pq.ParquetFile(handle)
+                self._check(kind, path, parquet.schema_arrow)
+                groups = _row_groups(parquet, prune)
+                if not groups:
+                    return None
+                table = parquet.read_row_groups(groups, columns=columns, use_threads=False)
+        except (FileNotFoundError, HistoryError):
+            raise
+        except (pa.ArrowException, OSError) as exc:
+            raise HistoryError(
+                f"{path} is not a readable Parquet file ({exc}); it may be truncated or "
+                "corrupt: move it out of the history to continue (nothing else is affected)"
+            ) from exc
+        wanted = pa.schema([expected.field(name) for name in columns])
+        if table.schema != wanted:
+            table = table.cast(wanted)  # a compatible writer's types (large strings, us times)
+        return table.filter(filter) if filter is not None else table
+
     def _read(
         self,
         kind: str,
@@ -323,9 +349,17 @@ class History:
         days: tuple[str | None, str | None] = (None, None),
         columns: Sequence[str] | None = None,
         filter: ds.Expression | None = None,
+        prune: dict[str, Any] | None = None,
     ) -> pa.Table:
-        """Read the files of ``kind`` for the UTC days in ``days`` (inclusive)."""
+        """Read the files of ``kind`` for the UTC days in ``days`` (inclusive).
+
+        Only the day folders in range are listed as candidates, and inside each file only
+        the row groups whose statistics can match ``prune`` (``{column: values}`` for text,
+        ``{"time": (first_ns, last_ns)}``) are decoded; ``filter`` then selects rows.
+        """
         schema = _SCHEMAS[kind]
+        wanted = list(columns or schema.names)
+        needed = wanted if filter is None else list(schema.names)
         for attempt in range(3):
             first, last = days
             paths = [
@@ -334,19 +368,28 @@ class History:
                 if (first is None or day >= first) and (last is None or day <= last)
             ]
             if not paths:
-                return schema.empty_table().select(list(columns or schema.names))
+                return schema.empty_table().select(wanted)
             try:
-                for path in paths:
-                    self._check(kind, path)
-                dataset = ds.dataset(paths, schema=schema, format="parquet", filesystem=self._fs)
-                return dataset.to_table(columns=list(columns or schema.names), filter=filter)
+                readers = _LOCAL_READERS if self._local else _READERS
+                with ThreadPoolExecutor(max_workers=min(readers, len(paths))) as pool:
+                    parts = list(
+                        pool.map(
+                            lambda path: self._read_file(kind, path, needed, filter, prune or {}),
+                            paths,
+                        )
+                    )
             except FileNotFoundError:
                 # A compaction deleted a file after we listed it: its rows are in a newer
                 # file, so list again.
                 if attempt == 2:
                     raise
+                continue
             except pa.ArrowException as exc:
                 raise HistoryError(f"cannot read the {kind} history: {exc}") from exc
+            tables = [part for part in parts if part is not None and part.num_rows]
+            if not tables:
+                return schema.empty_table().select(wanted)
+            return pa.concat_tables(tables).select(wanted)
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _write(self, kind: str, day: str, table: pa.Table, stamp: int) -> str:
@@ -606,7 +649,14 @@ class History:
             None if lo is None else f"{lo:%Y-%m-%d}",
             None if hi is None else f"{(hi - pd.Timedelta(1, 'ns')):%Y-%m-%d}",
         )
-        table = self._read("throughput", days=days, filter=condition)
+        prune: dict[str, Any] = {
+            "time": (None if lo is None else lo.value, None if hi is None else hi.value - 1)
+        }
+        if names is not None:
+            prune["name"] = wanted
+        if index_ids is not None:
+            prune["index_id"] = ids.to_pylist()
+        table = self._read("throughput", days=days, filter=condition, prune=prune)
         return self._current_names(_tidy(table, zone))
 
     def _current_names(self, frame: pd.DataFrame) -> pd.DataFrame:
@@ -691,12 +741,7 @@ class History:
             for day, paths in by_day.items():
                 if len(paths) < 2:
                     continue
-                for path in paths:
-                    self._check(kind, path)
-                dataset = ds.dataset(
-                    paths, schema=_SCHEMAS[kind], format="parquet", filesystem=self._fs
-                )
-                table = dataset.to_table()
+                table = self._read(kind, days=(day, day))
                 if kind == "throughput":
                     kept = _latest(table)
                     dropped += table.num_rows - kept.num_rows
@@ -771,6 +816,46 @@ def _compatible(found: pa.DataType, expected: pa.DataType) -> bool:
             or (pa.types.is_dictionary(found) and pa.types.is_string(found.value_type))
         )
     return False
+
+
+def _row_groups(parquet: pq.ParquetFile, prune: dict[str, Any]) -> list[int]:
+    """Return the row groups whose min/max statistics can hold the wanted values."""
+    metadata = parquet.metadata
+    count = metadata.num_row_groups
+    if not prune:
+        return list(range(count))
+    position = {metadata.schema.column(i).name: i for i in range(metadata.num_columns)}
+    arrow = parquet.schema_arrow
+    checks = []
+    for column, wanted in prune.items():
+        if column not in position:
+            continue
+        if column == "time":
+            kind = arrow.field("time").type
+            if pa.types.is_timestamp(kind) and kind.unit == "ns":
+                checks.append((position[column], "range", wanted))
+        else:
+            checks.append((position[column], "values", sorted(wanted)))
+    keep = []
+    for group in range(count):
+        row_group = metadata.row_group(group)
+        ok = True
+        for column, how, wanted in checks:
+            stats = row_group.column(column).statistics
+            if stats is None or not stats.has_min_max:
+                continue
+            if how == "range":
+                lo, hi = wanted
+                low, high = stats.min_raw, stats.max_raw
+                ok = (lo is None or high >= lo) and (hi is None or low <= hi)
+            else:
+                low, high = stats.min, stats.max
+                ok = any(low <= value <= high for value in wanted)
+            if not ok:
+                break
+        if ok:
+            keep.append(group)
+    return keep
 
 
 def _remove_quietly(fs: pafs.FileSystem, path: str) -> None:
