@@ -462,7 +462,7 @@ class History:
                     "account": frame["index_id"].map(account_of).astype(str).to_numpy(),
                     "index_id": frame["index_id"].astype(str).to_numpy(),
                     "name": frame["name"].astype(str).to_numpy(),
-                    "time": frame["time"].to_numpy(),
+                    "time": frame["time"].dt.tz_convert("UTC").array,
                     "value": frame["value"].to_numpy(),
                     "collected_at": np.full(len(frame), stamp, dtype="datetime64[ns]"),
                 }
@@ -507,7 +507,7 @@ class History:
         )
         first_day = pc.strftime(pc.min(new["time"]), format="%Y-%m-%d").as_py()
         stored = self._read("throughput", days=(first_day, None), columns=list(_KEY))
-        fresh = new.join(stored, keys=list(_KEY), join_type="left anti")
+        fresh = new.filter(pa.array(~_stored_mask(new, stored)))
         newest = stored.group_by(["account", "index_id"]).aggregate([("time", "max")])
         known = {
             (a, i): t
@@ -874,6 +874,21 @@ def _instant(value: Any) -> pd.Timestamp | None:
         return pd.Timestamp(round(value * 1e9), unit="ns", tz="UTC")  # epoch seconds
     stamp = pd.Timestamp(value)
     return stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
+
+
+def _stored_mask(new: pa.Table, stored: pa.Table) -> np.ndarray:
+    """Return, for each row of ``new``, whether its (account, index_id, time) is stored."""
+    if stored.num_rows == 0:
+        return np.zeros(new.num_rows, dtype=bool)
+    levels = []
+    for column in ("account", "index_id"):
+        both = pa.chunked_array(new[column].chunks + stored[column].chunks, pa.string())
+        levels.append(pc.dictionary_encode(both.combine_chunks()).indices.to_numpy())
+    times = [t["time"].combine_chunks().cast(pa.int64()).to_numpy() for t in (new, stored)]
+    split = new.num_rows
+    wanted = pd.MultiIndex.from_arrays([levels[0][:split], levels[1][:split], times[0]])
+    have = pd.MultiIndex.from_arrays([levels[0][split:], levels[1][split:], times[1]])
+    return np.asarray(wanted.isin(have))
 
 
 def _sorted(table: pa.Table) -> pa.Table:
