@@ -144,8 +144,9 @@ def usage_frame(
     Returns:
         One row per index and period: ``index_id``, ``name``, ``period`` (start, aware),
         ``operations``, ``points``, ``limit`` (``inf`` when unlimited), ``utilization``
-        (operations / limit; 0 when unlimited; NaN when the limit is not reported) and
-        ``breached`` (operations above the limit).
+        (operations / limit; 0 when unlimited; NaN when the limit is not reported),
+        ``breached`` (operations above the limit) and ``complete`` (the points cover the
+        whole period; a first or last partial day undercounts).
 
     Example:
         >>> usage_frame(client.list_indexes()).head()  # doctest: +SKIP
@@ -162,7 +163,7 @@ def usage_frame(
     )
     columns = ["index_id", "name", "period", "operations", "points", "limit"]
     if frame.empty:
-        empty = pd.DataFrame({c: [] for c in [*columns, "utilization", "breached"]})
+        empty = pd.DataFrame({c: [] for c in [*columns, "complete", "utilization", "breached"]})
         empty["period"] = pd.DatetimeIndex([], tz=zone)
         return empty
     grouped = frame.groupby(["index_id", pd.Grouper(key="time", freq=freq)], sort=False)
@@ -173,11 +174,26 @@ def usage_frame(
     out["name"] = out["index_id"].map(names)
     out["limit"] = out["index_id"].map(limit).astype(np.float64).to_numpy()
     out = out[out["points"] > 0][columns].reset_index(drop=True)
+    out["complete"] = _complete(out, tp, freq)
     out["utilization"] = _utilization(out["operations"], out["limit"])
     out["breached"] = out["operations"].to_numpy() > out["limit"].to_numpy()
     out.attrs["field"] = label
     out.attrs["value_unit"] = value_unit
     return out.sort_values(["name", "period"], kind="stable").reset_index(drop=True)
+
+
+def _complete(out: pd.DataFrame, tp: pd.DataFrame, freq: str) -> np.ndarray:
+    """Whether the points of each row cover its whole period (else operations undercount)."""
+    try:
+        length = pd.Timedelta(pd.tseries.frequencies.to_offset(freq).nanos, "ns")
+    except ValueError:  # a calendar period (months, weeks on a weekday) has no fixed length
+        return np.full(len(out), True)
+    steps = {
+        key: (step if pd.notna(step) else pd.Timedelta(minutes=1))
+        for key, step in tp.attrs.get("interval", {}).items()
+    }
+    step = out["index_id"].map(steps).fillna(pd.Timedelta(minutes=1))
+    return (out["points"] * step >= length * 0.99).to_numpy()
 
 
 def _period(now: pd.Timestamp, monthly: bool) -> tuple[pd.Timestamp, pd.Timestamp]:
@@ -374,9 +390,9 @@ def plot_utilization(
 
     usage = usage_frame(source, tz=tz, field=field, value_unit=value_unit)
     if ax is None:
-        from matplotlib.figure import Figure
+        from searchkit.plotting import _new_axes
 
-        ax = Figure(figsize=(10, 4), layout="constrained").add_subplot()
+        ax = _new_axes((10, 0.9 + 0.45 * max(usage["name"].nunique(), 4)))
     if usage.empty:
         ax.set_xticks([])
         ax.set_yticks([])
@@ -393,20 +409,25 @@ def plot_utilization(
         data, aspect="auto", cmap=cmap, norm=Normalize(0, 150), interpolation="nearest"
     )
     rows, cols = np.nonzero(breached.to_numpy())
-    ax.scatter(cols, rows, marker="x", color="black", s=40, linewidths=1.5, label="over the limit")
+    ax.scatter(
+        cols, rows + 0.25, marker="x", color="black", s=30, linewidths=1.2, label="over the limit"
+    )
     ax.set_yticks(range(len(grid.index)), list(grid.index))
     labels = [f"{p:%b %d}" for p in grid.columns]
     step = max(1, len(labels) // 15)
     ax.set_xticks(range(0, len(labels), step), labels[::step], rotation=45, ha="right")
     colorbar = ax.figure.colorbar(image, ax=ax, extend="max")
     colorbar.set_label("utilization (%)")
+    complete = usage.pivot_table(index="name", columns="period", values="complete", aggfunc="min")
+    complete = complete.reindex_like(grid).fillna(True).astype(bool).to_numpy()
     if data.shape[1] <= 31:
         for (r, c), value in np.ndenumerate(data.filled(np.nan)):
             if np.isfinite(value):
                 text = f"{value:.0f}%" if value < 1000 else f"{value / 100:.0f}x"
+                text = text if complete[r, c] or value == 0 else f"≥{text}"  # partial: undercount
                 ax.text(
                     c,
-                    r,
+                    r - 0.05,
                     text,
                     ha="center",
                     va="bottom",

@@ -200,7 +200,7 @@ def test_plot_utilization_colours_index_by_day_and_marks_breaches():
     assert [t.get_text() for t in ax.get_yticklabels()] == ["heavy", "steady"]
     np.testing.assert_allclose(image, [[288.0, 288.0], [36.0, 36.0]])
     markers = ax.collections[0].get_offsets()
-    assert markers.tolist() == [[0.0, 0.0], [1.0, 0.0]]
+    assert markers.tolist() == [[0.0, 0.25], [1.0, 0.25]]
 
 
 def test_plot_throughput_draws_a_forecast_pace_and_limit_line():
@@ -212,3 +212,11 @@ def test_plot_throughput_draws_a_forecast_pace_and_limit_line():
     pace, limit_pace = with_forecast.get_lines()[1:3]
     assert pace.get_ydata().tolist() == [1.0, 1.0]
     assert limit_pace.get_ydata().tolist() == pytest.approx([38_400 / 64_800] * 2)
+
+
+def test_a_partial_first_or_last_day_is_flagged_incomplete():
+    raw = [index("steady", "2026-11-19 12:00", 2160, 1.0)]  # noon to midnight the next day
+    usage = sk.usage_frame(raw)
+    assert usage["complete"].tolist() == [False, True]
+    ax = sk.plot_utilization(raw)
+    assert [t.get_text() for t in ax.texts] == ["≥72%", "144%"]
