@@ -92,3 +92,21 @@ def test_sigterm_stops_between_rounds_without_a_partial_file(configured, tmp_pat
     assert "stopped after 1 round(s); every stored file is complete" in out
     assert not [p for p in store.rglob("*") if p.name.startswith(".")]
     assert len(History(store).throughput()) == 2880
+
+
+def test_demo_writes_the_forecast_table_and_the_utilization_png(tmp_path):
+    import io
+
+    import pandas as pd
+
+    from searchkit.demo import run_demo
+
+    stream = io.StringIO()
+    written = run_demo(tmp_path / "demo", stream=stream)
+    out = stream.getvalue()
+    assert "forecast to the next reset at UTC midnight" in out
+    png = written["utilization"].read_bytes()
+    assert png.startswith(b"\x89PNG") and len(png) > 10_000
+    forecast = pd.read_csv(written["forecast"], index_col="index_id")
+    assert forecast.set_index("name").loc["support-tickets", "used"] > 20_000
+    assert forecast.set_index("name").loc["docs-search", "utilization"] == 0
