@@ -90,14 +90,20 @@ ORDER BY index_id, time
 """
 
 
+def _status_kib(field: str) -> int:
+    # VmHWM is this address space's peak (ru_maxrss would carry the parent's over fork+exec).
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(f"{field}:"):
+            return int(line.split()[1])
+    raise RuntimeError(f"no {field} in /proc/self/status")
+
+
 def _resident_kib() -> int:
-    return int(Path("/proc/self/statm").read_text().split()[1]) * 4
+    return _status_kib("VmRSS")
 
 
 def measure(root: str, what: str, engine: str, arg: str) -> dict[str, float]:
     """Run one read in this process (a fresh one); report seconds, rows, peak RSS."""
-    import resource
-
     if engine == "searchkit":
         from searchkit.history import History
 
@@ -126,7 +132,7 @@ def measure(root: str, what: str, engine: str, arg: str) -> dict[str, float]:
             params = [glob, f"{day:%Y-%m-%d}", day, day + pd.Timedelta(days=1)]
             frame = con.execute(query, params).df()
     seconds = time.perf_counter() - started
-    peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    peak_kib = _status_kib("VmHWM")
     return {
         "seconds": seconds,
         "rows": len(frame),

@@ -577,23 +577,37 @@ class History:
         return found
 
     def _index_changes(self, limits: pd.DataFrame, accounts: list[str]) -> list[str]:
-        """Warn about indexes renamed or no longer listed since the last snapshot."""
-        before = self.limits()
-        if before.empty:
+        """Warn about indexes renamed or no longer listed since the previous collect.
+
+        Only the newest day of limits snapshots is read, and in it the latest snapshot of
+        each account, so the cost does not grow with the history.
+        """
+        files = self._files("limits")
+        if not files:
             return []
+        newest = files[-1][0]
+        table = self._read(
+            "limits", days=(newest, newest), columns=["account", "id", "name", "collected_at"]
+        )
+        before = table.to_pandas()
+        last = before.groupby("account")["collected_at"].transform("max")
+        before = before[before["collected_at"] == last].drop_duplicates(
+            ["account", "id"], keep="last"
+        )
         notes = []
         listed_accounts = set(accounts)
         current = dict(zip(limits.index, limits["name"], strict=True))
-        for index_id, row in before.iterrows():
-            if row["account"] not in listed_accounts and listed_accounts:
+        for row in before.itertuples(index=False):
+            index_id = row.id
+            if row.account not in listed_accounts and listed_accounts:
                 continue
             if index_id not in current:
                 notes.append(
-                    f"index {row['name']!r} ({index_id}) is no longer listed; its history is kept"
+                    f"index {row.name!r} ({index_id}) is no longer listed; its history is kept"
                 )
-            elif current[index_id] != row["name"]:
+            elif current[index_id] != row.name:
                 notes.append(
-                    f"index {index_id} was renamed from {row['name']!r} to "
+                    f"index {index_id} was renamed from {row.name!r} to "
                     f"{current[index_id]!r}; its history shows it under the new name"
                 )
         return notes
@@ -726,14 +740,19 @@ class History:
     def compact(self) -> dict[str, int]:
         """Merge each day's files into one, dropping duplicate points (the latest wins).
 
+        Limits snapshots that repeat the one before and after them (no plan change) are
+        dropped too, keeping the first and last of each unchanged run, so ``limits(at=)``
+        answers the same and a month of 10-minute collects stays small.
+
         Safe while readers read and collectors write: the merged file is written whole
         before the files it replaces are deleted, and a file written meanwhile is left
         alone.
 
         Returns:
-            ``{"partitions": merged days, "files_removed": n, "duplicates_dropped": n}``.
+            ``{"partitions": merged days, "files_removed": n, "duplicates_dropped": n,
+            "snapshots_thinned": n}``.
         """
-        merged = removed = dropped = 0
+        merged = removed = dropped = thinned = 0
         for kind in ("throughput", "limits"):
             by_day: dict[str, list[str]] = {}
             for day, path, _ in self._files(kind):
@@ -746,6 +765,10 @@ class History:
                     kept = _latest(table)
                     dropped += table.num_rows - kept.num_rows
                     table = _sorted(kept)
+                else:
+                    kept = _thin_snapshots(table)
+                    thinned += table.num_rows - kept.num_rows
+                    table = kept
                 stamp = int(pc.max(table["collected_at"]).value)
                 self._write(kind, day, table, stamp)
                 for path in paths:
@@ -753,7 +776,12 @@ class History:
                     self._checked.discard(path)
                 merged += 1
                 removed += len(paths)
-        return {"partitions": merged, "files_removed": removed, "duplicates_dropped": dropped}
+        return {
+            "partitions": merged,
+            "files_removed": removed,
+            "duplicates_dropped": dropped,
+            "snapshots_thinned": thinned,
+        }
 
     def info(self) -> HistoryInfo:
         """Summarise the history: indexes, time span, points, size on disk, gaps."""
@@ -874,6 +902,20 @@ def _instant(value: Any) -> pd.Timestamp | None:
         return pd.Timestamp(round(value * 1e9), unit="ns", tz="UTC")  # epoch seconds
     stamp = pd.Timestamp(value)
     return stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
+
+
+def _thin_snapshots(table: pa.Table) -> pa.Table:
+    """Drop limits rows equal to both neighbours of the same index (keep runs' ends)."""
+    if table.num_rows < 3:
+        return table
+    frame = table.to_pandas()
+    frame = frame.sort_values(["account", "id", "collected_at"], kind="stable")
+    values = [c for c in frame.columns if c != "collected_at"]
+    digest = pd.util.hash_pandas_object(frame[values], index=False).to_numpy()
+    same_prev = np.append(False, digest[1:] == digest[:-1])
+    same_next = np.append(digest[:-1] == digest[1:], False)
+    kept = frame[~(same_prev & same_next)]
+    return pa.Table.from_pandas(kept, schema=LIMITS_SCHEMA, preserve_index=False)
 
 
 def _stored_mask(new: pa.Table, stored: pa.Table) -> np.ndarray:

@@ -200,7 +200,12 @@ def test_compact_merges_a_day_and_drops_duplicates_keeping_the_latest(tmp_path):
 
     result = hist.compact()
 
-    assert result == {"partitions": 1, "files_removed": 3, "duplicates_dropped": 2}
+    assert result == {
+        "partitions": 1,
+        "files_removed": 3,
+        "duplicates_dropped": 2,
+        "snapshots_thinned": 0,
+    }
     assert len(list(day.glob("*.parquet"))) == 1
     assert hist.throughput()["value"].tolist() == [1.0, 7.0]
     assert hist.compact()["partitions"] == 0
@@ -362,3 +367,27 @@ def test_duckdb_reads_the_files_with_the_readme_query(tmp_path, emu, client):
     assert [(n, c, t) for n, c, t in rows] == [
         (name, int(r["count"]), round(float(r["sum"]), 2)) for name, r in expected.iterrows()
     ]
+
+
+def test_compact_thins_unchanged_limits_snapshots_and_keeps_plan_changes(tmp_path, emu, client):
+    hist = History(tmp_path / "h")
+    raw = client.list_indexes().to_dicts()
+    for hour in range(5):
+        if hour == 3:
+            raw[0]["max_daily_queries"] = 50_000
+        hist.collect(client, indexes=raw, now=f"2026-11-20 1{hour}:00")
+    before = {at: hist.limits(at=at) for at in ("2026-11-20 12:30", "2026-11-20 13:30")}
+
+    result = hist.compact()
+
+    # Per index 5 snapshots; the third of an unchanged run of five goes, and for the
+    # changed index (runs 10-12 and 13-14) only 11:00 goes: 5 x 3 + 1.
+    assert result["snapshots_thinned"] == 16
+    first = raw[0]["id"]
+    assert hist.limits(at="2026-11-20 12:30").loc[first, "max_daily_queries"] == float("inf")
+    assert hist.limits(at="2026-11-20 13:30").loc[first, "max_daily_queries"] == 50_000
+    for at, frame in before.items():
+        after = hist.limits(at=at)
+        pd.testing.assert_frame_equal(
+            after.drop(columns="collected_at"), frame.drop(columns="collected_at")
+        )
