@@ -646,7 +646,7 @@ class History:
             HistoryError: A stored file is foreign or corrupt.
             ValidationError: ``tz`` is unknown.
         """
-        zone = resolve_zone(tz, default=dt.timezone.utc)
+        zone = resolve_zone(tz, default=dt.timezone.utc) or dt.timezone.utc
         lo, hi = _instant(start), _instant(end)
         condition = None
         if lo is not None:
@@ -854,7 +854,7 @@ def _row_groups(parquet: pq.ParquetFile, prune: dict[str, Any]) -> list[int]:
         return list(range(count))
     position = {metadata.schema.column(i).name: i for i in range(metadata.num_columns)}
     arrow = parquet.schema_arrow
-    checks = []
+    checks: list[tuple[int, str, Any]] = []
     for column, wanted in prune.items():
         if column not in position:
             continue
@@ -868,17 +868,17 @@ def _row_groups(parquet: pq.ParquetFile, prune: dict[str, Any]) -> list[int]:
     for group in range(count):
         row_group = metadata.row_group(group)
         ok = True
-        for column, how, wanted in checks:
-            stats = row_group.column(column).statistics
+        for place, how, allowed in checks:
+            stats = row_group.column(place).statistics
             if stats is None or not stats.has_min_max:
                 continue
             if how == "range":
-                lo, hi = wanted
+                lo, hi = allowed
                 low, high = stats.min_raw, stats.max_raw
                 ok = (lo is None or high >= lo) and (hi is None or low <= hi)
             else:
                 low, high = stats.min, stats.max
-                ok = any(low <= value <= high for value in wanted)
+                ok = any(low <= value <= high for value in allowed)
             if not ok:
                 break
         if ok:
@@ -1022,7 +1022,7 @@ def _tidy(table: pa.Table, zone: dt.tzinfo) -> pd.DataFrame:
     name_categories = list(dict.fromkeys(name_values))
     name_codes = pd.Index(name_categories).get_indexer(name_values)
     name_cat = pd.Categorical.from_codes(
-        name_codes[pd.Index(used).get_indexer(i_codes)], categories=name_categories
+        name_codes[pd.Index(used).get_indexer(i_codes)], categories=pd.Index(name_categories)
     )
     accounts = np.asarray(account.dictionary.to_pylist(), dtype=object)
     account_used = sorted(set(a_codes[last].tolist()))

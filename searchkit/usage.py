@@ -111,7 +111,7 @@ def _operations(frame: pd.DataFrame, value_unit: str) -> np.ndarray:
     return np.nan_to_num(values) * seconds / per
 
 
-def _utilization(used: pd.Series | np.ndarray, limit: pd.Series | np.ndarray) -> np.ndarray:
+def _utilization(used: Any, limit: Any) -> np.ndarray:
     used = np.asarray(used, dtype=np.float64)
     limit = np.asarray(limit, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -342,7 +342,7 @@ def _hit_at(
     reset: pd.Timestamp,
     times: pd.Series,
     ops: np.ndarray,
-) -> pd.Timestamp:
+) -> Any:
     if not np.isfinite(limit):
         return pd.NaT
     if used >= limit:
@@ -418,8 +418,8 @@ def plot_utilization(
     ax.set_xticks(range(0, len(labels), step), labels[::step], rotation=45, ha="right")
     colorbar = ax.figure.colorbar(image, ax=ax, extend="max")
     colorbar.set_label("utilization (%)")
-    complete = usage.pivot_table(index="name", columns="period", values="complete", aggfunc="min")
-    complete = complete.reindex_like(grid).fillna(True).astype(bool).to_numpy()
+    full = usage.pivot_table(index="name", columns="period", values="complete", aggfunc="min")
+    complete = full.reindex_like(grid).fillna(True).astype(bool).to_numpy()
     if data.shape[1] <= 31:
         for (r, c), value in np.ndenumerate(data.filled(np.nan)):
             if np.isfinite(value):
