@@ -391,3 +391,37 @@ def test_compact_thins_unchanged_limits_snapshots_and_keeps_plan_changes(tmp_pat
         pd.testing.assert_frame_equal(
             after.drop(columns="collected_at"), frame.drop(columns="collected_at")
         )
+
+
+def test_readers_see_every_point_while_compact_replaces_files(tmp_path, emu, client):
+    hist = History(tmp_path / "h")
+    for _ in range(6):
+        hist.collect(client)
+        emu.advance(20 * 60)
+    expected = len(hist.throughput())
+    counts: list[int] = []
+    errors: list[BaseException] = []
+    done = threading.Event()
+
+    def read() -> None:
+        reader = History(tmp_path / "h")
+        while not done.is_set() or not counts:
+            try:
+                counts.append(len(reader.throughput()))
+            except BaseException as exc:  # collected for the assertion below
+                errors.append(exc)
+                return
+
+    thread = threading.Thread(target=read)
+    thread.start()
+    try:
+        for _ in range(3):
+            hist.collect(client)
+            emu.advance(60)
+            hist.compact()
+    finally:
+        done.set()
+        thread.join(60)
+    assert errors == []
+    assert counts and min(counts) >= expected
+    assert len(data_files(tmp_path / "h")) == 1
