@@ -28,6 +28,7 @@ test: lint
 
 bench: $(STAMP)
 	$(PY) bench/throughput.py
+	$(PY) bench/history.py
 
 # Re-run the example notebooks in place (after changing what they show), then drop the
 # per-cell execution timestamps so a re-run changes only what really changed.
