@@ -784,36 +784,58 @@ class History:
         }
 
     def info(self) -> HistoryInfo:
-        """Summarise the history: indexes, time span, points, size on disk, gaps."""
+        """Summarise the history: indexes, time span, points, size on disk, gaps.
+
+        Reads one day at a time (the time column and the keys), so memory stays that of a
+        day whatever the history's length. A gap is a step between two stored points of an
+        index longer than 1.5 times its usual sampling interval.
+        """
         files = self._files("throughput") + self._files("limits")
-        table = self._read("throughput", columns=["account", "index_id", "name", "time"])
-        frame = _tidy(
-            table.append_column("value", pa.nulls(table.num_rows, pa.float64())),
-            dt.timezone.utc,
-        )
-        gaps = []
-        if len(frame):
-            times = frame["time"].array.asi8
-            codes = frame["index_id"].cat.codes.to_numpy()
-            step = np.diff(times)
-            same = codes[1:] == codes[:-1]
-            for position in np.flatnonzero(same & (step > 1.5 * 60e9)):
-                row, following = frame.iloc[position], frame.iloc[position + 1]
-                gaps.append(
-                    Gap(
-                        str(row["account"]),
-                        str(row["index_id"]),
-                        str(row["name"]),
-                        row["time"],
-                        following["time"],
+        days = sorted({day for day, _, _ in self._files("throughput")})
+        indexes: set[tuple[str, str]] = set()
+        points = 0
+        first: pd.Timestamp | None = None
+        last: pd.Timestamp | None = None
+        gaps: list[Gap] = []
+        previous: dict[tuple[str, str], pd.Timestamp] = {}
+        for day in days:
+            table = self._read(
+                "throughput", days=(day, day), columns=["account", "index_id", "name", "time"]
+            )
+            frame = _tidy(
+                table.append_column("value", pa.nulls(table.num_rows, pa.float64())),
+                dt.timezone.utc,
+            )
+            if frame.empty:
+                continue
+            points += len(frame)
+            first = frame["time"].iloc[0] if first is None else min(first, frame["time"].min())
+            last = frame["time"].max() if last is None else max(last, frame["time"].max())
+            steps = frame.attrs["interval"]
+            for (account, index_id), part in frame.groupby(
+                ["account", "index_id"], observed=True, sort=False
+            ):
+                key = (str(account), str(index_id))
+                indexes.add(key)
+                step = steps.get(index_id)
+                limit = (step if pd.notna(step) else pd.Timedelta(minutes=1)) * _GAP_FACTOR
+                times = part["time"]
+                before = previous.get(key)
+                if before is not None:
+                    times = pd.concat([pd.Series([before]), times], ignore_index=True)
+                jumps = times.diff() > limit
+                name = str(part["name"].iloc[-1])
+                for position in np.flatnonzero(jumps.to_numpy()):
+                    gaps.append(
+                        Gap(key[0], key[1], name, times.iloc[position - 1], times.iloc[position])
                     )
-                )
+                previous[key] = times.iloc[-1]
         return HistoryInfo(
             location=self._location,
-            indexes=int(frame["index_id"].nunique()) if len(frame) else 0,
-            points=len(frame),
-            first=frame["time"].min() if len(frame) else None,
-            last=frame["time"].max() if len(frame) else None,
+            indexes=len(indexes),
+            points=points,
+            first=first,
+            last=last,
             files=len(files),
             bytes=sum(size for _, _, size in files),
             gaps=tuple(gaps),

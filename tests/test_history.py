@@ -425,3 +425,20 @@ def test_readers_see_every_point_while_compact_replaces_files(tmp_path, emu, cli
     assert errors == []
     assert counts and min(counts) >= expected
     assert len(data_files(tmp_path / "h")) == 1
+
+
+def test_info_finds_a_gap_that_spans_midnight(tmp_path, emu, client):
+    hist = History(tmp_path / "h")
+    emu.advance(10 * HOUR)  # window 20:00-21:59
+    hist.collect(client)
+    emu.advance(6 * HOUR)  # window 02:00-03:59 the next day
+    hist.collect(client)
+
+    info = hist.info()
+
+    assert (info.indexes, info.points) == (6, 6 * 240)
+    assert len(info.gaps) == 6
+    gap = next(g for g in info.gaps if g.name == "docs-search")
+    assert gap.stored_until.floor("min") == pd.Timestamp("2026-11-20 21:59", tz="UTC")
+    assert gap.listed_from.floor("min") == pd.Timestamp("2026-11-21 02:00", tz="UTC")
+    assert "(4 h 1 min)" in str(gap)
