@@ -792,7 +792,6 @@ class History:
         """
         files = self._files("throughput") + self._files("limits")
         days = sorted({day for day, _, _ in self._files("throughput")})
-        indexes: set[tuple[str, str]] = set()
         points = 0
         first: pd.Timestamp | None = None
         last: pd.Timestamp | None = None
@@ -811,28 +810,10 @@ class History:
             points += len(frame)
             first = frame["time"].iloc[0] if first is None else min(first, frame["time"].min())
             last = frame["time"].max() if last is None else max(last, frame["time"].max())
-            steps = frame.attrs["interval"]
-            for (account, index_id), part in frame.groupby(
-                ["account", "index_id"], observed=True, sort=False
-            ):
-                key = (str(account), str(index_id))
-                indexes.add(key)
-                step = steps.get(index_id)
-                limit = (step if pd.notna(step) else pd.Timedelta(minutes=1)) * _GAP_FACTOR
-                times = part["time"]
-                before = previous.get(key)
-                if before is not None:
-                    times = pd.concat([pd.Series([before]), times], ignore_index=True)
-                jumps = times.diff() > limit
-                name = str(part["name"].iloc[-1])
-                for position in np.flatnonzero(jumps.to_numpy()):
-                    gaps.append(
-                        Gap(key[0], key[1], name, times.iloc[position - 1], times.iloc[position])
-                    )
-                previous[key] = times.iloc[-1]
+            gaps += _day_gaps(frame, previous)  # also records every index seen
         return HistoryInfo(
             location=self._location,
-            indexes=len(indexes),
+            indexes=len(previous),
             points=points,
             first=first,
             last=last,
@@ -840,6 +821,49 @@ class History:
             bytes=sum(size for _, _, size in files),
             gaps=tuple(gaps),
         )
+
+
+def _day_gaps(frame: pd.DataFrame, previous: dict[tuple[str, str], pd.Timestamp]) -> list[Gap]:
+    """Find gaps in one day's tidy points (and since the day before, via ``previous``).
+
+    Columns are taken out once: every column access of a frame deep-copies its ``attrs``.
+    """
+    stamps = frame["time"].array
+    times = stamps.asi8
+    index_ids = frame["index_id"].array
+    codes = index_ids.codes
+    ids = index_ids.categories
+    steps = frame.attrs["interval"]
+    allowed = np.array(
+        [
+            (steps.get(i) if pd.notna(steps.get(i)) else pd.Timedelta(minutes=1)).value
+            * _GAP_FACTOR
+            for i in ids
+        ]
+    )
+    starts = np.flatnonzero(np.append(True, codes[1:] != codes[:-1]))
+    ends = np.append(starts[1:] - 1, len(codes) - 1)
+    accounts = frame["account"].array
+    names = frame["name"].array
+    found = []
+    for start, end in zip(starts, ends, strict=True):
+        key = (str(accounts[start]), str(ids[codes[start]]))
+        before = previous.get(key)
+        if before is not None and times[start] - before.value > allowed[codes[start]]:
+            found.append(Gap(key[0], key[1], str(names[end]), before, stamps[start]))
+        previous[key] = stamps[end]
+    jump = np.flatnonzero((codes[1:] == codes[:-1]) & (np.diff(times) > allowed[codes[1:]]))
+    for left in jump.tolist():
+        found.append(
+            Gap(
+                str(accounts[left]),
+                str(ids[codes[left]]),
+                str(names[left]),
+                stamps[left],
+                stamps[left + 1],
+            )
+        )
+    return found
 
 
 def _items(indexes: Any) -> list[Any]:

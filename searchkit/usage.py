@@ -96,19 +96,22 @@ def _operations(frame: pd.DataFrame, value_unit: str) -> np.ndarray:
     if per is None:
         return np.nan_to_num(values)
     intervals = frame.attrs.get("interval", {})
-    seconds = (
-        frame["index_id"]
-        .astype(object)
-        .map(
-            {
-                key: (step.total_seconds() if pd.notna(step) else 60.0)
-                for key, step in intervals.items()
-            }
-        )
-        .fillna(60.0)
-        .to_numpy(dtype=np.float64)
+    codes, ids = _codes(frame["index_id"])
+    per_id = np.array(
+        [(intervals[i].total_seconds() if pd.notna(intervals.get(i)) else 60.0) for i in ids],
+        dtype=np.float64,
     )
+    seconds = per_id[codes] if len(ids) else np.zeros(len(codes))
     return np.nan_to_num(values) * seconds / per
+
+
+def _codes(column: pd.Series) -> tuple[np.ndarray, list[str]]:
+    """Integer codes and their labels, without materialising a string per row."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        array = column.array
+        return np.asarray(array.codes), [str(c) for c in array.categories]
+    codes, uniques = pd.factorize(column)
+    return codes, [str(u) for u in uniques]
 
 
 def _utilization(used: Any, limit: Any) -> np.ndarray:
@@ -154,10 +157,11 @@ def usage_frame(
     zone = resolve_zone(tz, default=dt.timezone.utc)
     tp, limits = _frames(source)
     label, limit = _field_limit(limits, field)
+    codes, ids = _codes(tp["index_id"])
     frame = pd.DataFrame(
         {
-            "index_id": tp["index_id"].astype(str).to_numpy(),
-            "time": tp["time"].dt.tz_convert(zone),
+            "code": codes,
+            "time": pd.DatetimeIndex(tp["time"].array).tz_convert(zone),
             "operations": _operations(tp, value_unit),
         }
     )
@@ -166,12 +170,17 @@ def usage_frame(
         empty = pd.DataFrame({c: [] for c in [*columns, "complete", "utilization", "breached"]})
         empty["period"] = pd.DatetimeIndex([], tz=zone)
         return empty
-    grouped = frame.groupby(["index_id", pd.Grouper(key="time", freq=freq)], sort=False)
+    grouped = frame.groupby(["code", pd.Grouper(key="time", freq=freq)], sort=False)
     out = grouped["operations"].agg(operations="sum", points="count").reset_index()
     out = out.rename(columns={"time": "period"})
-    names = pd.Series(tp["name"].astype(str).to_numpy(), index=tp["index_id"].astype(str))
-    names = names[~names.index.duplicated(keep="last")]
-    out["name"] = out["index_id"].map(names)
+    # The name at each index's last point (a History already labels renamed indexes so).
+    name_codes, name_labels = _codes(tp["name"])
+    last = np.zeros(len(ids), dtype=np.int64)
+    last[codes] = np.arange(len(codes))  # later rows overwrite earlier ones
+    # Code -1 (no name) picks the None appended at the end.
+    names = np.asarray([*name_labels, None], dtype=object)[name_codes[last]]
+    out["index_id"] = np.asarray(ids, dtype=object)[out["code"].to_numpy()]
+    out["name"] = names[out["code"].to_numpy()]
     out["limit"] = out["index_id"].map(limit).astype(np.float64).to_numpy()
     out = out[out["points"] > 0][columns].reset_index(drop=True)
     out["complete"] = _complete(out, tp, freq)
@@ -249,9 +258,8 @@ def forecast_limits(
         moment = tp["time"].max() + step if len(tp) else pd.Timestamp.now(tz="UTC")
     moment = moment.tz_convert("UTC")
     start, reset = _period(moment, monthly)
-    times = (
-        tp["time"].dt.tz_convert("UTC") if len(tp) else pd.Series([], dtype="datetime64[ns, UTC]")
-    )
+    # An index, not a Series: a Series carries the frame's attrs, deep-copied on each slice.
+    times = pd.DatetimeIndex(tp["time"].array).tz_convert("UTC")
     ids = tp["index_id"].astype(str).to_numpy()
     values = tp["value"].to_numpy(dtype=np.float64, na_value=np.nan)
     rows = []
@@ -284,10 +292,10 @@ def forecast_limits(
                 f"began ({start:%Y-%m-%d}): not forecast, collect a history"
             )
         else:
-            in_period = ((its_times >= start) & (its_times <= moment)).to_numpy()
+            in_period = np.asarray((its_times >= start) & (its_times <= moment))
             point_ops = ops[mask]
             used = float(point_ops[in_period].sum())
-            recent = ((its_times >= moment - window) & (its_times < moment)).to_numpy()
+            recent = np.asarray((its_times >= moment - window) & (its_times < moment))
             rates = np.nan_to_num(values[mask][recent]) / (per if value_unit != "per_point" else 1)
             if value_unit == "per_point":
                 rates = rates / interval.total_seconds()
@@ -340,14 +348,14 @@ def _hit_at(
     rate: float,
     now: pd.Timestamp,
     reset: pd.Timestamp,
-    times: pd.Series,
+    times: pd.DatetimeIndex,
     ops: np.ndarray,
 ) -> Any:
     if not np.isfinite(limit):
         return pd.NaT
     if used >= limit:
         crossed = np.flatnonzero(np.cumsum(ops) >= limit)
-        return times.iloc[int(crossed[0])] if crossed.size else now
+        return times[int(crossed[0])] if crossed.size else now
     if rate <= 0:
         return pd.NaT
     when = now + pd.Timedelta(seconds=(limit - used) / rate)
