@@ -673,6 +673,17 @@ class History:
         table = self._read("throughput", days=days, filter=condition, prune=prune)
         return self._current_names(_tidy(table, zone))
 
+    def _newest_time(self) -> pd.Timestamp | None:
+        """Return the newest stored point's time (reading only the newest day)."""
+        files = self._files("throughput")
+        if not files:
+            return None
+        newest = files[-1][0]
+        table = self._read("throughput", days=(newest, newest), columns=["time"])
+        if table.num_rows == 0:
+            return None
+        return pd.Timestamp(pc.max(table["time"]).value, unit="ns", tz="UTC")
+
     def _current_names(self, frame: pd.DataFrame) -> pd.DataFrame:
         """Label each index with its name in the newest limits snapshot (renames show)."""
         files = self._files("limits")

@@ -244,10 +244,10 @@ def forecast_limits(
         the limit is (or was, when already past) reached, NaT when it will not be, and
         ``reason`` empty when the row is a forecast, else why it is unknown (NaN/NaT).
     """
-    tp, limits = _frames(source)
-    label, limit = _field_limit(limits, field)
     monthly = _is_monthly(field)
     window = pd.Timedelta(pace_window)
+    tp, limits = _forecast_frames(source, _instant(now), monthly, window)
+    label, limit = _field_limit(limits, field)
     ops = _operations(tp, value_unit) if len(tp) else np.array([])
     per = VALUE_UNITS[value_unit] or 60.0
     moment = _instant(now)
@@ -340,6 +340,23 @@ def forecast_limits(
         out[column] = out[column].astype(np.float64)
     out.attrs["now"] = moment
     return out
+
+
+def _forecast_frames(
+    source: Any, now: pd.Timestamp | None, monthly: bool, window: pd.Timedelta
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Like :func:`_frames`, but from a History read only what the forecast looks at."""
+    from searchkit.history import History
+
+    if not isinstance(source, History):
+        return _frames(source)
+    latest = now if now is not None else source._newest_time()
+    if latest is None:
+        return _frames(source)
+    period_start, _ = _period(latest, monthly)
+    # A day before the period starts, to tell whether the history covers its start.
+    first = min(period_start, latest - window) - _DAY
+    return source.throughput(start=first), source.limits()
 
 
 def _hit_at(
