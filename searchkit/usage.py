@@ -149,7 +149,8 @@ def usage_frame(
         ``operations``, ``points``, ``limit`` (``inf`` when unlimited), ``utilization``
         (operations / limit; 0 when unlimited; NaN when the limit is not reported),
         ``breached`` (operations above the limit) and ``complete`` (the points cover the
-        whole period; a first or last partial day undercounts).
+        whole period; a first or last partial day undercounts). From a History, each
+        period is compared with the limits in force at its end (plan changes show).
 
     Example:
         >>> usage_frame(client.list_indexes()).head()  # doctest: +SKIP
@@ -182,6 +183,8 @@ def usage_frame(
     out["index_id"] = np.asarray(ids, dtype=object)[out["code"].to_numpy()]
     out["name"] = names[out["code"].to_numpy()]
     out["limit"] = out["index_id"].map(limit).astype(np.float64).to_numpy()
+    if _is_history(source):
+        out["limit"] = _limits_as_of(out, source, field, freq, out["limit"].to_numpy())
     out = out[out["points"] > 0][columns].reset_index(drop=True)
     out["complete"] = _complete(out, tp, freq)
     out["utilization"] = _utilization(out["operations"], out["limit"])
@@ -189,6 +192,54 @@ def usage_frame(
     out.attrs["field"] = label
     out.attrs["value_unit"] = value_unit
     return out.sort_values(["name", "period"], kind="stable").reset_index(drop=True)
+
+
+def _is_history(source: Any) -> bool:
+    from searchkit.history import History
+
+    return isinstance(source, History)
+
+
+def _limits_as_of(
+    out: pd.DataFrame, source: Any, field: str | None, freq: str, latest: np.ndarray
+) -> np.ndarray:
+    """The limit in force at the end of each period, from the history's snapshots.
+
+    A period that ended before the first snapshot of its index takes that first snapshot;
+    an index without snapshots keeps the latest limits (``latest``).
+    """
+    fields = list(DAILY_FIELDS) if field is None else [field]
+    snaps = source._read("limits", columns=["id", "collected_at", *fields]).to_pandas()
+    if snaps.empty or out.empty:
+        return latest
+    snaps["value"] = snaps[fields].sum(axis=1, min_count=len(fields))
+    snaps = snaps.sort_values("collected_at", kind="stable")[["id", "collected_at", "value"]]
+    try:
+        length = pd.tseries.frequencies.to_offset(freq)
+        ends = out["period"] + length
+    except (ValueError, TypeError):
+        ends = out["period"]
+    left = pd.DataFrame(
+        {
+            "row": np.arange(len(out)),
+            "id": out["index_id"].astype(str).to_numpy(),
+            "end": pd.DatetimeIndex(ends).tz_convert("UTC"),
+        }
+    ).sort_values("end", kind="stable")
+    snaps["collected_at"] = pd.DatetimeIndex(snaps["collected_at"]).tz_convert("UTC")
+    snaps["id"] = snaps["id"].astype(str)
+    merged = pd.merge_asof(
+        left, snaps, left_on="end", right_on="collected_at", by="id", direction="backward"
+    )
+    early = merged["value"].isna() & merged["collected_at"].isna()
+    if early.any():
+        first = snaps.drop_duplicates("id", keep="first").set_index("id")["value"]
+        merged.loc[early, "value"] = merged.loc[early, "id"].map(first)
+    values = np.asarray(latest, dtype=np.float64).copy()
+    known = merged["collected_at"].notna() | merged["id"].isin(snaps["id"])
+    rows = merged.loc[known, "row"].to_numpy()
+    values[rows] = merged.loc[known, "value"].to_numpy(dtype=np.float64)
+    return values
 
 
 def _complete(out: pd.DataFrame, tp: pd.DataFrame, freq: str) -> np.ndarray:

@@ -220,3 +220,23 @@ def test_a_partial_first_or_last_day_is_flagged_incomplete():
     assert usage["complete"].tolist() == [False, True]
     ax = sk.plot_utilization(raw)
     assert [t.get_text() for t in ax.texts] == ["≥72%", "144%"]
+
+
+def test_usage_from_a_history_compares_each_day_with_the_limits_then_in_force(tmp_path):
+    start = dt.datetime(2026, 11, 20, tzinfo=dt.timezone.utc)
+    hist = History(tmp_path / "h")
+    with Emulator(demo=True, seed=4, clock=start) as emu, emu.client() as client:
+        emu.advance(86_400)
+        raw = client.list_indexes().to_dicts()
+        hist.collect(client, indexes=raw, now=emu.now())  # holds Nov 20
+        emu.advance(86_400)
+        raw = client.list_indexes().to_dicts()
+        docs = next(r for r in raw if r["name"] == "docs-search")
+        docs["max_daily_queries"], docs["max_daily_updates"] = 1_000_000, 500_000
+        hist.collect(client, indexes=raw, now=emu.now())  # holds Nov 21, new plan
+
+    usage = sk.usage_frame(hist).set_index(["name", "period"])
+    nov20, nov21 = (pd.Timestamp(d, tz="UTC") for d in ("2026-11-20", "2026-11-21"))
+    assert usage.loc[("docs-search", nov20), "limit"] == float("inf")
+    assert usage.loc[("docs-search", nov21), "limit"] == 1_500_000
+    assert usage.loc[("support-tickets", nov21), "limit"] == 20_000
