@@ -85,6 +85,8 @@ _READERS = 8
 _LOCAL_READERS = 2
 _DAY_NS = 86_400 * 1_000_000_000
 _GAP_FACTOR = 1.5
+# A temporary file this old belongs to a writer that died mid-write (a write takes seconds).
+_STALE = dt.timedelta(hours=1)
 
 
 class HistoryError(SearchKitError):
@@ -290,6 +292,26 @@ class History:
             found.append((folder[4:], info.path, int(info.size or 0)))
         found.sort()
         return found
+
+    def _remove_stale_temporaries(self, older_than: dt.timedelta) -> int:
+        """Delete temporary files a writer killed mid-write left behind (never read)."""
+        if not self._local:
+            return 0  # object stores have no temporary names: an upload shows whole or not
+        removed = 0
+        cutoff = dt.datetime.now(dt.timezone.utc) - older_than
+        for kind in _SCHEMAS:
+            selector = pafs.FileSelector(
+                f"{self._root}/{kind}", recursive=True, allow_not_found=True
+            )
+            for info in self._fs.get_file_info(selector):
+                base = info.path.rpartition("/")[2]
+                if not (base.startswith(".part-") and base.endswith(".parquet.tmp")):
+                    continue
+                mtime = info.mtime
+                if mtime is not None and mtime.astimezone(dt.timezone.utc) < cutoff:
+                    _remove_quietly(self._fs, info.path)
+                    removed += 1
+        return removed
 
     def _check(self, kind: str, path: str, schema: pa.Schema) -> None:
         """Refuse a file whose columns are not this layout's, naming it."""
@@ -757,11 +779,11 @@ class History:
 
         Safe while readers read and collectors write: the merged file is written whole
         before the files it replaces are deleted, and a file written meanwhile is left
-        alone.
+        alone. Temporary files older than an hour (a writer killed mid-write) are deleted.
 
         Returns:
             ``{"partitions": merged days, "files_removed": n, "duplicates_dropped": n,
-            "snapshots_thinned": n}``.
+            "snapshots_thinned": n, "stale_temporaries_removed": n}``.
         """
         merged = removed = dropped = thinned = 0
         for kind in ("throughput", "limits"):
@@ -792,6 +814,7 @@ class History:
             "files_removed": removed,
             "duplicates_dropped": dropped,
             "snapshots_thinned": thinned,
+            "stale_temporaries_removed": self._remove_stale_temporaries(_STALE),
         }
 
     def info(self) -> HistoryInfo:

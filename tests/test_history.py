@@ -205,6 +205,7 @@ def test_compact_merges_a_day_and_drops_duplicates_keeping_the_latest(tmp_path):
         "files_removed": 3,
         "duplicates_dropped": 2,
         "snapshots_thinned": 0,
+        "stale_temporaries_removed": 0,
     }
     assert len(list(day.glob("*.parquet"))) == 1
     assert hist.throughput()["value"].tolist() == [1.0, 7.0]
@@ -442,3 +443,21 @@ def test_info_finds_a_gap_that_spans_midnight(tmp_path, emu, client):
     assert gap.stored_until.floor("min") == pd.Timestamp("2026-11-20 21:59", tz="UTC")
     assert gap.listed_from.floor("min") == pd.Timestamp("2026-11-21 02:00", tz="UTC")
     assert "(4 h 1 min)" in str(gap)
+
+
+def test_compact_removes_a_dead_writers_temporary_file_but_not_a_fresh_one(tmp_path, emu, client):
+    import os
+    import time
+
+    hist = History(tmp_path / "h")
+    hist.collect(client)
+    folder = data_files(tmp_path / "h")[0].parent
+    dead, fresh = folder / ".part-1-dead.parquet.tmp", folder / ".part-2-busy.parquet.tmp"
+    dead.write_bytes(b"half")
+    fresh.write_bytes(b"half")
+    two_hours_ago = time.time() - 7200
+    os.utime(dead, (two_hours_ago, two_hours_ago))
+
+    assert hist.compact()["stale_temporaries_removed"] == 1
+    assert not dead.exists() and fresh.exists()
+    assert len(hist.throughput()) == 720
