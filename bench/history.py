@@ -8,7 +8,9 @@ Prints, each measured in this run:
 - ``History.throughput`` for one index over 30 days and for all indexes over one day, as a
   ratio to DuckDB reading the same files directly with the same dedupe (target: within
   1.5x), each with the peak resident memory of a fresh process doing only that read
-  (target: reading one index never loads the whole dataset).
+  (target: reading one index never loads the whole dataset);
+- ``usage_frame`` over the whole history and ``forecast_limits`` for today (which reads only
+  the current day and the one before).
 
 The 30-day dataset is written synthetically with pyarrow, in exactly the layout collect
 writes (one sorted file per day), since 30 days of emulator collects would take hours.
@@ -74,7 +76,35 @@ def write_dataset(root: Path, indexes: int, days: int) -> tuple[list[str], float
             compression="zstd",
             row_group_size=_ROW_GROUP,
         )
+    write_limits(root, ids, names)
     return names, time.perf_counter() - started
+
+
+def write_limits(root: Path, ids: list[str], names: list[str]) -> None:
+    """One limits snapshot per index, as collect writes it: free plans, so forecasts bite."""
+    from searchkit.history import LIMITS_SCHEMA
+
+    count = len(ids)
+    stamp = END.value
+    columns = {
+        "account": ["bench-account"] * count,
+        "id": ids,
+        "name": names,
+        "type": ["free"] * count,
+        "region": ["eu-west-1"] * count,
+        "endpoint": [f"bench-{i}" for i in range(count)],
+        "created": [stamp - 90 * _DAY_NS] * count,
+        "input_enrichment_enabled": [True] * count,
+        "partner_email": [""] * count,
+        "collected_at": [stamp] * count,
+    }
+    for field in LIMITS_SCHEMA.names:
+        if field.startswith("max_"):
+            columns[field] = [1_000_000.0] * count
+    table = pa.table({f.name: pa.array(columns[f.name], f.type) for f in LIMITS_SCHEMA})
+    folder = root / "limits" / f"day={END - pd.Timedelta(days=1):%Y-%m-%d}"
+    folder.mkdir(parents=True)
+    pq.write_table(table, folder / f"part-{stamp}-{uuid.uuid4().hex}.parquet")
 
 
 def disk_bytes(root: Path) -> int:
@@ -112,6 +142,14 @@ def measure(root: str, what: str, engine: str, arg: str) -> dict[str, float]:
         started = time.perf_counter()
         if what == "one-index":
             frame = hist.throughput(names=[arg])
+        elif what == "usage":
+            import searchkit as sk
+
+            frame = sk.usage_frame(hist)
+        elif what == "forecast":
+            import searchkit as sk
+
+            frame = sk.forecast_limits(hist)
         else:
             day = pd.Timestamp(arg, tz="UTC")
             frame = hist.throughput(start=day, end=day + pd.Timedelta(days=1))
@@ -221,6 +259,15 @@ def main() -> None:
                 f"= {ours['seconds'] / duck['seconds']:.2f}x; memory the read added: "
                 f"{ours['read_mib']:.0f} MiB (process peak {ours['peak_mib']:.0f} MiB; DuckDB "
                 f"{duck['read_mib']:.0f} MiB, peak {duck['peak_mib']:.0f} MiB)"
+            )
+        for label, run in (
+            ("usage_frame(hist), all indexes x all days", "usage"),
+            ("forecast_limits(hist), today", "forecast"),
+        ):
+            result = run_measure(root, run, "searchkit", "-", repeat=1)
+            print(
+                f"{label}: {result['seconds']:.1f} s, {int(result['rows']):,} rows; memory the "
+                f"call added: {result['read_mib']:.0f} MiB"
             )
         cold, steady, new_points = bench_collect(root, args.indexes, args.rounds)
         print(

@@ -85,6 +85,8 @@ _READERS = 8
 _LOCAL_READERS = 2
 _DAY_NS = 86_400 * 1_000_000_000
 _GAP_FACTOR = 1.5
+# Listings and reads that race a writer or a compaction are retried this many times.
+_ATTEMPTS = 5
 # A temporary file this old belongs to a writer that died mid-write (a write takes seconds).
 _STALE = dt.timedelta(hours=1)
 
@@ -275,10 +277,16 @@ class History:
     def _files(self, kind: str) -> list[tuple[str, str, int]]:
         """Return ``(day, path, size)`` of every finished data file of ``kind``, by day."""
         selector = pafs.FileSelector(f"{self._root}/{kind}", recursive=True, allow_not_found=True)
-        try:
-            infos = self._fs.get_file_info(selector)
-        except OSError as exc:
-            raise HistoryError(f"cannot list the history at {self._location!r}: {exc}") from exc
+        for attempt in range(_ATTEMPTS):
+            try:
+                infos = self._fs.get_file_info(selector)
+                break
+            except FileNotFoundError:
+                # A writer renamed a temporary file, or created the folder, while we walked.
+                if attempt == _ATTEMPTS - 1:
+                    raise
+            except OSError as exc:
+                raise HistoryError(f"cannot list the history at {self._location!r}: {exc}") from exc
         found = []
         for info in infos:
             if info.type != pafs.FileType.File:
@@ -382,13 +390,17 @@ class History:
         schema = _SCHEMAS[kind]
         wanted = list(columns or schema.names)
         needed = wanted if filter is None else list(schema.names)
-        for attempt in range(3):
-            first, last = days
-            paths = [
+        first, last = days
+
+        def listed() -> list[str]:
+            return [
                 path
                 for day, path, _ in self._files(kind)
                 if (first is None or day >= first) and (last is None or day <= last)
             ]
+
+        paths = listed()
+        for attempt in range(_ATTEMPTS):
             if not paths:
                 return schema.empty_table().select(wanted)
             try:
@@ -403,11 +415,18 @@ class History:
             except FileNotFoundError:
                 # A compaction deleted a file after we listed it: its rows are in a newer
                 # file, so list again.
-                if attempt == 2:
+                if attempt == _ATTEMPTS - 1:
                     raise
+                paths = listed()
                 continue
             except pa.ArrowException as exc:
                 raise HistoryError(f"cannot read the {kind} history: {exc}") from exc
+            # A directory listing taken while a compaction renames its file in and deletes
+            # the old ones may miss both; the same listing after the read proves it did not.
+            again = listed()
+            if set(again) != set(paths) and attempt < _ATTEMPTS - 1:
+                paths = again
+                continue
             tables = [part for part in parts if part is not None and part.num_rows]
             if not tables:
                 return schema.empty_table().select(wanted)
@@ -693,7 +712,7 @@ class History:
         if index_ids is not None:
             prune["index_id"] = ids.to_pylist()
         table = self._read("throughput", days=days, filter=condition, prune=prune)
-        return self._current_names(_tidy(table, zone))
+        return _tidy(table, zone, self._current_names())
 
     def _newest_time(self) -> pd.Timestamp | None:
         """Return the newest stored point's time (reading only the newest day)."""
@@ -706,11 +725,11 @@ class History:
             return None
         return pd.Timestamp(pc.max(table["time"]).value, unit="ns", tz="UTC")
 
-    def _current_names(self, frame: pd.DataFrame) -> pd.DataFrame:
-        """Label each index with its name in the newest limits snapshot (renames show)."""
+    def _current_names(self) -> dict[str, str]:
+        """Map index ids to their names in the newest limits snapshot (so renames show)."""
         files = self._files("limits")
-        if frame.empty or not files:
-            return frame
+        if not files:
+            return {}
         newest = files[-1][0]
         table = self._read("limits", days=(newest, newest), columns=["id", "name", "collected_at"])
         latest = (
@@ -718,15 +737,11 @@ class History:
             .sort_values("collected_at", kind="stable")
             .drop_duplicates("id", keep="last")
         )
-        current = dict(zip(latest["id"], latest["name"], strict=True))
-        ids = frame["index_id"].astype(str).to_numpy()
-        names = frame["name"].astype(str).to_numpy()
-        renamed = pd.Series(ids).map(current)
-        if renamed.isna().all() or (renamed.fillna(pd.Series(names)).to_numpy() == names).all():
-            return frame
-        labels = renamed.fillna(pd.Series(names)).to_numpy()
-        frame["name"] = pd.Categorical(labels, categories=list(dict.fromkeys(labels)))
-        return frame
+        return {
+            str(i): str(n)
+            for i, n in zip(latest["id"], latest["name"], strict=True)
+            if n is not None
+        }
 
     def limits(self, at: Any = None) -> pd.DataFrame:
         """Return the limits as of an instant: each index's latest snapshot up to ``at``.
@@ -1050,7 +1065,7 @@ def _drop_repeats(order: pa.Table) -> pa.Table:
     return order.filter(pa.array(keep))
 
 
-def _tidy(table: pa.Table, zone: dt.tzinfo) -> pd.DataFrame:
+def _tidy(table: pa.Table, zone: dt.tzinfo, rename: dict[str, str] | None = None) -> pd.DataFrame:
     """Deduplicate and sort stored points into the throughput frame's shape."""
     if table.num_rows == 0:
         empty = pd.DataFrame(
@@ -1088,26 +1103,32 @@ def _tidy(table: pa.Table, zone: dt.tzinfo) -> pd.DataFrame:
             i_codes[keep],
             t_sorted[keep],
         )
-    names = table["name"].combine_chunks().take(pa.array(order)).to_numpy(zero_copy_only=False)
     values = table["value"].combine_chunks().take(pa.array(order)).to_numpy(zero_copy_only=False)
     ids = np.asarray(index_id.dictionary.to_pylist(), dtype=object)
-    # The name an index has at its newest point labels all of its points.
+    # The name an index has at its newest point labels all of its points (or, when given,
+    # its name in the newest limits snapshot). Only those few names become Python strings.
     last = np.append(i_codes[1:] != i_codes[:-1], True)
-    latest_name = dict(zip(i_codes[last], names[last], strict=True))
-    used = list(dict.fromkeys(i_codes[last].tolist()))
-    id_cat = pd.Categorical.from_codes(
-        pd.Index(used).get_indexer(i_codes), categories=ids[used].tolist()
-    )
+    last_codes = i_codes[last]
+    last_names = table["name"].combine_chunks().take(pa.array(order[last])).to_pylist()
+    rename = rename or {}
+    latest_name = {
+        int(c): rename.get(str(ids[c]), n) for c, n in zip(last_codes, last_names, strict=True)
+    }
+    used = list(dict.fromkeys(last_codes.tolist()))
+    position = np.full(len(ids), -1, dtype=np.int64)
+    position[used] = np.arange(len(used))
+    id_codes = position[i_codes]
+    id_cat = pd.Categorical.from_codes(id_codes, categories=pd.Index(ids[used].tolist()))
     name_values = [latest_name[c] for c in used]
     name_categories = list(dict.fromkeys(name_values))
-    name_codes = pd.Index(name_categories).get_indexer(name_values)
-    name_cat = pd.Categorical.from_codes(
-        name_codes[pd.Index(used).get_indexer(i_codes)], categories=pd.Index(name_categories)
-    )
+    name_of_id = pd.Index(name_categories).get_indexer(name_values)
+    name_cat = pd.Categorical.from_codes(name_of_id[id_codes], categories=pd.Index(name_categories))
     accounts = np.asarray(account.dictionary.to_pylist(), dtype=object)
     account_used = sorted(set(a_codes[last].tolist()))
+    account_position = np.full(len(accounts), -1, dtype=np.int64)
+    account_position[account_used] = np.arange(len(account_used))
     account_cat = pd.Categorical.from_codes(
-        pd.Index(account_used).get_indexer(a_codes), categories=accounts[account_used].tolist()
+        account_position[a_codes], categories=pd.Index(accounts[account_used].tolist())
     )
     frame = pd.DataFrame(
         {

@@ -144,12 +144,16 @@ def test_two_concurrent_collectors_lose_and_duplicate_nothing(tmp_path, emu, cli
     location = tmp_path / "h"
     barrier = threading.Barrier(2)
     results = []
+    errors: list[BaseException] = []
 
     def run() -> None:
-        with emu.client() as own:
-            listed = own.list_indexes()
-            barrier.wait()
-            results.append(History(location).collect(own, indexes=listed))
+        try:
+            with emu.client() as own:
+                listed = own.list_indexes()
+                barrier.wait()
+                results.append(History(location).collect(own, indexes=listed))
+        except BaseException as exc:  # reported by the assertion below
+            errors.append(exc)
 
     threads = [threading.Thread(target=run) for _ in range(2)]
     for thread in threads:
@@ -158,6 +162,7 @@ def test_two_concurrent_collectors_lose_and_duplicate_nothing(tmp_path, emu, cli
         thread.join()
 
     frame = History(location).throughput()
+    assert errors == []
     assert len(results) == 2
     assert len(frame) == 6 * 120
     assert not frame.duplicated(["account", "index_id", "time"]).any()
