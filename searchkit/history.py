@@ -714,6 +714,10 @@ class History:
         table = self._read("throughput", days=days, filter=condition, prune=prune)
         return _tidy(table, zone, self._current_names())
 
+    def _days(self, kind: str) -> list[str]:
+        """Return the UTC days (``YYYY-MM-DD``) holding files of ``kind``, oldest first."""
+        return sorted({day for day, _, _ in self._files(kind)})
+
     def _newest_time(self) -> pd.Timestamp | None:
         """Return the newest stored point's time (reading only the newest day)."""
         files = self._files("throughput")

@@ -155,9 +155,52 @@ def usage_frame(
     Example:
         >>> usage_frame(client.list_indexes()).head()  # doctest: +SKIP
     """
-    zone = resolve_zone(tz, default=dt.timezone.utc)
-    tp, limits = _frames(source)
+    zone = resolve_zone(tz, default=dt.timezone.utc) or dt.timezone.utc
+    columns = ["index_id", "name", "period", "operations", "points", "limit"]
+    if _is_history(source):
+        # One day at a time, so memory stays that of a day whatever the history's length.
+        parts, names, steps = [], {}, {}
+        for day in source._days("throughput"):
+            begin = pd.Timestamp(day, tz="UTC")
+            tp = source.throughput(start=begin, end=begin + _DAY)
+            part, part_names = _usage_parts(tp, zone, freq, value_unit)
+            parts.append(part)
+            names.update(part_names)
+            steps.update(tp.attrs.get("interval", {}))
+        limits = source.limits()
+        out = (
+            pd.concat(parts, ignore_index=True)
+            .groupby(["index_id", "period"], sort=False, as_index=False)[["operations", "points"]]
+            .sum()
+            if parts
+            else pd.DataFrame()
+        )
+    else:
+        tp, limits = _frames(source)
+        out, names = _usage_parts(tp, zone, freq, value_unit)
+        steps = tp.attrs.get("interval", {})
     label, limit = _field_limit(limits, field)
+    if out.empty:
+        empty = pd.DataFrame({c: [] for c in [*columns, "complete", "utilization", "breached"]})
+        empty["period"] = pd.DatetimeIndex([], tz=zone)
+        return empty
+    out["name"] = out["index_id"].map(names)
+    out["limit"] = out["index_id"].map(limit).astype(np.float64).to_numpy()
+    if _is_history(source):
+        out["limit"] = _limits_as_of(out, source, field, freq, out["limit"].to_numpy())
+    out = out[out["points"] > 0][columns].reset_index(drop=True)
+    out["complete"] = _complete(out, steps, freq)
+    out["utilization"] = _utilization(out["operations"], out["limit"])
+    out["breached"] = out["operations"].to_numpy() > out["limit"].to_numpy()
+    out.attrs["field"] = label
+    out.attrs["value_unit"] = value_unit
+    return out.sort_values(["name", "period"], kind="stable").reset_index(drop=True)
+
+
+def _usage_parts(
+    tp: pd.DataFrame, zone: dt.tzinfo, freq: str, value_unit: str
+) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Operations and points per (index_id, period) of a throughput frame, and the names."""
     codes, ids = _codes(tp["index_id"])
     frame = pd.DataFrame(
         {
@@ -166,11 +209,8 @@ def usage_frame(
             "operations": _operations(tp, value_unit),
         }
     )
-    columns = ["index_id", "name", "period", "operations", "points", "limit"]
     if frame.empty:
-        empty = pd.DataFrame({c: [] for c in [*columns, "complete", "utilization", "breached"]})
-        empty["period"] = pd.DatetimeIndex([], tz=zone)
-        return empty
+        return pd.DataFrame(columns=["index_id", "period", "operations", "points"]), {}
     grouped = frame.groupby(["code", pd.Grouper(key="time", freq=freq)], sort=False)
     out = grouped["operations"].agg(operations="sum", points="count").reset_index()
     out = out.rename(columns={"time": "period"})
@@ -181,17 +221,9 @@ def usage_frame(
     # Code -1 (no name) picks the None appended at the end.
     names = np.asarray([*name_labels, None], dtype=object)[name_codes[last]]
     out["index_id"] = np.asarray(ids, dtype=object)[out["code"].to_numpy()]
-    out["name"] = names[out["code"].to_numpy()]
-    out["limit"] = out["index_id"].map(limit).astype(np.float64).to_numpy()
-    if _is_history(source):
-        out["limit"] = _limits_as_of(out, source, field, freq, out["limit"].to_numpy())
-    out = out[out["points"] > 0][columns].reset_index(drop=True)
-    out["complete"] = _complete(out, tp, freq)
-    out["utilization"] = _utilization(out["operations"], out["limit"])
-    out["breached"] = out["operations"].to_numpy() > out["limit"].to_numpy()
-    out.attrs["field"] = label
-    out.attrs["value_unit"] = value_unit
-    return out.sort_values(["name", "period"], kind="stable").reset_index(drop=True)
+    return out[["index_id", "period", "operations", "points"]], dict(
+        zip(ids, names.tolist(), strict=True)
+    )
 
 
 def _is_history(source: Any) -> bool:
@@ -242,7 +274,7 @@ def _limits_as_of(
     return values
 
 
-def _complete(out: pd.DataFrame, tp: pd.DataFrame, freq: str) -> np.ndarray:
+def _complete(out: pd.DataFrame, intervals: dict[Any, Any], freq: str) -> np.ndarray:
     """Whether the points of each row cover its whole period (else operations undercount)."""
     try:
         length = pd.Timedelta(pd.tseries.frequencies.to_offset(freq).nanos, "ns")
@@ -250,7 +282,7 @@ def _complete(out: pd.DataFrame, tp: pd.DataFrame, freq: str) -> np.ndarray:
         return np.full(len(out), True)
     steps = {
         key: (step if pd.notna(step) else pd.Timedelta(minutes=1))
-        for key, step in tp.attrs.get("interval", {}).items()
+        for key, step in intervals.items()
     }
     step = out["index_id"].map(steps).fillna(pd.Timedelta(minutes=1))
     return (out["points"] * step >= length * 0.99).to_numpy()
@@ -311,11 +343,21 @@ def forecast_limits(
     start, reset = _period(moment, monthly)
     # An index, not a Series: a Series carries the frame's attrs, deep-copied on each slice.
     times = pd.DatetimeIndex(tp["time"].array).tz_convert("UTC")
-    ids = tp["index_id"].astype(str).to_numpy()
+    # Each index's points as one slice: frames are grouped by index (else made so).
+    codes, labels = _codes(tp["index_id"])
+    values_order = None
+    if len(codes) > 1 and (codes[1:] < codes[:-1]).any():
+        values_order = np.argsort(codes, kind="stable")
+        times, ops = times[values_order], ops[values_order]
+        codes = codes[values_order]
+    bounds = np.searchsorted(codes, np.arange(len(labels) + 1))
+    slices = {label: slice(bounds[i], bounds[i + 1]) for i, label in enumerate(labels)}
     values = tp["value"].to_numpy(dtype=np.float64, na_value=np.nan)
+    if values_order is not None:
+        values = values[values_order]
     rows = []
     for index_id in limits.index:
-        mask = ids == index_id
+        mask = slices.get(str(index_id), slice(0, 0))
         its_times = times[mask]
         name = limits.loc[index_id, "name"]
         row: dict[str, Any] = dict.fromkeys(FORECAST_COLUMNS, np.nan)
@@ -335,7 +377,7 @@ def forecast_limits(
             interval = pd.Timedelta(minutes=1)
         if np.isnan(row["limit"]):
             row["reason"] = "the service did not report this limit"
-        elif not mask.any():
+        elif len(its_times) == 0:
             row["reason"] = "no throughput points for this index"
         elif its_times.min() > start + interval * 1.5:
             row["reason"] = (
