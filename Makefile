@@ -36,12 +36,14 @@ test-fast: $(STAMP)
 bench: $(STAMP)
 	$(PY) bench/throughput.py
 	$(PY) bench/startup.py
+	$(PY) bench/history.py
 
 # Re-run the example notebooks in place (after changing what they show), then drop the
 # per-cell execution timestamps so a re-run changes only what really changed.
 notebooks: $(STAMP)
 	cd notebooks && ../$(VENV)/bin/jupyter nbconvert --log-level=WARN --to notebook \
-		--execute --inplace 01-quickstart.ipynb 02-throughput.ipynb 03-create-index.ipynb
+		--execute --inplace 01-quickstart.ipynb 02-throughput.ipynb 03-create-index.ipynb \
+		04-usage-history.ipynb
 	$(PY) -c "import nbformat, pathlib; \
 	[nbformat.write(nb, p) for p in sorted(pathlib.Path('notebooks').glob('*.ipynb')) \
 	 for nb in [nbformat.read(p, as_version=4)] \

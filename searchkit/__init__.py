@@ -42,6 +42,7 @@ if TYPE_CHECKING:
         throughput_intervals,
         throughput_series,
     )
+    from searchkit.history import History, HistoryError
     from searchkit.models import (
         LIMIT_FIELDS,
         REGIONS,
@@ -55,6 +56,7 @@ if TYPE_CHECKING:
     )
     from searchkit.plotting import plot_limits, plot_throughput
     from searchkit.timestamps import parse_timestamps
+    from searchkit.usage import forecast_limits, plot_utilization, usage_frame
     from searchkit.widgets import create_index_form, index_browser
 
 #: Each public name and the module that defines it; a name is imported on first access.
@@ -65,6 +67,8 @@ _EXPORTS: dict[str, str] = {
     "Client": "searchkit.client",
     "ConfigError": "searchkit.errors",
     "Emulator": "searchkit.emulator",
+    "History": "searchkit.history",
+    "HistoryError": "searchkit.history",
     "IndexExistsError": "searchkit.errors",
     "IndexList": "searchkit.models",
     "IndexType": "searchkit.models",
@@ -85,6 +89,7 @@ _EXPORTS: dict[str, str] = {
     "ValidationError": "searchkit.errors",
     "connect": "searchkit.connection",
     "create_index_form": "searchkit.widgets",
+    "forecast_limits": "searchkit.usage",
     "index_browser": "searchkit.widgets",
     "limits_frame": "searchkit.frames",
     "limits_summary": "searchkit.display",
@@ -92,9 +97,11 @@ _EXPORTS: dict[str, str] = {
     "parse_timestamps": "searchkit.timestamps",
     "plot_limits": "searchkit.plotting",
     "plot_throughput": "searchkit.plotting",
+    "plot_utilization": "searchkit.usage",
     "throughput_frame": "searchkit.frames",
     "throughput_intervals": "searchkit.frames",
     "throughput_series": "searchkit.frames",
+    "usage_frame": "searchkit.usage",
 }
 
 __all__ = [  # noqa: RUF022 - plain sorted(), as tests/test_public_api.py checks
@@ -104,6 +111,8 @@ __all__ = [  # noqa: RUF022 - plain sorted(), as tests/test_public_api.py checks
     "Client",
     "ConfigError",
     "Emulator",
+    "History",
+    "HistoryError",
     "IndexExistsError",
     "IndexList",
     "IndexType",
@@ -125,6 +134,7 @@ __all__ = [  # noqa: RUF022 - plain sorted(), as tests/test_public_api.py checks
     "__version__",
     "connect",
     "create_index_form",
+    "forecast_limits",
     "index_browser",
     "limits_frame",
     "limits_summary",
@@ -132,9 +142,11 @@ __all__ = [  # noqa: RUF022 - plain sorted(), as tests/test_public_api.py checks
     "parse_timestamps",
     "plot_limits",
     "plot_throughput",
+    "plot_utilization",
     "throughput_frame",
     "throughput_intervals",
     "throughput_series",
+    "usage_frame",
 ]
 
 

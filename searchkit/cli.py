@@ -1,4 +1,4 @@
-"""The ``searchkit`` command: list, create, serve, demo and lab.
+"""The ``searchkit`` command: list, create, serve, collect, history, demo and lab.
 
 Expected failures (bad credentials, unreachable host, a refused field, a folder that cannot
 be written) print one line on stderr and exit with status 1 (2 for a usage or configuration
@@ -145,10 +145,24 @@ def _parser() -> argparse.ArgumentParser:
         "--allow-fixed", action="store_true", help="accept type 'fixed' (default: refused)"
     )
     p.add_argument(
+        "--window-minutes",
+        type=int,
+        default=1440,
+        help="per-minute throughput points returned per index (default 1440, one day)",
+    )
+    p.add_argument(
         "--allow-remote",
         action="store_true",
         help="allow binding a non-loopback --host (the emulator has no TLS; default: off)",
     )
+
+    p = sub.add_parser("collect", help="collect usage history into a Parquet dataset")
+    p.add_argument("--store", required=True, help="folder or URL (s3://bucket/prefix)")
+    p.add_argument("--every", type=_duration, help="collect again after this long, e.g. 10m")
+    p.add_argument("--count", type=int, help="stop after this many rounds")
+
+    p = sub.add_parser("history", help="summarise a collected usage history")
+    p.add_argument("--store", required=True, help="folder or URL (s3://bucket/prefix)")
 
     p = sub.add_parser("demo", help="run the demo on an embedded emulator and write plots")
     p.add_argument(
@@ -316,6 +330,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
             read_only_users=args.read_only_user or None,
             allow_fixed=args.allow_fixed,
             allow_remote=args.allow_remote,
+            window_minutes=args.window_minutes,
         )
     except sqlite3.Error as exc:
         raise UsageError(f"cannot use --db {args.db!r}: {exc}") from None
@@ -353,6 +368,69 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
         sys.stdout.flush()
+    return 0
+
+
+def _duration(text: str) -> float:
+    import re
+
+    match = re.fullmatch(r"(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?", text.strip())
+    if not text.strip() or match is None:
+        raise argparse.ArgumentTypeError(
+            f"expected a duration such as 30s, 10m, 1h or 1h30m: {text!r}"
+        )
+    hours, minutes, seconds = (int(part or 0) for part in match.groups())
+    return hours * 3600.0 + minutes * 60.0 + seconds
+
+
+def _cmd_collect(args: argparse.Namespace) -> int:
+    import signal
+    import threading
+
+    from searchkit.client import Client
+    from searchkit.history import History
+
+    if args.count is not None and args.count < 1:
+        raise ConfigError("--count must be at least 1")
+    rounds = args.count if args.count is not None else (None if args.every else 1)
+    history = History(args.store)
+    stop = threading.Event()
+
+    def request_stop(signum: int, frame: object) -> None:
+        # Only a flag: the round under way finishes its (atomic) writes, then the loop ends.
+        stop.set()
+
+    previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    done = 0
+    try:
+        with Client() as client:
+            while not stop.is_set() and (rounds is None or done < rounds):
+                summary = history.collect(client)
+                done += 1
+                print(
+                    f"round {done}: {summary.collected_at:%Y-%m-%d %H:%M:%S} UTC, "
+                    f"{summary.indexes} indexes, {summary.new_points:,} new points, "
+                    f"{len(summary.gaps)} gaps, {len(summary.warnings)} warnings",
+                    flush=True,
+                )
+                for line in summary.problems:
+                    print(f"  warning: {line}", file=sys.stderr, flush=True)
+                if rounds is not None and done >= rounds:
+                    break
+                if args.every:
+                    stop.wait(args.every)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if stop.is_set():
+        print(f"stopped after {done} round(s); every stored file is complete", flush=True)
+    return 0
+
+
+def _cmd_history(args: argparse.Namespace) -> int:
+    from searchkit.history import History
+
+    print(History(args.store).info())
     return 0
 
 
@@ -439,6 +517,8 @@ COMMANDS = {
     "list": _cmd_list,
     "create": _cmd_create,
     "serve": _cmd_serve,
+    "collect": _cmd_collect,
+    "history": _cmd_history,
     "demo": _cmd_demo,
     "lab": _cmd_lab,
 }

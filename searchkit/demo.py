@@ -22,7 +22,8 @@ def run_demo(
         stream: Where to print (stdout by default).
 
     Returns:
-        The written files: ``{"throughput": path, "limits": path}``.
+        The written files: ``{"throughput": path, "limits": path, "forecast": path,
+        "utilization": path}``.
     """
     # A bare Figure draws with the Agg canvas on savefig, without pyplot and without
     # switching the user's backend (matplotlib.use would change it for the whole process).
@@ -52,7 +53,45 @@ def run_demo(
     written["limits"] = folder / "limits.png"
     fig.savefig(written["limits"], dpi=110)
 
+    written.update(_write_usage(folder, stream))
+
     print("\nwrote:", file=stream)
     for what, path in written.items():
         print(f"  {what:<10} {path.resolve()}", file=stream)
+    return written
+
+
+def _write_usage(folder: pathlib.Path, stream: TextIO) -> dict[str, pathlib.Path]:
+    """Forecast today's daily limits and draw a week of utilization (issue 13's questions).
+
+    A second demo emulator returns a week of throughput per index, so one list holds
+    enough days for the heatmap; the forecast is for the current UTC day.
+    """
+    from matplotlib.figure import Figure
+
+    from searchkit.emulator import Emulator
+    from searchkit.usage import forecast_limits, plot_utilization
+
+    with Emulator(demo=True, seed=DEMO_SEED, window_minutes=7 * 1440) as emulator:
+        with emulator.client() as client:
+            week = client.list_indexes()
+    forecast = forecast_limits(week)
+    shown = forecast.set_index("name")[["used", "projected", "limit", "utilization", "hit_at"]]
+    shown = shown.assign(
+        used=shown["used"].round(0),
+        projected=shown["projected"].round(0),
+        utilization=(shown["utilization"] * 100).round(1).astype(str) + " %",
+        hit_at=shown["hit_at"].dt.strftime("%Y-%m-%d %H:%M UTC").fillna("not today"),
+    )
+    print(
+        "\ndaily limits (queries + updates), forecast to the next reset at UTC midnight:\n",
+        file=stream,
+    )
+    print(shown.to_string(), file=stream)
+    written = {"forecast": folder / "forecast.csv"}
+    forecast.to_csv(written["forecast"])
+    fig = Figure(figsize=(11, 4), layout="constrained")
+    plot_utilization(week, ax=fig.add_subplot())
+    written["utilization"] = folder / "utilization.png"
+    fig.savefig(written["utilization"], dpi=110)
     return written

@@ -106,6 +106,7 @@ def plot_throughput(
     title: str | None = None,
     names: Iterable[str] | None = None,
     max_lines: int | None = MAX_LINES,
+    forecast: pd.DataFrame | None = None,
 ) -> Axes:
     """Plot throughput over time, one line per index.
 
@@ -122,6 +123,9 @@ def plot_throughput(
         names: Plot only the indexes of these names.
         max_lines: Draw at most this many lines: the busiest indexes by total throughput;
             the legend's title says how many were left out. None draws every index.
+        forecast: A :func:`~searchkit.forecast_limits` frame: draw each plotted index's
+            recent pace until the reset (dashed), the pace that would use exactly its limit
+            (dotted) and when the limit is hit.
 
     Returns:
         The Axes, with a concise date axis labelled with its time zone, the y axis
@@ -149,6 +153,7 @@ def plot_throughput(
         title=title,
         names=names,
         max_lines=max_lines,
+        forecast=forecast,
     )
 
 
@@ -163,6 +168,7 @@ def _draw_throughput(
     max_lines: int | None = MAX_LINES,
     colors: Mapping[str, Any] | None = None,
     linewidth: float = 1.1,
+    forecast: pd.DataFrame | None = None,
 ) -> Axes:
     """Draw as :func:`plot_throughput`; ``colors`` maps line keys (index ids) to colours."""
     import matplotlib.dates as mdates
@@ -228,6 +234,8 @@ def _draw_throughput(
         ax.set_ylabel(f"throughput (symlog: linear below {EngFormatter(sep='')(threshold)})")
     if _all_non_negative(lines):
         ax.set_ylim(bottom=0)
+    if forecast is not None:
+        _draw_forecast(ax, forecast, [line.name for line in lines])
     ax.grid(True, linewidth=0.5, alpha=0.4)
     ax.margins(x=0.02)
     left_out = total - len(lines)
@@ -533,3 +541,30 @@ def _limit_values(data: Any, field: str) -> tuple[list[str], np.ndarray]:
         dtype=np.float64, na_value=np.nan
     )
     return labels, values
+
+
+def _draw_forecast(ax: Axes, forecast: pd.DataFrame, names: list[str] | None = None) -> None:
+    """Draw forecast rows onto a throughput Axes (used by ``plot_throughput(forecast=)``).
+
+    For each index: the recent pace, dashed, from now to the reset; the pace that would
+    use exactly the rest of the limit, dotted ("limit pace"); and a marker where the limit
+    is hit. Above the dotted line means the limit will be hit before the reset.
+    """
+    now = forecast.attrs.get("now")
+    colors = {line.get_label(): line.get_color() for line in ax.get_lines()}
+    for _, row in forecast.iterrows():
+        if names is not None and row["name"] not in names:
+            continue
+        if row["reason"] or pd.isna(row["pace"]) or now is None:
+            continue
+        color = colors.get(row["name"], "grey")
+        start = now.tz_convert("UTC").tz_localize(None).to_datetime64()
+        end = row["reset"].tz_convert("UTC").tz_localize(None).to_datetime64()
+        ax.plot([start, end], [row["pace"]] * 2, linestyle="--", color=color, linewidth=1.2)
+        if np.isfinite(row["limit"]):
+            left = max((row["reset"] - now).total_seconds(), 1.0)
+            allowed = max(row["limit"] - row["used"], 0.0) / left
+            ax.plot([start, end], [allowed] * 2, linestyle=":", color=color, linewidth=1.5)
+        if pd.notna(row["hit_at"]):
+            when = row["hit_at"].tz_convert("UTC").tz_localize(None).to_datetime64()
+            ax.axvline(when, color=color, linestyle="-.", linewidth=1.0, alpha=0.8)

@@ -500,7 +500,13 @@ def test_demo_keeps_the_users_matplotlib_backend(tmp_path):
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == ["svg", "['limits',", "'throughput']"]
+    assert result.stdout.split() == [
+        "svg",
+        "['forecast',",
+        "'limits',",
+        "'throughput',",
+        "'utilization']",
+    ]
     assert (tmp_path / "limits.png").read_bytes().startswith(b"\x89PNG")
 
 

@@ -44,6 +44,8 @@ def test_all_equals_public_names():
         "emulator",
         "cli",
         "demo",
+        "history",
+        "usage",
     }
     assert set(searchkit.__all__) == public - modules
 
@@ -71,6 +73,10 @@ def test_design_names_are_importable_from_the_package():
         "TransportError",
         "InvalidResponseError",
         "AmbiguousCreateError",
+        "History",
+        "usage_frame",
+        "forecast_limits",
+        "plot_utilization",
     ):
         assert hasattr(searchkit, name), name
 

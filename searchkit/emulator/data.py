@@ -37,6 +37,7 @@ __all__ = [
     "TYPES",
     "ThroughputVector",
     "demo_indexes",
+    "demo_series_seed",
     "format_go_time",
     "new_endpoint",
     "new_password",
@@ -107,8 +108,10 @@ PRESETS: Mapping[str, Mapping[str, int]] = MappingProxyType(
     }
 )
 
-# Relative traffic level per plan, so free indexes look quieter than paid ones in plots.
-_THROUGHPUT_SCALE: Mapping[str, float] = MappingProxyType({"free": 0.15, "payg": 1.0, "fixed": 2.5})
+# Relative traffic level per plan, so free indexes look quieter than paid ones in plots. Read as
+# operations per second (the usage assumption of searchkit.usage), a free index then does
+# 0.25 to 25 operations a second: between one and a hundred times its daily limits.
+_THROUGHPUT_SCALE: Mapping[str, float] = MappingProxyType({"free": 0.05, "payg": 1.0, "fixed": 2.5})
 
 _ADJECTIVES = (
     "amber", "bold", "brave", "calm", "clever", "cosmic", "crisp", "daring", "eager", "fancy",
@@ -392,6 +395,53 @@ DEMO_INDEXES: tuple[tuple[str, str, str, str, int, str], ...] = (
 )
 
 
+# Traffic the demo set must show against its daily limits, for usage forecasts to have
+# something to say (searchkit.usage reads a value as operations per second):
+# "past": beyond max_daily_queries + max_daily_updates within 15 minutes of UTC midnight, so
+# already over it at any later hour; "on course": 1.2 to 1.5 times that sum over a day, so
+# under it in the morning and projected to cross it in the evening (about 16:00-20:00 UTC).
+DEMO_TRAFFIC: Mapping[str, str] = MappingProxyType(
+    {"support-tickets": "past", "code-snippets": "on course"}
+)
+
+
+def _series_shape(series_seed: int, plan: str) -> tuple[float, float, float]:
+    """Return (mean level, amplitude, peak) of a series, as :func:`_values_block` draws them."""
+    shape = random.Random(series_seed)
+    base = 10 ** shape.uniform(0.7, 2.7) * _THROUGHPUT_SCALE.get(plan, 1.0)
+    return base, shape.uniform(0.35, 0.8), shape.uniform(0.0, 1.0)
+
+
+def demo_series_seed(name: str, plan: str) -> int | None:
+    """Return the series seed giving demo index ``name`` its :data:`DEMO_TRAFFIC`, if any.
+
+    Seeds are drawn from a generator keyed by the name until one's traffic level fits, so
+    the demo's free indexes show the same usage whatever the emulator's seed.
+
+    Args:
+        name: A demo index name.
+        plan: Its type, whose preset holds the daily limits.
+
+    Returns:
+        The seed, or ``None`` for an index without a traffic target.
+    """
+    target = DEMO_TRAFFIC.get(name)
+    if target is None:
+        return None
+    daily = PRESETS[plan]["max_daily_queries"] + PRESETS[plan]["max_daily_updates"]
+    draw = random.Random(f"searchkit-demo-series:{name}")
+    while True:
+        seed = draw.getrandbits(63)
+        base, amplitude, peak = _series_shape(seed, plan)
+        if target == "past":
+            # The rate over the first quarter hour of the day carries it past the limit.
+            at_midnight = base * (1.0 + amplitude * math.cos(_TAU * -peak))
+            if at_midnight * 15 * 60 >= 1.3 * daily:
+                return seed
+        elif 1.2 * daily <= base * _DAY <= 1.5 * daily:
+            return seed
+
+
 def demo_indexes(store: Store, account: Account) -> list[dict[str, Any]]:
     """Create the demo set for ``account`` unless it already owns indexes.
 
@@ -414,6 +464,7 @@ def demo_indexes(store: Store, account: Account) -> list[dict[str, Any]]:
             "zone": zone,
             "creation_time": now - age,
             "partner_email": partner_email,
+            "series_seed": demo_series_seed(name, plan),
         }
         for name, region, plan, zone, age, partner_email in DEMO_INDEXES
     ]

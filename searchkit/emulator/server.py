@@ -22,7 +22,7 @@ from werkzeug.serving import BaseWSGIServer, ThreadedWSGIServer, WSGIRequestHand
 from searchkit._net import is_loopback_host
 from searchkit.emulator import data
 from searchkit.emulator.app import EmulatorApp, MalformedChunkError
-from searchkit.emulator.store import Account, Clock, Store
+from searchkit.emulator.store import Account, Clock, Store, make_clock
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -457,7 +457,8 @@ class Emulator:
         users: ``(name, password)`` pairs of read-write accounts.
         read_only_users: ``(name, password)`` pairs of accounts that may only list.
         seed: Makes generated credentials, ids, tokens, endpoints and throughput repeat.
-        clock: Fixed aware ``datetime``, epoch seconds, or a callable returning them.
+        clock: Fixed aware ``datetime``, epoch seconds, or a callable returning them;
+            ``None`` is the real time. :meth:`advance` moves any of them forward.
         allow_fixed: Accept ``type: "fixed"`` on create.
         delay: Seconds to wait before answering each API request; settable later.
         zones: IANA zones assigned round-robin to created indexes' throughput timestamps.
@@ -531,7 +532,15 @@ class Emulator:
             accounts = [(DEFAULT_USERNAME, password, False)]
         self._host = host
         self._requested_port = port
-        self._store = Store(db, seed=seed, clock=clock, zones=zones, window_minutes=window_minutes)
+        base_clock = make_clock(clock)
+        self._clock_offset = 0.0
+        self._store = Store(
+            db,
+            seed=seed,
+            clock=lambda: base_clock() + self._clock_offset,
+            zones=zones,
+            window_minutes=window_minutes,
+        )
         try:
             created = [
                 self._store.add_account(name, password, read_only=read_only)
@@ -611,6 +620,32 @@ class Emulator:
     @allow_fixed.setter
     def allow_fixed(self, allowed: bool) -> None:
         self._app.allow_fixed = bool(allowed)
+
+    def now(self) -> float:
+        """Return the emulator's current time in epoch seconds (its clock plus any advance)."""
+        return self._store.now()
+
+    def advance(self, seconds: float) -> float:
+        """Move the emulator's clock forward, e.g. a day between two collects in a test.
+
+        Works with a fixed clock and with the real one alike; throughput windows move with
+        it, and a minute's value stays the same whenever it is listed.
+
+        Args:
+            seconds: How far to move, non-negative (a clock never runs backwards here).
+
+        Returns:
+            The new current time in epoch seconds.
+
+        Raises:
+            ValueError: For a negative or non-finite amount.
+        """
+        if not 0 <= seconds < float("inf"):
+            raise ValueError(
+                f"advance() needs a finite, non-negative number of seconds, got {seconds!r}"
+            )
+        self._clock_offset += seconds
+        return self.now()
 
     @property
     def running(self) -> bool:

@@ -593,6 +593,8 @@ class Store:
         token = data.new_token(rng)
         read_only_token = data.new_token(rng)
         series_seed = rng.getrandbits(63)
+        if spec.get("series_seed") is not None:  # the demo set's chosen traffic levels
+            series_seed = spec["series_seed"]
         preset = data.PRESETS[spec["type"]]
         zone = spec.get("zone") or self._zones[(seq - 1) % len(self._zones)]
         creation_time = spec.get("creation_time")

@@ -1,0 +1,286 @@
+"""Benchmark the usage history at scale: 1,000 indexes x 30 days x 1,440 points (43.2M).
+
+Prints, each measured in this run:
+- collect time per round: the real ``History.collect`` against an in-process emulator
+  holding 1,000 indexes (a full day's window each), on top of the 30-day dataset: the first
+  round (every listed point new) and steady rounds ten minutes apart;
+- bytes on disk per million points;
+- ``History.throughput`` for one index over 30 days and for all indexes over one day, as a
+  ratio to DuckDB reading the same files directly with the same dedupe (target: within
+  1.5x), each with the peak resident memory of a fresh process doing only that read
+  (target: reading one index never loads the whole dataset);
+- ``usage_frame`` over the whole history and ``forecast_limits`` for today (which reads only
+  the current day and the one before).
+
+The 30-day dataset is written synthetically with pyarrow, in exactly the layout collect
+writes (one sorted file per day), since 30 days of emulator collects would take hours.
+
+Usage: .venv/bin/python bench/history.py [--indexes 1000] [--days 30] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+END = pd.Timestamp("2026-11-20", tz="UTC")
+MINUTES = 1440
+_DAY_NS = 86_400 * 1_000_000_000
+
+
+def write_dataset(root: Path, indexes: int, days: int) -> tuple[list[str], float]:
+    from searchkit.history import _ROW_GROUP, THROUGHPUT_SCHEMA
+
+    ids = [str(uuid.UUID(int=i + 1, version=4)) for i in range(indexes)]
+    names = [f"index-{i:04d}" for i in range(indexes)]
+    rng = np.random.default_rng(7)
+    level = 10 ** rng.uniform(0, 3, indexes)
+    account = pa.array(["bench-account"] * (indexes * MINUTES), pa.string())
+    id_column = pa.array(np.repeat(ids, MINUTES), pa.string())
+    name_column = pa.array(np.repeat(names, MINUTES), pa.string())
+    started = time.perf_counter()
+    for day in range(days):
+        first = END - pd.Timedelta(days=days - day)
+        minute = np.arange(MINUTES, dtype=np.int64)
+        times = np.tile(first.value + minute * 60_000_000_000, indexes)
+        shape = 1 + 0.6 * np.cos(2 * np.pi * minute / MINUTES)
+        values = np.round(np.outer(level, shape) * rng.uniform(0.9, 1.1, (indexes, MINUTES)), 2)
+        table = pa.Table.from_arrays(
+            [
+                account,
+                id_column,
+                name_column,
+                pa.array(times, pa.timestamp("ns", tz="UTC")),
+                pa.array(values.ravel()),
+                pa.array(np.full(times.size, first.value + _DAY_NS), pa.timestamp("ns", tz="UTC")),
+            ],
+            schema=THROUGHPUT_SCHEMA,
+        )
+        folder = root / "throughput" / f"day={first:%Y-%m-%d}"
+        folder.mkdir(parents=True)
+        pq.write_table(
+            table,
+            folder / f"part-{first.value}-{uuid.uuid4().hex}.parquet",
+            compression="zstd",
+            row_group_size=_ROW_GROUP,
+        )
+    write_limits(root, ids, names)
+    return names, time.perf_counter() - started
+
+
+def write_limits(root: Path, ids: list[str], names: list[str]) -> None:
+    """One limits snapshot per index, as collect writes it: free plans, so forecasts bite."""
+    from searchkit.history import LIMITS_SCHEMA
+
+    count = len(ids)
+    stamp = END.value
+    columns = {
+        "account": ["bench-account"] * count,
+        "id": ids,
+        "name": names,
+        "type": ["free"] * count,
+        "region": ["eu-west-1"] * count,
+        "endpoint": [f"bench-{i}" for i in range(count)],
+        "created": [stamp - 90 * _DAY_NS] * count,
+        "input_enrichment_enabled": [True] * count,
+        "partner_email": [""] * count,
+        "collected_at": [stamp] * count,
+    }
+    for field in LIMITS_SCHEMA.names:
+        if field.startswith("max_"):
+            columns[field] = [1_000_000.0] * count
+    table = pa.table({f.name: pa.array(columns[f.name], f.type) for f in LIMITS_SCHEMA})
+    folder = root / "limits" / f"day={END - pd.Timedelta(days=1):%Y-%m-%d}"
+    folder.mkdir(parents=True)
+    pq.write_table(table, folder / f"part-{stamp}-{uuid.uuid4().hex}.parquet")
+
+
+def disk_bytes(root: Path) -> int:
+    return sum(p.stat().st_size for p in root.rglob("*.parquet"))
+
+
+DUCKDB_QUERY = """
+SELECT index_id, name, time, value, account
+FROM read_parquet(?, hive_partitioning = true)
+WHERE {where}
+QUALIFY row_number() OVER (PARTITION BY account, index_id, time ORDER BY collected_at DESC) = 1
+ORDER BY index_id, time
+"""
+
+
+def _status_kib(field: str) -> int:
+    # VmHWM is this address space's peak (ru_maxrss would carry the parent's over fork+exec).
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(f"{field}:"):
+            return int(line.split()[1])
+    raise RuntimeError(f"no {field} in /proc/self/status")
+
+
+def _resident_kib() -> int:
+    return _status_kib("VmRSS")
+
+
+def measure(root: str, what: str, engine: str, arg: str) -> dict[str, float]:
+    """Run one read in this process (a fresh one); report seconds, rows, peak RSS."""
+    if engine == "searchkit":
+        from searchkit.history import History
+
+        hist = History(root)
+        before_kib = _resident_kib()
+        started = time.perf_counter()
+        if what == "one-index":
+            frame = hist.throughput(names=[arg])
+        elif what == "usage":
+            import searchkit as sk
+
+            frame = sk.usage_frame(hist)
+        elif what == "forecast":
+            import searchkit as sk
+
+            frame = sk.forecast_limits(hist)
+        else:
+            day = pd.Timestamp(arg, tz="UTC")
+            frame = hist.throughput(start=day, end=day + pd.Timedelta(days=1))
+    else:
+        import duckdb
+
+        con = duckdb.connect()
+        con.execute("SET threads = 2")
+        glob = f"{root}/throughput/*/*.parquet"
+        before_kib = _resident_kib()
+        started = time.perf_counter()
+        if what == "one-index":
+            query = DUCKDB_QUERY.format(where="name = ?")
+            frame = con.execute(query, [glob, arg]).df()
+        else:
+            day = pd.Timestamp(arg, tz="UTC")
+            query = DUCKDB_QUERY.format(where="day = ? AND time >= ? AND time < ?")
+            params = [glob, f"{day:%Y-%m-%d}", day, day + pd.Timedelta(days=1)]
+            frame = con.execute(query, params).df()
+    seconds = time.perf_counter() - started
+    peak_kib = _status_kib("VmHWM")
+    return {
+        "seconds": seconds,
+        "rows": len(frame),
+        "peak_mib": peak_kib / 1024,
+        "read_mib": (peak_kib - before_kib) / 1024,
+    }
+
+
+def run_measure(root: Path, what: str, engine: str, arg: str, repeat: int = 3) -> dict[str, float]:
+    best: dict[str, float] | None = None
+    for _ in range(repeat):
+        out = subprocess.run(
+            [sys.executable, __file__, "--measure", str(root), what, engine, arg],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+        result = json.loads(out)
+        if best is None or result["seconds"] < best["seconds"]:
+            best = result
+    assert best is not None
+    return best
+
+
+def bench_collect(root: Path, indexes: int, rounds: int) -> tuple[float, list[float], int]:
+    from searchkit.emulator import Emulator
+    from searchkit.history import History
+
+    clock = END.timestamp() - 3600
+    with Emulator(seed=1, clock=clock) as emu:
+        owner = emu.account
+        specs = [
+            {"name": f"live-{i:04d}", "region": "eu-west-1", "type": "payg"} for i in range(indexes)
+        ]
+        emu.store.create_many(owner, specs)
+        hist = History(root)
+        with emu.client(timeout=120) as client:
+            started = time.perf_counter()
+            first = hist.collect(client, now=emu.now())
+            cold = time.perf_counter() - started
+            steady = []
+            for _ in range(rounds):
+                emu.advance(600)
+                started = time.perf_counter()
+                hist.collect(client, now=emu.now())
+                steady.append(time.perf_counter() - started)
+    return cold, steady, first.new_points
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--indexes", type=int, default=1000)
+    parser.add_argument("--days", type=int, default=30)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--keep", help="write the dataset here and keep it")
+    parser.add_argument("--measure", nargs=4, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.measure:
+        print(json.dumps(measure(*args.measure)))
+        return
+
+    root = Path(args.keep or tempfile.mkdtemp(prefix="searchkit-history-bench-"))
+    points = args.indexes * args.days * MINUTES
+    try:
+        names, seconds = write_dataset(root, args.indexes, args.days)
+        size = disk_bytes(root)
+        print(
+            f"dataset: {args.indexes:,} indexes x {args.days} days x {MINUTES} points = "
+            f"{points / 1e6:.1f}M points, written in {seconds:.1f} s"
+        )
+        print(
+            f"on disk: {size / 2**20:.1f} MiB = {size / (points / 1e6) / 2**20:.2f} MiB per "
+            f"million points ({size / points:.2f} bytes a point)"
+        )
+        one_index, one_day = names[len(names) // 2], f"{END - pd.Timedelta(days=2):%Y-%m-%d}"
+        for what, arg in (("one-index", one_index), ("one-day", one_day)):
+            ours = run_measure(root, what, "searchkit", arg)
+            duck = run_measure(root, what, "duckdb", arg)
+            assert ours["rows"] == duck["rows"], (ours, duck)
+            label = (
+                f"one index x {args.days} days" if what == "one-index" else "all indexes x 1 day"
+            )
+            print(
+                f"History.throughput, {label} ({int(ours['rows']):,} rows): "
+                f"{ours['seconds'] * 1000:.0f} ms vs DuckDB {duck['seconds'] * 1000:.0f} ms "
+                f"= {ours['seconds'] / duck['seconds']:.2f}x; memory the read added: "
+                f"{ours['read_mib']:.0f} MiB (process peak {ours['peak_mib']:.0f} MiB; DuckDB "
+                f"{duck['read_mib']:.0f} MiB, peak {duck['peak_mib']:.0f} MiB)"
+            )
+        for label, run in (
+            ("usage_frame(hist), all indexes x all days", "usage"),
+            ("forecast_limits(hist), today", "forecast"),
+        ):
+            result = run_measure(root, run, "searchkit", "-", repeat=1)
+            print(
+                f"{label}: {result['seconds']:.1f} s, {int(result['rows']):,} rows; memory the "
+                f"call added: {result['read_mib']:.0f} MiB"
+            )
+        cold, steady, new_points = bench_collect(root, args.indexes, args.rounds)
+        print(
+            f"collect, {args.indexes:,} live indexes x 1 day window on the {args.days}-day "
+            f"dataset: first round {cold:.1f} s ({new_points:,} new points); steady rounds "
+            f"10 min apart: {', '.join(f'{s:.1f}' for s in steady)} s "
+            f"(median {np.median(steady):.1f} s)"
+        )
+        print(f"dataset bytes after collects: {disk_bytes(root) / 2**20:.1f} MiB")
+    finally:
+        if not args.keep:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
