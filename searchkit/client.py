@@ -131,7 +131,7 @@ class _Retry(Retry):
         kw.setdefault("first_failure", self.first_failure)
         kw.setdefault("deadline", self.deadline)
         kw.setdefault("tally", self.tally)
-        return super().new(**kw)  # type: ignore[return-value]
+        return super().new(**kw)
 
     def for_call(self, deadline: float) -> _Retry:
         """Return a fresh state of this policy for one request of a call ending at ``deadline``."""
@@ -264,19 +264,19 @@ class _Adapter(HTTPAdapter):
 
     def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
         super().init_poolmanager(*args, **kwargs)
-        self.poolmanager.pool_classes_by_scheme = _WATCHED_POOLS  # type: ignore[assignment]
+        self.poolmanager.pool_classes_by_scheme = _WATCHED_POOLS
 
     def proxy_manager_for(self, proxy: str, **proxy_kwargs: Any) -> Any:
         manager = super().proxy_manager_for(proxy, **proxy_kwargs)
         if type(manager) is urllib3.ProxyManager:  # not SOCKS, whose pools differ
-            manager.pool_classes_by_scheme = _WATCHED_POOLS  # type: ignore[assignment]
+            manager.pool_classes_by_scheme = _WATCHED_POOLS
         return manager
 
     def __init__(self, max_retries: Retry) -> None:
         self._per_thread = threading.local()
         super().__init__(max_retries=max_retries)
 
-    @property  # type: ignore[override]
+    @property
     def max_retries(self) -> Retry:
         return getattr(self._per_thread, "retry", None) or self._policy
 
@@ -402,8 +402,8 @@ def _positive(value: object, name: str, *, whole: bool = False) -> Any:
     if (
         not isinstance(value, kind)
         or isinstance(value, bool)
-        or not math.isfinite(value)  # type: ignore[arg-type]
-        or value <= 0  # type: ignore[operator]
+        or not math.isfinite(value)
+        or value <= 0
     ):
         what = "a whole number" if whole else "a number"
         raise ValidationError(f"{name} must be {what} above 0, got {value!r}")

@@ -773,7 +773,7 @@ class History:
         out = pd.DataFrame(index=pd.Index(frame["id"].astype("str"), dtype="str", name="id"))
         for name in LIMITS_COLUMNS:
             if name == "short_id":  # derived from the id, not stored
-                out[name] = pd.array(out.index.str[:8], dtype="str")
+                out[name] = pd.array(out.index.str[:8].to_numpy(), dtype="str")
                 continue
             values = frame[name].to_numpy()
             if name in ("type", "region"):
