@@ -99,6 +99,13 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--region", required=True, choices=REGIONS)
     p.add_argument("--type", required=True, choices=TYPES)
     p.add_argument("--show-secrets", action="store_true", help="print the new index's tokens")
+    p.add_argument(
+        "--if-exists",
+        choices=("raise", "return", "create"),
+        default="raise",
+        help="when an index of that name exists: refuse (raise), use it (return), or make "
+        "another of the same name (create) (default: %(default)s)",
+    )
     _add_timeout(p)
 
     p = sub.add_parser(
@@ -264,13 +271,35 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
 def _cmd_create(args: argparse.Namespace) -> int:
     from searchkit.display import limits_text_table
+    from searchkit.errors import IndexExistsError, ValidationError
 
+    verb = "created"
+    # Re-running a create (a shell history, a cron job) must not make a second paid index:
+    # an existing name is refused unless --if-exists says otherwise.
+    mode = "create" if args.if_exists == "create" else "raise"
     with _client(args) as client:
-        index = client.create_index(args.name, region=args.region, type=args.type)
+        try:
+            index = client.create_index(
+                args.name, region=args.region, type=args.type, if_exists=mode
+            )
+        except IndexExistsError as exc:
+            ids = ", ".join(str(i.id) for i in exc.existing)
+            if args.if_exists == "return" and len(exc.existing) == 1:
+                index, verb = exc.existing[0], "found existing"
+            elif args.if_exists == "return":
+                raise ValidationError(
+                    f"{len(exc.existing)} indexes named {args.name!r} exist ({ids}); "
+                    "--if-exists return cannot choose one: use `searchkit list` to pick by id"
+                ) from None
+            else:
+                raise ValidationError(
+                    f"an index named {args.name!r} already exists ({ids}); nothing was "
+                    "created. Use --if-exists return to use it, or --if-exists create to make "
+                    "another of the same name"
+                ) from None
     print(
         _safe(
-            f"created index {index.name!r} ({index.id}) in {index.region}, "
-            f"endpoint {index.endpoint}"
+            f"{verb} index {index.name!r} ({index.id}) in {index.region}, endpoint {index.endpoint}"
         )
     )
     print(limits_text_table([index]))

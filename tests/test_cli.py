@@ -155,6 +155,42 @@ def test_create_prints_the_new_index(configured, capsys):
         assert client.list_indexes().names() == ["docs", "tiny", "news"]
 
 
+def _ids(emulator, name):
+    with emulator.client() as client:
+        return [i.id for i in client.list_indexes() if i.name == name]
+
+
+def test_create_twice_refuses_the_second_and_names_the_existing_index(configured, capsys):
+    (docs_id,) = _ids(configured, "docs")
+    assert main(["create", "docs", "--region", "eu-west-1", "--type", "payg"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (
+        f"searchkit: An index named 'docs' already exists ({docs_id}); nothing was created. "
+        "Use --if-exists return to use it, or --if-exists create to make another of the same "
+        "name. [ValidationError]\n"
+    )
+    assert _ids(configured, "docs") == [docs_id]
+
+
+def test_create_if_exists_return_prints_the_existing_index(configured, capsys):
+    (docs_id,) = _ids(configured, "docs")
+    args = ["create", "docs", "--region", "eu-west-1", "--type", "payg", "--if-exists"]
+    assert main([*args, "return"]) == 0
+    assert capsys.readouterr().out.startswith(f"found existing index 'docs' ({docs_id}) in ")
+    assert _ids(configured, "docs") == [docs_id]
+
+
+def test_create_if_exists_create_makes_a_second_index_on_purpose(configured, capsys):
+    args = ["create", "docs", "--region", "eu-west-1", "--type", "payg", "--if-exists"]
+    assert main([*args, "create"]) == 0
+    assert capsys.readouterr().out.startswith("created index 'docs' (")
+    assert len(_ids(configured, "docs")) == 2
+    assert main([*args, "return"]) == 1
+    err = capsys.readouterr().err
+    assert "2 indexes named 'docs' exist" in err and "cannot choose one" in err
+
+
 # --- failures as one line -------------------------------------------------------------------
 
 
