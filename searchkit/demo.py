@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import pathlib
 import sys
 from typing import TextIO
@@ -44,7 +45,13 @@ def run_demo(
 
     written = {}
     fig = Figure(figsize=(11, 5), layout="constrained")
-    plot_throughput(indexes, ax=fig.add_subplot(), title="Throughput of the demo indexes")
+    # Per-minute points over a day draw as a barcode; 15-minute means show the daily shape.
+    plot_throughput(
+        indexes,
+        ax=fig.add_subplot(),
+        resample="15min",
+        title="Throughput of the demo indexes (15-minute means)",
+    )
     written["throughput"] = folder / "throughput.png"
     fig.savefig(written["throughput"], dpi=110)
 
@@ -69,6 +76,7 @@ def _write_usage(folder: pathlib.Path, stream: TextIO) -> dict[str, pathlib.Path
     """
     from matplotlib.figure import Figure
 
+    from searchkit.display import format_limit
     from searchkit.emulator import Emulator
     from searchkit.usage import forecast_limits, plot_utilization
 
@@ -77,10 +85,14 @@ def _write_usage(folder: pathlib.Path, stream: TextIO) -> dict[str, pathlib.Path
             week = client.list_indexes()
     forecast = forecast_limits(week)
     shown = forecast.set_index("name")[["used", "projected", "limit", "utilization", "hit_at"]]
+    limited = shown["limit"].map(math.isfinite)
     shown = shown.assign(
-        used=shown["used"].round(0),
-        projected=shown["projected"].round(0),
-        utilization=(shown["utilization"] * 100).round(1).astype(str) + " %",
+        used=shown["used"].map("{:,.0f}".format),
+        projected=shown["projected"].map("{:,.0f}".format),
+        limit=[format_limit(v) for v in shown["limit"]],
+        utilization=[
+            f"{u:,.0%}" if ok else "—" for u, ok in zip(shown["utilization"], limited, strict=True)
+        ],
         hit_at=shown["hit_at"].dt.strftime("%Y-%m-%d %H:%M UTC").fillna("not today"),
     )
     print(
