@@ -10,12 +10,12 @@ credentials travel only over https, except to a loopback host (the emulator).
 from __future__ import annotations
 
 import dataclasses
-import ipaddress
 import os
 import re
 from collections.abc import Mapping
 from urllib.parse import urlsplit, urlunsplit
 
+from searchkit._net import is_loopback_host as is_loopback
 from searchkit.errors import ConfigError
 
 __all__ = [
@@ -162,19 +162,6 @@ def resolve_base_url(base_url: str | None = None, *, env: Mapping[str, str] | No
                 "(e.g. https://api.example.com), or use searchkit.connect() for the emulator"
             )
     return validate_base_url(base_url)
-
-
-def is_loopback(host: str) -> bool:
-    """Return whether ``host`` names this machine (localhost, 127.0.0.0/8 or ::1)."""
-    host = host.strip("[]").lower().rstrip(".")
-    # Only the name "localhost" itself: a name *under* .localhost is looked up in DNS by the
-    # system resolver, which may answer with any address.
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def validate_base_url(url: str) -> str:
