@@ -23,33 +23,21 @@ from searchkit.display import (
 from searchkit.frames import limits_frame
 from searchkit.models import LIMIT_FIELDS, LIMIT_INFO, IndexList, SearchIndex
 from tests.analytics_data import realistic_indexes
+from tests.index_json import index_json
 
 TOKEN = "tok_" + "A" * 60
 READ_ONLY_TOKEN = "rot_" + "B" * 60
 
-FULL = {
-    "customer_id": "cust-1",
-    "id": "7f1c0a52-1111-4222-8333-444455556666",
-    "name": "docs",
-    "endpoint": "proud-otter-12345-eu1",
-    "type": "payg",
-    "region": "eu-west-1",
-    "partner_email": "",
-    "token": TOKEN,
-    "read_only_token": READ_ONLY_TOKEN,
-    "max_vector_count": 2_000_000_000,
-    "max_monthly_reranks": -1,
-    "max_daily_updates": -1,
-    "max_daily_queries": 10_000,
-    "max_monthly_bandwidth": 50_000_000_000,
-    "max_writes_per_second": 1_000,
-    "max_query_per_second": 1_000,
-    "max_reads_per_request": 1_000,
-    "max_writes_per_request": 1_000,
-    "creation_time": 1_763_640_000,
-    "input_enrichment_enabled": True,
-    "throughput_vector": [{"x": "2026-11-20 12:00:00 +0000 UTC", "y": 1.5}],
-}
+FULL = index_json(
+    "docs",
+    id="7f1c0a52-1111-4222-8333-444455556666",
+    token=TOKEN,
+    read_only_token=READ_ONLY_TOKEN,
+    max_vector_count=2_000_000_000,
+    max_monthly_bandwidth=50_000_000_000,
+    creation_time=1_763_640_000,
+    throughput_vector=[{"x": "2026-11-20 12:00:00 +0000 UTC", "y": 1.5}],
+)
 
 
 def test_card_shows_name_plan_region_endpoint_created_and_limits():

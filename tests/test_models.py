@@ -15,33 +15,23 @@ import pytest
 from searchkit import IndexList, IndexType, InvalidResponseError, Region, SearchIndex
 from searchkit.errors import SearchKitError, TimestampError
 from searchkit.models import LIMIT_FIELDS, AmbiguousNameError, Secret, ThroughputPoint
+from tests.index_json import index_json
 
 TOKEN = "AXxsecretTOKENvalue0123456789abcdef"
 RO_TOKEN = "AXxREADonlyTOKENvalue9876543210zyx"
 
-FULL = {
-    "customer_id": "user@example.com",
-    "id": "5d6a1f3c-4f6e-4a55-9a65-2f7c1e0a9b10",
-    "name": "docs",
-    "endpoint": "proud-otter-12345-eu1",
-    "type": "payg",
-    "region": "eu-west-1",
-    "partner_email": "",
-    "token": TOKEN,
-    "read_only_token": RO_TOKEN,
-    "max_vector_count": 2_000_000,
-    "max_monthly_reranks": -1,
-    "max_daily_updates": -1,
-    "max_daily_queries": 0,
-    "max_monthly_bandwidth": -1,
-    "max_writes_per_second": 1000,
-    "max_query_per_second": 1000,
-    "max_reads_per_request": 1000,
-    "max_writes_per_request": 1000,
-    "creation_time": 1_763_800_000,
-    "input_enrichment_enabled": True,
-    "throughput_vector": [{"x": "2025-11-22 08:26:40.123 +0000 UTC", "y": 3.5}],
-}
+FULL = index_json(
+    "docs",
+    customer_id="user@example.com",
+    id="5d6a1f3c-4f6e-4a55-9a65-2f7c1e0a9b10",
+    token=TOKEN,
+    read_only_token=RO_TOKEN,
+    max_vector_count=2_000_000,
+    max_daily_queries=0,
+    max_writes_per_second=1000,
+    creation_time=1_763_800_000,
+    throughput_vector=[{"x": "2025-11-22 08:26:40.123 +0000 UTC", "y": 3.5}],
+)
 
 
 def test_every_spec_field_is_typed():

@@ -9,20 +9,19 @@ from __future__ import annotations
 
 import base64
 import logging
-import uuid
 
 import pytest
 
 import searchkit as sk
+
+# TOKEN and READ_ONLY_TOKEN are what canned responses carry and error bodies echo.
+from tests.index_json import READ_ONLY_TOKEN, TOKEN, index_json  # noqa: F401 - for the tests
 
 from .harness import FaultServer
 
 #: The account password of every harness client; distinctive, so a leak is unmistakable.
 PASSWORD = "pw-Kx7q2-never-shown-9Zr4"
 USERNAME = "fault-tester"
-#: An index token that canned responses carry and error bodies echo.
-TOKEN = "tok-Q3vN8-index-secret-5Hw1"
-READ_ONLY_TOKEN = "rot-M6pL2-index-secret-0Tc7"
 
 
 def basic_header(username: str, password: str) -> str:
@@ -36,34 +35,6 @@ def secrets_of(username: str, password: str) -> tuple[str, ...]:
 
 
 HARNESS_SECRETS = (*secrets_of(USERNAME, PASSWORD), TOKEN, READ_ONLY_TOKEN)
-
-
-def index_json(name: str = "docs", **fields: object) -> dict[str, object]:
-    """One search index object as the service sends it, with every spec field."""
-    return {
-        "customer_id": "cust-1",
-        "id": str(uuid.uuid4()),
-        "name": name,
-        "endpoint": "proud-otter-12345-eu1",
-        "type": "payg",
-        "region": "eu-west-1",
-        "partner_email": "",
-        "token": TOKEN,
-        "read_only_token": READ_ONLY_TOKEN,
-        "max_vector_count": 10_000,
-        "max_monthly_reranks": -1,
-        "max_daily_updates": -1,
-        "max_daily_queries": 10_000,
-        "max_monthly_bandwidth": -1,
-        "max_writes_per_second": 1_000,
-        "max_query_per_second": 1_000,
-        "max_reads_per_request": 1_000,
-        "max_writes_per_request": 1_000,
-        "creation_time": 1_790_000_000,
-        "input_enrichment_enabled": True,
-        "throughput_vector": [{"x": "2026-11-20 12:00:00.000 +0000 UTC", "y": 1.5}],
-        **fields,
-    }
 
 
 #: Read timeout of tests whose server never answers: short, so the matrix runs fast.
