@@ -682,6 +682,8 @@ class History:
             newest point, so a renamed index stays one line), ``time``
             (``datetime64[ns, tz]``), ``value`` (``float64``) and ``account``
             (categorical), one row per (account, index, time), sorted by index then time.
+            No ``attrs`` (it saves to Parquet as is); :func:`~searchkit.throughput_intervals`
+            gives each index's sampling interval.
 
         Raises:
             HistoryError: A stored file is foreign or corrupt.
