@@ -38,7 +38,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from searchkit.errors import SearchKitError
-from searchkit.frames import LIMITS_COLUMNS, limits_frame, throughput_frame
+from searchkit.frames import LIMITS_COLUMNS, _medians, limits_frame, throughput_frame
 from searchkit.models import LIMIT_FIELDS, REGIONS, TYPES
 from searchkit.timestamps import TimeZone, resolve_zone
 
@@ -682,6 +682,8 @@ class History:
             newest point, so a renamed index stays one line), ``time``
             (``datetime64[ns, tz]``), ``value`` (``float64``) and ``account``
             (categorical), one row per (account, index, time), sorted by index then time.
+            No ``attrs`` (it saves to Parquet as is); :func:`~searchkit.throughput_intervals`
+            gives each index's sampling interval.
 
         Raises:
             HistoryError: A stored file is foreign or corrupt.
@@ -782,12 +784,16 @@ class History:
                 out[name] = pd.Categorical(values, categories=[*known, *seen])
             elif name == "input_enrichment_enabled":
                 out[name] = pd.array(frame[name].tolist(), dtype="boolean")
+            elif name == "created":  # aware nanoseconds, also when empty
+                out[name] = pd.DatetimeIndex(pd.to_datetime(frame[name], utc=True)).as_unit("ns")
             elif name in ("name", "endpoint", "partner_email"):
                 out[name] = pd.array(values, dtype="str")
             else:
                 out[name] = values
         out["account"] = pd.array(frame["account"].to_numpy(), dtype="str")
-        out["collected_at"] = pd.to_datetime(frame["collected_at"].to_numpy(), utc=True)
+        out["collected_at"] = pd.to_datetime(frame["collected_at"].to_numpy(), utc=True).as_unit(
+            "ns"
+        )  # also when empty
         return out
 
     # --- maintenance ---------------------------------------------------------------------
@@ -882,21 +888,16 @@ class History:
 def _day_gaps(frame: pd.DataFrame, previous: dict[tuple[str, str], pd.Timestamp]) -> list[Gap]:
     """Find gaps in one day's tidy points (and since the day before, via ``previous``).
 
-    Columns are taken out once: every column access of a frame deep-copies its ``attrs``.
+    An index's usual interval is the median spacing of its points in this day.
     """
     stamps = frame["time"].array
     times = stamps.asi8
     index_ids = frame["index_id"].array
     codes = index_ids.codes
     ids = index_ids.categories
-    steps = frame.attrs["interval"]
-    allowed = np.array(
-        [
-            (steps.get(i) if pd.notna(steps.get(i)) else pd.Timedelta(minutes=1)).value
-            * _GAP_FACTOR
-            for i in ids
-        ]
-    )
+    steps = _medians(codes, times, pd.Index(ids)).to_numpy()
+    one_minute = np.timedelta64(pd.Timedelta(minutes=1).value, "ns")
+    allowed = np.where(np.isnat(steps), one_minute, steps).astype(np.int64) * _GAP_FACTOR
     starts = np.flatnonzero(np.append(True, codes[1:] != codes[:-1]))
     ends = np.append(starts[1:] - 1, len(codes) - 1)
     accounts = frame["account"].array
@@ -1075,16 +1076,16 @@ def _drop_repeats(order: pa.Table) -> pa.Table:
 def _tidy(table: pa.Table, zone: dt.tzinfo, rename: dict[str, str] | None = None) -> pd.DataFrame:
     """Deduplicate and sort stored points into the throughput frame's shape."""
     if table.num_rows == 0:
+        none = pd.Categorical([], categories=pd.Index([], dtype="str"))  # as when not empty
         empty = pd.DataFrame(
             {
-                "index_id": pd.Categorical([]),
-                "name": pd.Categorical([]),
-                "time": pd.DatetimeIndex([], tz=zone),
+                "index_id": none,
+                "name": none,
+                "time": pd.DatetimeIndex([], tz=zone).as_unit("ns"),
                 "value": np.array([], dtype=np.float64),
-                "account": pd.Categorical([]),
+                "account": none,
             }
         )
-        empty.attrs["interval"] = {}
         return empty
     account = pc.dictionary_encode(table["account"].combine_chunks())
     index_id = pc.dictionary_encode(table["index_id"].combine_chunks())
@@ -1146,13 +1147,6 @@ def _tidy(table: pa.Table, zone: dt.tzinfo, rename: dict[str, str] | None = None
             "account": account_cat,
         }
     )
-    step = np.diff(t_sorted)
-    same_index = i_codes[1:] == i_codes[:-1]
-    spacing = pd.Series(step[same_index]).groupby(i_codes[1:][same_index]).median()
-    frame.attrs["interval"] = {
-        ids[code]: pd.Timedelta(int(spacing[code]), "ns") if code in spacing.index else pd.NaT
-        for code in used
-    }
     return frame
 
 

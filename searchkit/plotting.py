@@ -550,12 +550,12 @@ def _draw_forecast(ax: Axes, forecast: pd.DataFrame, names: list[str] | None = N
     use exactly the rest of the limit, dotted ("limit pace"); and a marker where the limit
     is hit. Above the dotted line means the limit will be hit before the reset.
     """
-    now = forecast.attrs.get("now")
     colors = {line.get_label(): line.get_color() for line in ax.get_lines()}
     for _, row in forecast.iterrows():
         if names is not None and row["name"] not in names:
             continue
-        if row["reason"] or pd.isna(row["pace"]) or now is None:
+        now = row.get("as_of", pd.NaT)
+        if row["reason"] or pd.isna(row["pace"]) or pd.isna(now):
             continue
         color = colors.get(row["name"], "grey")
         start = now.tz_convert("UTC").tz_localize(None).to_datetime64()

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from searchkit.errors import ValidationError
-from searchkit.frames import limits_frame, throughput_frame
+from searchkit.frames import _medians, _nanos, limits_frame, throughput_frame
 from searchkit.models import LIMIT_FIELDS
 from searchkit.timestamps import TimeZone, resolve_zone
 
@@ -59,8 +59,10 @@ FORECAST_COLUMNS: tuple[str, ...] = (
     "hit_at_low",
     "hit_at_high",
     "reason",
+    "as_of",
 )
 _DAY = pd.Timedelta(days=1)
+_MINUTE = pd.Timedelta(minutes=1)
 
 
 def _frames(source: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -85,8 +87,22 @@ def _is_monthly(field: str | None) -> bool:
     return field is not None and "monthly" in field
 
 
-def _operations(frame: pd.DataFrame, value_unit: str) -> np.ndarray:
-    """Operations each point stands for, under the documented assumption."""
+def _intervals(frame: pd.DataFrame) -> pd.Series:
+    """Each index's median sampling interval (NaT with fewer than two points), by index_id.
+
+    What :func:`~searchkit.throughput_intervals` gives, from the categorical codes
+    directly: no Python string per row.
+    """
+    codes, ids = _codes(frame["index_id"])
+    return _medians(codes, _nanos(frame["time"]), pd.Index(ids, name="index_id"))
+
+
+def _operations(frame: pd.DataFrame, value_unit: str, intervals: pd.Series) -> np.ndarray:
+    """Operations each point stands for, under the documented assumption.
+
+    ``intervals`` is :func:`_intervals` of ``frame``; an index with one point counts a
+    minute for it.
+    """
     if value_unit not in VALUE_UNITS:
         raise ValidationError(
             f"value_unit must be one of {sorted(VALUE_UNITS)}, got {value_unit!r}"
@@ -95,14 +111,15 @@ def _operations(frame: pd.DataFrame, value_unit: str) -> np.ndarray:
     per = VALUE_UNITS[value_unit]
     if per is None:
         return np.nan_to_num(values)
-    intervals = frame.attrs.get("interval", {})
     codes, ids = _codes(frame["index_id"])
-    per_id = np.array(
-        [(intervals[i].total_seconds() if pd.notna(intervals.get(i)) else 60.0) for i in ids],
-        dtype=np.float64,
-    )
+    per_id = _seconds(intervals.reindex(pd.Index(ids, name="index_id")))
     seconds = per_id[codes] if len(ids) else np.zeros(len(codes))
     return np.nan_to_num(values) * seconds / per
+
+
+def _seconds(intervals: pd.Series) -> np.ndarray:
+    """Intervals in seconds, a minute where unknown (NaT)."""
+    return intervals.fillna(_MINUTE).dt.total_seconds().to_numpy(dtype=np.float64)
 
 
 def _codes(column: pd.Series) -> tuple[np.ndarray, list[str]]:
@@ -149,8 +166,12 @@ def usage_frame(
         ``operations``, ``points``, ``limit`` (``inf`` when unlimited), ``utilization``
         (operations / limit; 0 when unlimited; NaN when the limit is not reported),
         ``breached`` (operations above the limit) and ``complete`` (the points cover the
-        whole period; a first or last partial day undercounts). From a History, each
-        period is compared with the limits in force at its end (plan changes show).
+        whole period; a first or last partial day undercounts), ``field`` (the limit
+        compared with: ``field``, or ``"max_daily_queries+max_daily_updates"``). From a
+        History, each period is compared with the limits in force at its end (plan changes
+        show). A point's interval is its index's median sampling interval
+        (:func:`~searchkit.throughput_intervals`; a History's, day by day), a minute for an
+        index with a single point. The frame has no ``attrs``: it saves to Parquet as is.
 
     Example:
         >>> usage_frame(client.list_indexes()).head()  # doctest: +SKIP
@@ -159,14 +180,14 @@ def usage_frame(
     columns = ["index_id", "name", "period", "operations", "points", "limit"]
     if _is_history(source):
         # One day at a time, so memory stays that of a day whatever the history's length.
-        parts, names, steps = [], {}, {}
+        parts, names, day_steps = [], {}, []
         for day in source._days("throughput"):
             begin = pd.Timestamp(day, tz="UTC")
             tp = source.throughput(start=begin, end=begin + _DAY)
-            part, part_names = _usage_parts(tp, zone, freq, value_unit)
+            part, part_names, day_step = _usage_parts(tp, zone, freq, value_unit)
             parts.append(part)
             names.update(part_names)
-            steps.update(tp.attrs.get("interval", {}))
+            day_steps.append(day_step.dropna())
         limits = source.limits()
         out = (
             pd.concat(parts, ignore_index=True)
@@ -175,15 +196,29 @@ def usage_frame(
             if parts
             else pd.DataFrame()
         )
+        # Each index's interval on the newest day it has two points in.
+        known = [s for s in day_steps if len(s)]
+        steps = pd.concat(known) if known else pd.Series(dtype="m8[ns]")
+        steps = steps[~steps.index.duplicated(keep="last")]
     else:
         tp, limits = _frames(source)
-        out, names = _usage_parts(tp, zone, freq, value_unit)
-        steps = tp.attrs.get("interval", {})
+        out, names, steps = _usage_parts(tp, zone, freq, value_unit)
     label, limit = _field_limit(limits, field)
     if out.empty:
-        empty = pd.DataFrame({c: [] for c in [*columns, "complete", "utilization", "breached"]})
-        empty["period"] = pd.DatetimeIndex([], tz=zone)
-        return empty
+        return pd.DataFrame(  # the dtypes of a frame with rows
+            {
+                "index_id": pd.array([], dtype="str"),
+                "name": pd.array([], dtype="str"),
+                "period": pd.DatetimeIndex([], tz=zone).as_unit("ns"),
+                "operations": np.array([], dtype=np.float64),
+                "points": np.array([], dtype=np.int64),
+                "limit": np.array([], dtype=np.float64),
+                "complete": np.array([], dtype=bool),
+                "utilization": np.array([], dtype=np.float64),
+                "breached": np.array([], dtype=bool),
+                "field": pd.array([], dtype="str"),
+            }
+        )
     out["name"] = out["index_id"].map(names)
     out["limit"] = out["index_id"].map(limit).astype(np.float64).to_numpy()
     if _is_history(source):
@@ -192,25 +227,27 @@ def usage_frame(
     out["complete"] = _complete(out, steps, freq)
     out["utilization"] = _utilization(out["operations"], out["limit"])
     out["breached"] = out["operations"].to_numpy() > out["limit"].to_numpy()
-    out.attrs["field"] = label
-    out.attrs["value_unit"] = value_unit
+    out["field"] = label
     return out.sort_values(["name", "period"], kind="stable").reset_index(drop=True)
 
 
 def _usage_parts(
     tp: pd.DataFrame, zone: dt.tzinfo, freq: str, value_unit: str
-) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """Operations and points per (index_id, period) of a throughput frame, and the names."""
+) -> tuple[pd.DataFrame, dict[str, Any], pd.Series]:
+    """Operations and points per (index_id, period) of a throughput frame, the names, and
+    the intervals (:func:`_intervals`)."""
     codes, ids = _codes(tp["index_id"])
+    steps = _intervals(tp)
     frame = pd.DataFrame(
         {
             "code": codes,
             "time": pd.DatetimeIndex(tp["time"].array).tz_convert(zone),
-            "operations": _operations(tp, value_unit),
+            "operations": _operations(tp, value_unit, steps),
         }
     )
     if frame.empty:
-        return pd.DataFrame(columns=["index_id", "period", "operations", "points"]), {}
+        empty = pd.DataFrame(columns=["index_id", "period", "operations", "points"])
+        return empty, {}, steps
     grouped = frame.groupby(["code", pd.Grouper(key="time", freq=freq)], sort=False)
     out = grouped["operations"].agg(operations="sum", points="count").reset_index()
     out = out.rename(columns={"time": "period"})
@@ -221,8 +258,10 @@ def _usage_parts(
     # Code -1 (no name) picks the None appended at the end.
     names = np.asarray([*name_labels, None], dtype=object)[name_codes[last]]
     out["index_id"] = np.asarray(ids, dtype=object)[out["code"].to_numpy()]
-    return out[["index_id", "period", "operations", "points"]], dict(
-        zip(ids, names.tolist(), strict=True)
+    return (
+        out[["index_id", "period", "operations", "points"]],
+        dict(zip(ids, names.tolist(), strict=True)),
+        steps,
     )
 
 
@@ -274,18 +313,18 @@ def _limits_as_of(
     return values
 
 
-def _complete(out: pd.DataFrame, intervals: dict[Any, Any], freq: str) -> np.ndarray:
-    """Whether the points of each row cover its whole period (else operations undercount)."""
+def _complete(out: pd.DataFrame, intervals: pd.Series, freq: str) -> np.ndarray:
+    """Whether the points of each row cover its whole period (else operations undercount).
+
+    ``intervals`` is each index's sampling interval by index_id (a minute where unknown).
+    """
     try:
         length = pd.Timedelta(pd.tseries.frequencies.to_offset(freq).nanos, "ns")
     except ValueError:  # a calendar period (months, weeks on a weekday) has no fixed length
         return np.full(len(out), True)
-    steps = {
-        key: (step if pd.notna(step) else pd.Timedelta(minutes=1))
-        for key, step in intervals.items()
-    }
-    step = out["index_id"].map(steps).fillna(pd.Timedelta(minutes=1))
-    return (out["points"] * step >= length * 0.99).to_numpy()
+    step = _seconds(intervals.reindex(pd.Index(out["index_id"].astype(str))))
+    points = out["points"].to_numpy(dtype=np.float64)
+    return points * step >= length.total_seconds() * 0.99
 
 
 def _period(now: pd.Timestamp, monthly: bool) -> tuple[pd.Timestamp, pd.Timestamp]:
@@ -325,23 +364,24 @@ def forecast_limits(
         ``projected*`` and ``limit`` in operations, ``pace*`` in operations per second,
         ``utilization`` = projected / limit (0 when unlimited), ``hit_at*`` the instant
         the limit is (or was, when already past) reached, NaT when it will not be, and
-        ``reason`` empty when the row is a forecast, else why it is unknown (NaN/NaT).
+        ``reason`` empty when the row is a forecast, else why it is unknown (NaN/NaT), and
+        ``as_of`` the instant forecast from (``now``, aware UTC, the same on every row).
     """
     monthly = _is_monthly(field)
     window = pd.Timedelta(pace_window)
     tp, limits = _forecast_frames(source, _instant(now), monthly, window)
     label, limit = _field_limit(limits, field)
-    ops = _operations(tp, value_unit) if len(tp) else np.array([])
+    steps = _intervals(tp)
+    ops = _operations(tp, value_unit, steps) if len(tp) else np.array([])
     per = VALUE_UNITS[value_unit] or 60.0
     moment = _instant(now)
     if moment is None:
         # The end of the newest point's interval: the data's own "now".
-        steps = [v for v in tp.attrs.get("interval", {}).values() if pd.notna(v)]
-        step = min(steps) if steps else pd.Timedelta(minutes=1)
+        step = steps.min() if steps.notna().any() else _MINUTE
         moment = tp["time"].max() + step if len(tp) else pd.Timestamp.now(tz="UTC")
     moment = moment.tz_convert("UTC")
     start, reset = _period(moment, monthly)
-    # An index, not a Series: a Series carries the frame's attrs, deep-copied on each slice.
+    # An index, not a Series: slicing it per index is cheaper.
     times = pd.DatetimeIndex(tp["time"].array).tz_convert("UTC")
     # Each index's points as one slice: frames are grouped by index (else made so).
     codes, labels = _codes(tp["index_id"])
@@ -372,9 +412,9 @@ def forecast_limits(
             hit_at_high=pd.NaT,
             reason="",
         )
-        interval = tp.attrs.get("interval", {}).get(index_id, pd.Timedelta(minutes=1))
+        interval = steps.get(str(index_id), _MINUTE)
         if pd.isna(interval):
-            interval = pd.Timedelta(minutes=1)
+            interval = _MINUTE
         if np.isnan(row["limit"]):
             row["reason"] = "the service did not report this limit"
         elif len(its_times) == 0:
@@ -420,7 +460,7 @@ def forecast_limits(
         rows, columns=list(FORECAST_COLUMNS), index=pd.Index(limits.index, name="index_id")
     )
     for column in ("period_start", "reset", "hit_at", "hit_at_low", "hit_at_high"):
-        out[column] = pd.to_datetime(out[column], utc=True)
+        out[column] = pd.to_datetime(out[column], utc=True).dt.as_unit("ns")
     for column in (
         "used",
         "pace",
@@ -431,7 +471,9 @@ def forecast_limits(
         "utilization",
     ):
         out[column] = out[column].astype(np.float64)
-    out.attrs["now"] = moment
+    out["as_of"] = pd.DatetimeIndex([moment] * len(out), dtype="datetime64[ns, UTC]")
+    for column in ("name", "field", "reason"):  # also when empty
+        out[column] = out[column].astype("str")
     return out
 
 
@@ -553,7 +595,7 @@ def plot_utilization(
                     color="white" if value > 90 else "black",
                 )
     ax.set_title(
-        title or f"Daily usage of {usage.attrs['field'].replace('+', ' + ')}", fontsize="medium"
+        title or f"Daily usage of {usage['field'].iloc[0].replace('+', ' + ')}", fontsize="medium"
     )
     ax.set_xlabel(f"day ({_zone_name(tz)})")
     if len(rows):

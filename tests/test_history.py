@@ -58,7 +58,8 @@ def test_collect_stores_the_listed_points_with_the_frame_columns(tmp_path, emu, 
     right = expected.astype({"index_id": str, "name": str}).sort_values(key).reset_index(drop=True)
     pd.testing.assert_frame_equal(left[["index_id", "name", "time", "value"]], right)
     assert set(stored["account"].astype(str)) == {indexes[0].customer_id}
-    assert stored.attrs["interval"][indexes[0].id] == pd.Timedelta(minutes=1)
+    assert stored.attrs == {}
+    assert sk.throughput_intervals(stored)[indexes[0].id] == pd.Timedelta(minutes=1)
 
 
 def test_files_are_hive_partitioned_by_utc_day(tmp_path, emu, client):

@@ -16,16 +16,28 @@ from searchkit.emulator import Emulator
 from searchkit.history import History
 from searchkit.usage import FORECAST_COLUMNS
 
+# A pandas warning is a future error: none is allowed here.
+pytestmark = pytest.mark.filterwarnings("error::pandas.errors.Pandas4Warning")
+
 
 def go(ts: pd.Timestamp) -> str:
     return ts.strftime("%Y-%m-%d %H:%M:%S +0000 UTC")
 
 
 def index(
-    name: str, start: str, minutes: int, rate: float, *, queries=30_000, updates=30_000, **extra
+    name: str,
+    start: str,
+    minutes: int,
+    rate: float,
+    *,
+    queries=30_000,
+    updates=30_000,
+    every: int = 1,
+    **extra,
 ):
+    """An index with ``minutes`` points, one each ``every`` minutes from ``start``."""
     first = pd.Timestamp(start, tz="UTC")
-    points = [{"x": go(first + pd.Timedelta(minutes=m)), "y": rate} for m in range(minutes)]
+    points = [{"x": go(first + pd.Timedelta(minutes=m * every)), "y": rate} for m in range(minutes)]
     return {
         "id": f"id-{name}",
         "name": name,
@@ -240,3 +252,95 @@ def test_usage_from_a_history_compares_each_day_with_the_limits_then_in_force(tm
     assert usage.loc[("docs-search", nov20), "limit"] == float("inf")
     assert usage.loc[("docs-search", nov21), "limit"] == 1_500_000
     assert usage.loc[("support-tickets", nov21), "limit"] == 20_000
+
+
+def test_an_index_list_sampled_every_five_minutes_counts_five_minutes_a_point():
+    indexes = sk.IndexList.from_json(
+        [
+            index("five", "2026-11-20 00:00", 288, 0.5, every=5),  # a whole day
+            index("one", "2026-11-20 00:00", 1440, 0.5),
+        ]
+    )
+    usage = sk.usage_frame(indexes)
+    assert usage[["name", "operations", "points", "complete", "utilization"]].to_dict(
+        "records"
+    ) == [
+        {"name": "five", "operations": 43_200.0, "points": 288, "complete": True,
+         "utilization": 0.72},
+        {"name": "one", "operations": 43_200.0, "points": 1440, "complete": True,
+         "utilization": 0.72},
+    ]  # fmt: skip
+
+
+def test_a_forecast_of_five_minute_points_uses_their_interval():
+    indexes = sk.IndexList.from_json([index("five", "2026-11-20 00:00", 12, 2.0, every=5)])
+    row = sk.forecast_limits(indexes).iloc[0]
+    # Now is the end of the newest point's interval: 00:55 + 5 minutes.
+    assert row["as_of"] == pd.Timestamp("2026-11-20 01:00", tz="UTC")
+    assert row["used"] == 12 * 2.0 * 300
+    assert row["pace"] == 2.0
+    assert row["projected"] == 7_200 + 2.0 * 23 * 3_600
+    # (60,000 - 7,200) / 2 per second = 26,400 s = 7 h 20 min after now.
+    assert row["hit_at"] == pd.Timestamp("2026-11-20 08:20", tz="UTC")
+    assert row["reason"] == ""
+
+
+def test_forecast_columns_are_fixed_and_as_of_is_last():
+    raw = [index("steady", "2026-11-20 00:00", 60, 1.0)]
+    forecast = sk.forecast_limits(raw, now="2026-11-20 00:30")
+    assert list(forecast.columns) == list(FORECAST_COLUMNS)
+    assert FORECAST_COLUMNS[-2:] == ("reason", "as_of")
+    assert forecast["as_of"].tolist() == [pd.Timestamp("2026-11-20 00:30", tz="UTC")]
+    assert sk.usage_frame(raw)["field"].tolist() == ["max_daily_queries+max_daily_updates"]
+    assert sk.usage_frame(raw, field="max_daily_queries")["field"].tolist() == ["max_daily_queries"]
+
+
+def _round_trips(frame: pd.DataFrame, path) -> None:
+    assert frame.attrs == {}
+    frame.to_parquet(path / "f.parquet")
+    _same(pd.read_parquet(path / "f.parquet"), frame)
+    frame.to_feather(path / "f.feather")
+    _same(pd.read_feather(path / "f.feather"), frame)
+
+
+def _same(back: pd.DataFrame, frame: pd.DataFrame) -> None:
+    if len(frame):
+        pd.testing.assert_frame_equal(back, frame)
+        return
+    # Arrow gives an empty categorical's categories the object dtype: "category" is all
+    # that can be compared of it.
+    assert back.dtypes.astype(str).to_dict() == frame.dtypes.astype(str).to_dict()
+    pd.testing.assert_frame_equal(
+        back, frame, check_dtype=False, check_index_type=False, check_categorical=False
+    )
+    assert back.index.dtype == frame.index.dtype
+
+
+def _every_frame(hist: History, indexes) -> dict[str, pd.DataFrame]:
+    return {
+        "History.throughput": hist.throughput(),
+        "History.limits": hist.limits(),
+        "usage_frame(History)": sk.usage_frame(hist),
+        "usage_frame(IndexList)": sk.usage_frame(indexes),
+        "forecast_limits(History)": sk.forecast_limits(hist),
+        "forecast_limits(IndexList)": sk.forecast_limits(indexes),
+    }
+
+
+def test_every_frame_of_history_and_usage_saves_to_parquet_and_feather(tmp_path):
+    noon = dt.datetime(2026, 11, 20, 12, 0, tzinfo=dt.timezone.utc)
+    with Emulator(demo=True, seed=5, clock=noon) as emu, emu.client() as client:
+        indexes = client.list_indexes()
+        hist = History(tmp_path / "h")
+        hist.collect(client, indexes=indexes, now=emu.now())
+    frames = _every_frame(hist, indexes)
+    empties = _every_frame(History(tmp_path / "empty"), sk.IndexList([]))
+    assert all(len(frame) for frame in frames.values())
+    assert not any(len(frame) for frame in empties.values())
+    for name, frame in frames.items():
+        # An empty frame has the dtypes of a full one (whose Parquet files then concatenate).
+        assert empties[name].dtypes.astype(str).to_dict() == frame.dtypes.astype(str).to_dict()
+        assert empties[name].index.dtype == frame.index.dtype
+        for kind, which in (("full", frame), ("empty", empties[name])):
+            (tmp_path / name / kind).mkdir(parents=True)
+            _round_trips(which, tmp_path / name / kind)

@@ -16,6 +16,8 @@ from __future__ import annotations
 import math
 import random
 import string
+import sys
+import threading
 import uuid
 from array import array
 from collections.abc import Iterator, Mapping
@@ -272,35 +274,85 @@ def _timeline(zone_name: str, first_minute: int, count: int) -> list[str]:
     return out
 
 
-@lru_cache(maxsize=4096)
-def _values_block(series_seed: int, block: int, scale: float) -> array[float]:
-    shape = random.Random(series_seed)
-    base = 10 ** shape.uniform(0.7, 2.7) * scale
-    amplitude = shape.uniform(0.35, 0.8)
-    peak = shape.uniform(0.0, 1.0)
-    noise = shape.uniform(0.06, 0.2)
-    # A daily three-minute maintenance gap guarantees exact zeros in any one-day window.
-    gap_start = shape.randrange(_BLOCK)
+class _ValuesBlock:
+    """The values of one series over part of one day-long block: offsets ``[lo, hi)``.
+
+    A window rarely needs a whole block (one crossing midnight needs the end of one and the
+    start of the next), so only what was asked is computed, and the range grows as windows
+    move. Shared through :func:`_values_block`, mutated under :data:`_GROW`.
+    """
+
+    __slots__ = ("amplitude", "base", "gap_start", "hi", "lo", "noise", "peak", "values")
+
+    def __init__(self, series_seed: int, scale: float) -> None:
+        shape = random.Random(series_seed)
+        self.base = 10 ** shape.uniform(0.7, 2.7) * scale
+        self.amplitude = shape.uniform(0.35, 0.8)
+        self.peak = shape.uniform(0.0, 1.0)
+        self.noise = shape.uniform(0.06, 0.2)
+        # A daily three-minute maintenance gap guarantees exact zeros in any one-day window.
+        self.gap_start = shape.randrange(_BLOCK)
+        self.lo = self.hi = 0
+        self.values = array("d")
+
+
+_GROW = threading.Lock()
+
+
+# At most 8,192 blocks: a one-day window of 4,096 indexes, holding no more values (47 MB)
+# than the 4,096 whole blocks of before.
+@lru_cache(maxsize=8192)
+def _values_block(series_seed: int, block: int, scale: float) -> _ValuesBlock:
+    return _ValuesBlock(series_seed, scale)
+
+
+def _block_values(
+    series_seed: int, block: int, scale: float, start: int, stop: int
+) -> array[float]:
+    """Return the values of offsets ``[start, stop)`` of a block, computing what is missing."""
+    cached = _values_block(series_seed, block, scale)
+    with _GROW:
+        if cached.lo == cached.hi:
+            cached.values = _compute_values(cached, series_seed, block, start, stop)
+            cached.lo, cached.hi = start, stop
+        else:
+            if start < cached.lo:  # the range stays contiguous: fills any hole in between
+                before = _compute_values(cached, series_seed, block, start, cached.lo)
+                before.extend(cached.values)
+                cached.values, cached.lo = before, start
+            if stop > cached.hi:
+                cached.values.extend(_compute_values(cached, series_seed, block, cached.hi, stop))
+                cached.hi = stop
+        return cached.values[start - cached.lo : stop - cached.lo]
+
+
+def _compute_values(
+    shape: _ValuesBlock, series_seed: int, block: int, start: int, stop: int
+) -> array[float]:
     # Blocks are aligned on the epoch, so a generator per (series, block) keeps every value
-    # a pure function of the series and the absolute minute.
-    draw = random.Random(_mix(series_seed ^ _mix(block & _MASK64))).getrandbits
-    out = array("d", bytes(8 * _BLOCK))
-    for offset in range(_BLOCK):
-        bits = draw(32)
+    # a pure function of the series and the absolute minute: the value at an offset uses the
+    # generator's draw of that rank, the 32-bit words of one getrandbits call in order.
+    words = random.Random(_mix(series_seed ^ _mix(block & _MASK64))).getrandbits(32 * stop)
+    bits_of = array("I", words.to_bytes(4 * stop, sys.byteorder))
+    base, amplitude, peak, noise = shape.base, shape.amplitude, shape.peak, shape.noise
+    gap_start = shape.gap_start
+    out = array("d", bytes(8 * (stop - start)))
+    for offset in range(start, stop):
+        bits = bits_of[offset]
         minute_of_day = (block * _BLOCK + offset) % _BLOCK
         if (minute_of_day - gap_start) % _BLOCK < 3 or bits & 0x1FF < 2:
             continue
         diurnal = 1.0 + amplitude * math.cos(_TAU * (minute_of_day / _BLOCK - peak))
         wobble = 1.0 + noise * (((bits >> 9) & 0xFFFF) / 32768.0 - 1.0)
         burst = 1.0 + (bits >> 28) / 6.0 if (bits >> 25) & 0x7 == 0 and bits & 0x1E00 == 0 else 1.0
-        out[offset] = round(base * diurnal * wobble * burst, 2)
+        out[offset - start] = round(base * diurnal * wobble * burst, 2)
     return out
 
 
 def _values(series_seed: int, first_minute: int, count: int, scale: float) -> array[float]:
     out = array("d")
     for block, start, stop in _blocks(first_minute, count):
-        out.extend(_values_block(series_seed, block, scale)[start:stop])
+        out.extend(_block_values(series_seed, block, scale, start, stop))
     return out
 
 
@@ -406,7 +458,7 @@ DEMO_TRAFFIC: Mapping[str, str] = MappingProxyType(
 
 
 def _series_shape(series_seed: int, plan: str) -> tuple[float, float, float]:
-    """Return (mean level, amplitude, peak) of a series, as :func:`_values_block` draws them."""
+    """Return (mean level, amplitude, peak) of a series, as :class:`_ValuesBlock` draws them."""
     shape = random.Random(series_seed)
     base = 10 ** shape.uniform(0.7, 2.7) * _THROUGHPUT_SCALE.get(plan, 1.0)
     return base, shape.uniform(0.35, 0.8), shape.uniform(0.0, 1.0)
