@@ -17,7 +17,7 @@ import json
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from searchkit._version import __version__
 from searchkit.errors import ConfigError, SearchKitError, describe_failure
@@ -276,7 +276,7 @@ def _cmd_create(args: argparse.Namespace) -> int:
     verb = "created"
     # Re-running a create (a shell history, a cron job) must not make a second paid index:
     # an existing name is refused unless --if-exists says otherwise.
-    mode = "create" if args.if_exists == "create" else "raise"
+    mode: Literal["raise", "create"] = "create" if args.if_exists == "create" else "raise"
     with _client(args) as client:
         try:
             index = client.create_index(
