@@ -297,6 +297,12 @@ class _Batch:
         kept: dict[int, Any] = {}
         problems: dict[int, int] = {}
         try:
+            # Arrow reads any sequence of (key, value) pairs as a struct, so ``""``,
+            # ``[]`` or ``[["x", "..."]]`` would pass as points: only when every point is
+            # a dict does Arrow read them; otherwise each point is looked at (one C-level
+            # pass over the types, not a Python loop).
+            if set(map(type, itertools.chain.from_iterable(vectors))) - {dict}:
+                raise pa.ArrowInvalid("a point is not a dict")
             table = pa.array(vectors, type=pa.large_list(_POINT_TYPE)).flatten()
             if table.null_count:
                 raise pa.ArrowInvalid("a point is not an object")
