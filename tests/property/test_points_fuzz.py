@@ -144,3 +144,25 @@ def test_a_point_that_is_no_object_is_kept_and_named_on_both_paths(point, first_
         frame = throughput_frame(indexes, errors="coerce", names="news")
         assert frame["time"].isna().tolist() == [True, True]
         assert [math.isnan(v) for v in frame["value"].tolist()] == [True, True]
+
+
+@pytest.mark.parametrize("y", [True, False])
+@pytest.mark.parametrize("first_has_points", [True, False])
+def test_a_boolean_y_is_no_number_on_both_paths(y, first_has_points):
+    # Arrow reads a boolean as 1.0 or 0.0: neither path may take it for a value.
+    first = [{"x": "1970-01-01 00:00:00 +0000 UTC", "y": 2**63}] if first_has_points else []
+    raw = [
+        {"id": "a", "name": "docs", "throughput_vector": first},
+        {"id": "b", "name": "news", "throughput_vector": [{"x": None, "y": y}]},
+    ]
+    body = json.dumps(raw).encode()
+    for indexes in (IndexList.from_json_bytes(body), IndexList.from_json(json.loads(body))):
+        news = indexes["news"]
+        assert news.to_dict()["throughput_vector"] == [{"x": None, "y": y}]
+        assert news.throughput.problems == ((0, 4),)
+        assert math.isnan(news.throughput.values[0])
+        with pytest.raises(
+            InvalidResponseError,
+            match=rf"^throughput_vector\[0\] of index 'news' has a non-numeric y: {y}$",
+        ):
+            throughput_frame(indexes)
