@@ -539,7 +539,10 @@ def _scan_group(body: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> list[
     spaced = (windows[a - 1] & _OPEN[1][1]) == _OPEN[1][0]
     ok = spaced | ((windows[a - 1] & _OPEN[0][1]) == _OPEN[0][0])
     style = spaced.astype(np.intp)
-    middle = windows[d]
+    # A text's closing quote within the body's last 7 bytes means an odd array, not a
+    # point: its window is read clipped and the point refused.
+    ok &= d < windows.size
+    middle = windows[np.minimum(d, windows.size - 1)]
     ok &= np.where(
         spaced, (middle & _MIDDLE[1][1]) == _MIDDLE[1][0], (middle & _MIDDLE[0][1]) == _MIDDLE[0][0]
     )

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from searchkit.errors import InvalidResponseError
 from searchkit.frames import throughput_frame
-from searchkit.models import IndexList
+from searchkit.models import IndexList, SearchIndex
 
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -166,3 +166,18 @@ def test_a_boolean_y_is_no_number_on_both_paths(y, first_has_points):
             match=rf"^throughput_vector\[0\] of index 'news' has a non-numeric y: {y}$",
         ):
             throughput_frame(indexes)
+
+
+@pytest.mark.parametrize("separators", [(",", ":"), (", ", ": ")])
+def test_an_array_of_odd_points_at_the_end_of_the_body_is_read_not_crashed_on(separators):
+    # Six quotes look like one point to the in-place reader; the last "text" ends within
+    # the body's last 8 bytes, where no 8-byte window starts.
+    raw = [{"id": "id-0", "name": "n0", "throughput_vector": [{"y": None}, "", ""]}]
+    body = json.dumps(raw, separators=separators).encode()
+    for index in (
+        IndexList.from_json_bytes(body)[0],
+        SearchIndex.from_json_bytes(json.dumps(raw[0], separators=separators).encode()),
+        IndexList.from_json(raw)[0],
+    ):
+        assert index.to_dict()["throughput_vector"] == [{"x": None, "y": None}, "", ""]
+        assert index.throughput.problems == ((0, 1), (1, 0), (2, 0))
