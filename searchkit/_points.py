@@ -15,7 +15,7 @@ import concurrent.futures
 import itertools
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import msgspec
@@ -278,6 +278,23 @@ def _numeric(value: Any) -> float | None:
     return None
 
 
+def _refuse_booleans(vectors: list[Sequence[Any]], counts: list[int], values: np.ndarray) -> None:
+    """Raise ArrowInvalid if a y that Arrow read as 0.0 or 1.0 was a JSON boolean."""
+    maybe = np.flatnonzero((values == 0) | (values == 1))
+    if not maybe.size:
+        return
+    if maybe.size * 8 > values.size:  # mostly zeros: one C-level pass over every y
+        points: Iterable[Any] = itertools.chain.from_iterable(vectors)
+        ys: Iterable[Any] = map(dict.get, points, itertools.repeat("y"))
+    else:  # only the points read as 0 or 1
+        ends = np.cumsum(counts)
+        numbers = np.searchsorted(ends, maybe, side="right")
+        offsets = maybe - (ends - np.asarray(counts))[numbers]
+        ys = [vectors[n][j]["y"] for n, j in zip(numbers.tolist(), offsets.tolist(), strict=True)]
+    if bool in set(map(type, ys)):
+        raise pa.ArrowInvalid("a y is a boolean")
+
+
 class _Batch:
     """Points of several indexes being read at once; split into one Throughput each."""
 
@@ -297,10 +314,19 @@ class _Batch:
         kept: dict[int, Any] = {}
         problems: dict[int, int] = {}
         try:
+            # Arrow is more lenient than the rule, and both leniencies are closed here:
+            # it takes the first point to say how all are given, and from a sequence of
+            # (key, value) pairs (``""``, ``[]``, ``[["x", "..."]]``) it makes a point;
+            # given a first dict it refuses any later non-dict.
+            if type(next(itertools.chain.from_iterable(vectors), None)) is not dict:
+                raise pa.ArrowInvalid("a point is not a dict")
             table = pa.array(vectors, type=pa.large_list(_POINT_TYPE)).flatten()
             if table.null_count:
                 raise pa.ArrowInvalid("a point is not an object")
             texts, values = table.field("x"), table.field("y").to_numpy(zero_copy_only=False)
+            # And it reads a boolean y as 1.0 or 0.0: only the indexes holding such
+            # values have their y types looked at (one C-level pass each).
+            _refuse_booleans(vectors, counts, values)
         except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
             texts, values = self._odd_points(vectors, kept, problems)
         if len(texts) and texts.null_count:
@@ -513,7 +539,10 @@ def _scan_group(body: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> list[
     spaced = (windows[a - 1] & _OPEN[1][1]) == _OPEN[1][0]
     ok = spaced | ((windows[a - 1] & _OPEN[0][1]) == _OPEN[0][0])
     style = spaced.astype(np.intp)
-    middle = windows[d]
+    # A text's closing quote within the body's last 7 bytes means an odd array, not a
+    # point: its window is read clipped and the point refused.
+    ok &= d < windows.size
+    middle = windows[np.minimum(d, windows.size - 1)]
     ok &= np.where(
         spaced, (middle & _MIDDLE[1][1]) == _MIDDLE[1][0], (middle & _MIDDLE[0][1]) == _MIDDLE[0][0]
     )

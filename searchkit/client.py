@@ -83,8 +83,14 @@ DEFAULT_MAX_RESPONSE_BYTES = 512 * 1024 * 1024
 PATH = "/v2/search"
 # How far the service's clock may lag ours when matching a lost create by creation_time.
 CLOCK_SKEW_SECONDS = 300
-# Bytes read per socket read, and most bytes inflated per step of decompression.
+# Bytes read per socket read of an error answer (cut at ERROR_BODY_LIMIT anyway).
 CHUNK = 64 * 1024
+# Bytes read per read of a success answer, and most bytes inflated per step: few large
+# reads, each into one new buffer (a list of 1,000 indexes is about 80 MB).
+LARGE_CHUNK = 1024 * 1024
+# An announced length up to this is read in one read into one buffer, which is the body:
+# no list of pieces to join, so no second copy of it.
+WHOLE_READ_LIMIT = 1024 * 1024 * 1024
 # Error answers are read only this far: their message is cut to 300 characters anyway.
 ERROR_BODY_LIMIT = 1024 * 1024
 
@@ -440,10 +446,11 @@ def _socket_of(response: requests.Response) -> socket.socket | None:
 
 
 class _Inflater:
-    """Undo a Content-Encoding step by step, never more than ``CHUNK`` bytes at a time."""
+    """Undo a Content-Encoding step by step, never more than ``step`` bytes at a time."""
 
-    def __init__(self, encoding: str) -> None:
+    def __init__(self, encoding: str, step: int = CHUNK) -> None:
         self.encoding = encoding
+        self.step = step
         self._obj: Any = None
         if encoding in ("gzip", "x-gzip"):
             self._obj = zlib.decompressobj(16 + zlib.MAX_WBITS)
@@ -457,7 +464,7 @@ class _Inflater:
             return
         while data:
             try:
-                out = self._obj.decompress(data, CHUNK)
+                out = self._obj.decompress(data, self.step)
             except zlib.error:
                 # Some servers send raw deflate without the zlib wrapper.
                 if self.encoding != "deflate" or self._raw_deflate_tried:
@@ -935,14 +942,24 @@ class Client:
         identity = encoding in ("identity", "")
         if not error_answer and identity and announced.isdigit() and int(announced) > cap:
             raise _BodyFault(self._too_large(method, status, f"announces {announced} bytes"))
-        inflater = _Inflater(encoding)
+        step = CHUNK if error_answer else LARGE_CHUNK
+        inflater = _Inflater(encoding, step)
         raw = response.raw
         read = getattr(raw, "read1", None) or raw.read  # read1: urllib3 >= 2.3
         sock = _socket_of(response)
         chunks: list[bytes] = []
+        whole = (
+            not error_answer
+            and identity
+            and sock is not None
+            and announced.isdigit()
+            and int(announced) <= min(cap, WHOLE_READ_LIMIT)
+        )
         try:
             with _shutdown_at(sock, call.ends):
-                self._read_chunks(call, read, sock, inflater, chunks, cap, error_answer)
+                if whole and sock is not None:
+                    return self._read_whole(call, raw, sock, int(announced))
+                self._read_chunks(call, read, sock, inflater, chunks, cap, error_answer, step)
         except zlib.error:
             raise _BodyFault(
                 self._invalid(method, status, f"the body is not valid {encoding} data")
@@ -978,6 +995,25 @@ class Client:
             raise _BodyFault(self._body_transport_error(method, path, what), exc) from None
         return b"".join(chunks)
 
+    def _read_whole(self, call: _Call, raw: Any, sock: socket.socket, length: int) -> bytes:
+        """Read a body of announced ``length`` (under the cap) in one read into one buffer.
+
+        Each socket read inside waits at most the read timeout, and _shutdown_at ends the
+        read at the deadline; a body shorter than announced raises urllib3's
+        ProtocolError(IncompleteRead), as a read in pieces would.
+        """
+        remaining = call.remaining()
+        if remaining <= 0:
+            raise _Late
+        with contextlib.suppress(OSError):  # closed under us: nothing left to wait for
+            sock.settimeout(min(self.timeout[1], remaining))
+        data: bytes = raw.read(length, decode_content=False) if length else b""
+        if call.remaining() <= 0:
+            raise _Late  # the end may be the deadline's cut, not the body's
+        if len(data) < length:  # urllib3 without enforce_content_length
+            raise ProtocolError("body cut short", IncompleteRead(len(data), length - len(data)))
+        return data
+
     def _read_chunks(
         self,
         call: _Call,
@@ -987,6 +1023,7 @@ class Client:
         chunks: list[bytes],
         cap: int,
         error_answer: bool,
+        step: int = CHUNK,
     ) -> None:
         """Append the inflated body to ``chunks``; an error answer is cut at ``cap``."""
         size = 0
@@ -1001,7 +1038,7 @@ class Client:
                     sock.settimeout(min(self.timeout[1], remaining))
                 except OSError:
                     sock = None  # closed under us: the body has been read in full
-            data = read(CHUNK, decode_content=False)
+            data = read(step, decode_content=False)
             if not data:
                 if call.remaining() <= 0:
                     raise _Late  # the end may be the deadline's cut, not the body's

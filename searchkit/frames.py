@@ -212,9 +212,12 @@ class _Throughput:
         # Services send points in time order: check that in one pass, sort only if not.
         if self.nanos.size < 2:
             return
-        # Points without an instant (kept with errors="coerce") sort last, as pandas does.
-        keys = self.nanos.view(np.uint64) ^ np.uint64(1 << 63)  # int64 order, NaT lowest
-        keys = np.where(self.nanos == _NAT, np.uint64(2**64 - 1), keys)
+        if self.nanos.min() != _NAT:  # every point has an instant: int64 order is time order
+            keys = self.nanos
+        else:
+            # Points without an instant (kept with errors="coerce") sort last, as pandas does.
+            keys = self.nanos.view(np.uint64) ^ np.uint64(1 << 63)  # int64 order, NaT lowest
+            keys = np.where(self.nanos == _NAT, np.uint64(2**64 - 1), keys)
         backwards = keys[1:] < keys[:-1]
         boundaries = self.ends[:-1] - 1
         backwards[boundaries[(boundaries >= 0) & (boundaries < backwards.size)]] = False

@@ -267,8 +267,11 @@ def _enum_or_text(enum_cls: type[enum.Enum], value: str | None) -> Any:
         return value
 
 
-def _unalias(data: Mapping[str, Any]) -> dict[str, Any]:
+def _unalias(data: Mapping[str, Any]) -> Mapping[str, Any]:
     # An alias counts only when the current name is absent; the alias is then not extra.
+    # Read-only: without an alias the object itself is returned, not a copy.
+    if not any(old_name in data for old_name in _ALIASES):
+        return data
     data = dict(data)
     for old_name, new_name in _ALIASES.items():
         if old_name in data and new_name not in data:

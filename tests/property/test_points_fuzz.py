@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import math
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from searchkit.models import IndexList
+from searchkit.errors import InvalidResponseError
+from searchkit.frames import throughput_frame
+from searchkit.models import IndexList, SearchIndex
 
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -104,3 +108,76 @@ def test_clean_points_read_in_place_round_trip_to_the_texts_sent(texts, separato
     index = IndexList.from_json_bytes(json.dumps(raw, separators=separators).encode())[0]
     assert [p["x"] for p in index.to_dict()["throughput_vector"]] == texts
     assert index.throughput.values.tolist() == list(range(len(texts)))
+
+
+NOT_OBJECTS = ["", [], [["x", "2026-01-01 00:00:00 +0000 UTC"], ["y", 1]], 0, None, "ab"]
+
+
+@pytest.mark.parametrize("point", NOT_OBJECTS, ids=repr)
+@pytest.mark.parametrize("first_has_points", [True, False])
+def test_a_point_that_is_no_object_is_kept_and_named_on_both_paths(point, first_has_points):
+    # Arrow reads "" and lists of pairs as structs: neither path may take them for points.
+    raw = [
+        {
+            "id": "a",
+            "name": "docs",
+            "throughput_vector": (
+                [{"x": "1970-01-01 00:00:00 +0000 UTC", "y": None}] if first_has_points else []
+            ),
+        },
+        {
+            "id": "b",
+            "name": "news",
+            # Only such points: Arrow converts a batch of them without complaint.
+            "throughput_vector": [point, point],
+        },
+    ]
+    body = json.dumps(raw).encode()
+    for indexes in (IndexList.from_json_bytes(body), IndexList.from_json(json.loads(body))):
+        news = indexes["news"]
+        assert news.to_dict()["throughput_vector"] == [point, point]
+        assert news.throughput.problems == ((0, 0), (1, 0))
+        with pytest.raises(
+            InvalidResponseError, match=r"^throughput_vector\[0\] of index 'news' is not an object$"
+        ):
+            throughput_frame(indexes)
+        frame = throughput_frame(indexes, errors="coerce", names="news")
+        assert frame["time"].isna().tolist() == [True, True]
+        assert [math.isnan(v) for v in frame["value"].tolist()] == [True, True]
+
+
+@pytest.mark.parametrize("y", [True, False])
+@pytest.mark.parametrize("first_has_points", [True, False])
+def test_a_boolean_y_is_no_number_on_both_paths(y, first_has_points):
+    # Arrow reads a boolean as 1.0 or 0.0: neither path may take it for a value.
+    first = [{"x": "1970-01-01 00:00:00 +0000 UTC", "y": 2**63}] if first_has_points else []
+    raw = [
+        {"id": "a", "name": "docs", "throughput_vector": first},
+        {"id": "b", "name": "news", "throughput_vector": [{"x": None, "y": y}]},
+    ]
+    body = json.dumps(raw).encode()
+    for indexes in (IndexList.from_json_bytes(body), IndexList.from_json(json.loads(body))):
+        news = indexes["news"]
+        assert news.to_dict()["throughput_vector"] == [{"x": None, "y": y}]
+        assert news.throughput.problems == ((0, 4),)
+        assert math.isnan(news.throughput.values[0])
+        with pytest.raises(
+            InvalidResponseError,
+            match=rf"^throughput_vector\[0\] of index 'news' has a non-numeric y: {y}$",
+        ):
+            throughput_frame(indexes)
+
+
+@pytest.mark.parametrize("separators", [(",", ":"), (", ", ": ")])
+def test_an_array_of_odd_points_at_the_end_of_the_body_is_read_not_crashed_on(separators):
+    # Six quotes look like one point to the in-place reader; the last "text" ends within
+    # the body's last 8 bytes, where no 8-byte window starts.
+    raw = [{"id": "id-0", "name": "n0", "throughput_vector": [{"y": None}, "", ""]}]
+    body = json.dumps(raw, separators=separators).encode()
+    for index in (
+        IndexList.from_json_bytes(body)[0],
+        SearchIndex.from_json_bytes(json.dumps(raw[0], separators=separators).encode()),
+        IndexList.from_json(raw)[0],
+    ):
+        assert index.to_dict()["throughput_vector"] == [{"x": None, "y": None}, "", ""]
+        assert index.throughput.problems == ((0, 1), (1, 0), (2, 0))
