@@ -23,7 +23,7 @@ import pandas as pd
 
 from searchkit.errors import ValidationError
 from searchkit.frames import _medians, _nanos, limits_frame, throughput_frame
-from searchkit.models import LIMIT_FIELDS
+from searchkit.models import LIMIT_FIELDS, LIMIT_INFO
 from searchkit.timestamps import TimeZone, resolve_zone
 
 if TYPE_CHECKING:
@@ -594,9 +594,7 @@ def plot_utilization(
                     fontsize="x-small",
                     color="white" if value > 90 else "black",
                 )
-    ax.set_title(
-        title or f"Daily usage of {usage['field'].iloc[0].replace('+', ' + ')}", fontsize="medium"
-    )
+    ax.set_title(title or _utilization_title(str(usage["field"].iloc[0])), fontsize="medium")
     ax.set_xlabel(f"day ({_zone_name(tz)})")
     if len(rows):
         ax.legend(loc="upper left", bbox_to_anchor=(0, -0.25), frameon=False, fontsize="small")
@@ -607,6 +605,16 @@ def _colormap() -> Any:
     import matplotlib
 
     return matplotlib.colormaps["YlOrRd"].with_extremes(bad="#dddddd")
+
+
+def _utilization_title(field: str) -> str:
+    """Say which limit a heatmap compares with, in words: "queries + updates per day"."""
+    fields = field.split("+")
+    if not all(f in LIMIT_INFO for f in fields):
+        return f"Usage of {field.replace('+', ' + ')}"
+    what = " + ".join(LIMIT_INFO[f].label.split(" / ")[0] for f in fields)
+    period = LIMIT_INFO[fields[0]].period
+    return f"Usage against the limit of {what}" + (f" per {period}" if period else "")
 
 
 def _zone_name(tz: TimeZone) -> str:
