@@ -40,7 +40,7 @@ import pyarrow.parquet as pq
 from searchkit.errors import SearchKitError
 from searchkit.frames import LIMITS_COLUMNS, _medians, limits_frame, throughput_frame
 from searchkit.models import LIMIT_FIELDS, REGIONS, TYPES
-from searchkit.timestamps import TimeZone, resolve_zone
+from searchkit.timestamps import TimeZone, resolve_zone, utc_instant
 
 if TYPE_CHECKING:
     from searchkit.client import Client
@@ -490,7 +490,7 @@ class History:
                 corrupt; nothing was stored by the call then.
         """
         listed = client.list_indexes() if indexes is None else indexes
-        collected_at = _instant(now) or pd.Timestamp(time.time_ns(), unit="ns", tz="UTC")
+        collected_at = utc_instant(now) or pd.Timestamp(time.time_ns(), unit="ns", tz="UTC")
         stamp = int(collected_at.value)
         fallback_account = str(getattr(client, "username", "") or "")
         limits = limits_frame(listed)
@@ -690,7 +690,7 @@ class History:
             ValidationError: ``tz`` is unknown.
         """
         zone = resolve_zone(tz, default=dt.timezone.utc) or dt.timezone.utc
-        lo, hi = _instant(start), _instant(end)
+        lo, hi = utc_instant(start), utc_instant(end)
         condition = None
         if lo is not None:
             condition = _and(condition, ds.field("time") >= pa.scalar(lo.value, _TS))
@@ -760,7 +760,7 @@ class History:
             ``account`` and ``collected_at`` (when that snapshot was taken). Indexes no
             longer listed keep their last snapshot.
         """
-        when = _instant(at)
+        when = utc_instant(at)
         condition = None
         days: tuple[str | None, str | None] = (None, None)
         if when is not None:
@@ -996,15 +996,6 @@ def _remove_quietly(fs: pafs.FileSystem, path: str) -> None:
 
 def _and(left: ds.Expression | None, right: ds.Expression) -> ds.Expression:
     return right if left is None else left & right
-
-
-def _instant(value: Any) -> pd.Timestamp | None:
-    if value is None:
-        return None
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return pd.Timestamp(round(value * 1e9), unit="ns", tz="UTC")  # epoch seconds
-    stamp = pd.Timestamp(value)
-    return stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
 
 
 def _thin_snapshots(table: pa.Table) -> pa.Table:

@@ -37,7 +37,7 @@ import pyarrow.compute as pc
 
 from searchkit.errors import TimestampError, ValidationError
 
-__all__ = ["GO_LAYOUT", "TimeZone", "parse_timestamps", "resolve_zone"]
+__all__ = ["GO_LAYOUT", "TimeZone", "parse_timestamps", "resolve_zone", "utc_instant"]
 
 #: The Go layout of the texts this module reads (``time.Time.String()`` without ``m=``).
 GO_LAYOUT = "2006-01-02 15:04:05.999999999 -0700 MST"
@@ -613,3 +613,23 @@ def resolve_zone(tz: TimeZone, *, default: dt.tzinfo | None = None) -> dt.tzinfo
         return zoneinfo.ZoneInfo(tz)
     except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError) as exc:
         raise ValidationError(f"unknown time zone {tz!r}{_zone_suggestion(tz)}") from exc
+
+
+def utc_instant(value: Any) -> pd.Timestamp | None:
+    """Return a time a user gave as an aware UTC Timestamp (None stays None).
+
+    Numbers are epoch seconds; texts, datetimes and Timestamps without a zone are read as
+    UTC, the toolkit's convention; aware ones are converted.
+
+    Example:
+        >>> utc_instant("2026-11-20 06:00")
+        Timestamp('2026-11-20 06:00:00+0000', tz='UTC')
+        >>> utc_instant(0)
+        Timestamp('1970-01-01 00:00:00+0000', tz='UTC')
+    """
+    if value is None:
+        return None
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return pd.Timestamp(round(value * 1e9), unit="ns", tz="UTC")  # epoch seconds
+    stamp = pd.Timestamp(value)
+    return stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")

@@ -24,7 +24,7 @@ import pandas as pd
 from searchkit.errors import ValidationError
 from searchkit.frames import _medians, _nanos, limits_frame, throughput_frame
 from searchkit.models import LIMIT_FIELDS, LIMIT_INFO
-from searchkit.timestamps import TimeZone, resolve_zone
+from searchkit.timestamps import TimeZone, resolve_zone, utc_instant
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -369,12 +369,12 @@ def forecast_limits(
     """
     monthly = _is_monthly(field)
     window = pd.Timedelta(pace_window)
-    tp, limits = _forecast_frames(source, _instant(now), monthly, window)
+    tp, limits = _forecast_frames(source, utc_instant(now), monthly, window)
     label, limit = _field_limit(limits, field)
     steps = _intervals(tp)
     ops = _operations(tp, value_unit, steps) if len(tp) else np.array([])
     per = VALUE_UNITS[value_unit] or 60.0
-    moment = _instant(now)
+    moment = utc_instant(now)
     if moment is None:
         # The end of the newest point's interval: the data's own "now".
         step = steps.min() if steps.notna().any() else _MINUTE
@@ -512,15 +512,6 @@ def _hit_at(
         return pd.NaT
     when = now + pd.Timedelta(seconds=(limit - used) / rate)
     return when if when < reset else pd.NaT
-
-
-def _instant(value: Any) -> pd.Timestamp | None:
-    if value is None:
-        return None
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return pd.Timestamp(round(value * 1e9), unit="ns", tz="UTC")  # epoch seconds
-    stamp = pd.Timestamp(value)
-    return stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
 
 
 def plot_utilization(

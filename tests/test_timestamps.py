@@ -382,3 +382,21 @@ def test_resolve_zone_accepts_names_and_tzinfo_and_suggests_close_names():
     assert str(info.value) == "unknown time zone 'Berlin'; did you mean 'Europe/Berlin'?"
     with pytest.raises(ValidationError, match=r"^unknown time zone 'Nowhere/Special'$"):
         resolve_zone("Nowhere/Special")
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        (None, None),
+        (0, pd.Timestamp("1970-01-01", tz="UTC")),
+        (1.5, pd.Timestamp("1970-01-01 00:00:01.5", tz="UTC")),
+        ("2026-11-20 06:00", pd.Timestamp("2026-11-20 06:00", tz="UTC")),
+        ("2026-11-20 07:00+01:00", pd.Timestamp("2026-11-20 06:00", tz="UTC")),
+    ],
+)
+def test_utc_instant_reads_numbers_as_epoch_seconds_and_naive_times_as_utc(given, expected):
+    from searchkit.timestamps import utc_instant
+
+    assert utc_instant(given) == expected
+    if expected is not None:
+        assert str(utc_instant(given).tz) == "UTC"
