@@ -485,15 +485,8 @@ class Store:
             The indexes as the API returns them.
         """
 
-        def read() -> list[tuple[Any, ...]]:
-            with self._connection() as conn:
-                return conn.execute(
-                    f"{_SELECT_INDEXES} WHERE customer_id = ? ORDER BY creation_time, seq",
-                    (account.customer_id,),
-                ).fetchall()
-
         now = self._clock()
-        return [self._render(row, now) for row in self._retrying(read)]
+        return [self._render(row, now) for row in self._rows_of(account)]
 
     def list_indexes_json(self, account: Account) -> Iterator[str]:
         """Return the JSON texts of the indexes of ``account``, one per index, lazily.
@@ -509,6 +502,12 @@ class Store:
             An iterator of compact JSON objects, oldest index first.
         """
 
+        now = self._clock()
+        return self._render_json(self._rows_of(account), now)
+
+    def _rows_of(self, account: Account) -> list[tuple[Any, ...]]:
+        """Read the index rows of ``account``, oldest first (retried while the file is busy)."""
+
         def read() -> list[tuple[Any, ...]]:
             with self._connection() as conn:
                 return conn.execute(
@@ -516,9 +515,7 @@ class Store:
                     (account.customer_id,),
                 ).fetchall()
 
-        now = self._clock()
-        rows = self._retrying(read)
-        return self._render_json(rows, now)
+        return self._retrying(read)
 
     def _render_json(self, rows: list[tuple[Any, ...]], now: float) -> Iterator[str]:
         # Popped as they go, so a half-sent list does not keep the rows already sent.
