@@ -676,14 +676,19 @@ _VIEW_MASKS = (
 )
 
 
-def _numbers(body: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray | None:
-    """Read JSON number texts at body[starts:starts+lengths] as float64 (None if one is not)."""
+def _gathered(body: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> pa.Array:
+    """Return body[starts:starts+lengths] as one Arrow string array, built by one gather."""
     offsets = np.zeros(lengths.size + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     gather = np.repeat(starts - offsets[:-1], lengths) + np.arange(int(offsets[-1]))
-    texts = pa.LargeStringArray.from_buffers(
+    return pa.LargeStringArray.from_buffers(
         lengths.size, pa.py_buffer(offsets), pa.py_buffer(body[gather])
     )
+
+
+def _numbers(body: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray | None:
+    """Read JSON number texts at body[starts:starts+lengths] as float64 (None if one is not)."""
+    texts = _gathered(body, starts, lengths)
     try:
         return np.asarray(texts.cast(pa.float64()))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
@@ -693,12 +698,7 @@ def _numbers(body: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.nd
 def _texts_at(body: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> pa.Array:
     """Return the texts at body[starts:ends] as one Arrow string array (one gather)."""
     lengths = ends - starts
-    offsets = np.zeros(lengths.size + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    gather = np.repeat(starts - offsets[:-1], lengths) + np.arange(int(offsets[-1]))
-    texts = pa.LargeStringArray.from_buffers(
-        lengths.size, pa.py_buffer(offsets), pa.py_buffer(body[gather])
-    )
+    texts = _gathered(body, starts, lengths)
     try:
         texts.validate(full=True)
     except pa.ArrowInvalid:  # not UTF-8: JSON says it must be; read it as json.loads would

@@ -299,12 +299,12 @@ def _text(value: Any) -> str:
     return str(value) if str(value) != "" else "—"
 
 
-def _created(index: SearchIndex) -> str:
+def _created(index: SearchIndex, layout: str = "%Y-%m-%d %H:%M UTC") -> str:
     try:
         created = index.created
     except (OverflowError, OSError, ValueError):
         return "—"
-    return created.strftime("%Y-%m-%d %H:%M UTC") if isinstance(created, dt.datetime) else "—"
+    return created.strftime(layout) if isinstance(created, dt.datetime) else "—"
 
 
 def _masked(secret: Any) -> str:
@@ -637,26 +637,6 @@ def _secret_text(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
-def _limit_text(value: Any, field: str) -> str:
-    try:
-        return format_limit(value, field)
-    except (OverflowError, ValueError):  # an integer too big for a float: show its digits
-        return f"{value:,}" if isinstance(value, int) else str(value)
-
-
-def _created_text(index: SearchIndex) -> str:
-    try:
-        created = index.created
-    except (OverflowError, OSError, ValueError):
-        return "—"
-    return created.strftime("%Y-%m-%d %H:%M") if isinstance(created, dt.datetime) else "—"
-
-
-def _short_id(value: Any) -> str:
-    text = _text(value)
-    return text if len(text) <= 8 else text[:8]
-
-
 def _pad(text: str, width: int, *, right: bool) -> str:
     gap = " " * max(width - text_width(text), 0)
     return gap + text if right else text + gap
@@ -696,12 +676,12 @@ def limits_text_table(
     for index in items:
         row = [
             _text(index.name),
-            _short_id(index.id),
+            short_id(index.id),
             _text(index.type),
             _text(index.region),
-            _created_text(index),
+            _created(index, "%Y-%m-%d %H:%M"),
         ]
-        row += [_limit_text(getattr(index, f, None), f) for f in LIMIT_FIELDS]
+        row += [format_limit(getattr(index, f, None), f) for f in LIMIT_FIELDS]
         if show_secrets:
             row += [_secret_text(index.token) or "—", _secret_text(index.read_only_token) or "—"]
         rows.append([terminal_safe(cell) for cell in row])
