@@ -41,7 +41,7 @@ _DAY_NS = 86_400 * 1_000_000_000
 
 
 def write_dataset(root: Path, indexes: int, days: int) -> tuple[list[str], float]:
-    from searchkit.history import _ROW_GROUP, THROUGHPUT_SCHEMA
+    from searchkit.history.store import _ROW_GROUP, THROUGHPUT_SCHEMA
 
     ids = [str(uuid.UUID(int=i + 1, version=4)) for i in range(indexes)]
     names = [f"index-{i:04d}" for i in range(indexes)]
@@ -82,7 +82,7 @@ def write_dataset(root: Path, indexes: int, days: int) -> tuple[list[str], float
 
 def write_limits(root: Path, ids: list[str], names: list[str]) -> None:
     """One limits snapshot per index, as collect writes it: free plans, so forecasts bite."""
-    from searchkit.history import LIMITS_SCHEMA
+    from searchkit.history.store import LIMITS_SCHEMA
 
     count = len(ids)
     stamp = END.value
@@ -135,7 +135,7 @@ def _resident_kib() -> int:
 def measure(root: str, what: str, engine: str, arg: str) -> dict[str, float]:
     """Run one read in this process (a fresh one); report seconds, rows, peak RSS."""
     if engine == "searchkit":
-        from searchkit.history import History
+        from searchkit.history.store import History
 
         hist = History(root)
         before_kib = _resident_kib()
@@ -197,7 +197,7 @@ def run_measure(root: Path, what: str, engine: str, arg: str, repeat: int = 3) -
 
 def bench_collect(root: Path, indexes: int, rounds: int) -> tuple[float, list[float], int]:
     from searchkit.emulator import Emulator
-    from searchkit.history import History
+    from searchkit.history.store import History
 
     clock = END.timestamp() - 3600
     with Emulator(seed=1, clock=clock) as emu:

@@ -47,7 +47,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from throughput import POINTS_PER_INDEX, build_json
 
 import searchkit as sk
-from searchkit.models import IndexList
+from searchkit.model.index import IndexList
 
 MiB = 1024 * 1024
 _TEMPLATE_INDEXES = 100

@@ -28,7 +28,7 @@ CASES = {
     "import searchkit": "import searchkit",
     "searchkit --help": (
         "import sys; sys.argv = ['searchkit', '--help']\n"
-        "from searchkit.cli import main\n"
+        "from searchkit.cli.main import main\n"
         "try:\n    main()\nexcept SystemExit:\n    pass"
     ),
 }

@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 from searchkit._version import __version__
 
 if TYPE_CHECKING:
-    from searchkit.client import Client
+    from searchkit.analytics.usage import forecast_limits, plot_utilization, usage_frame
+    from searchkit.api.client import Client
     from searchkit.connection import connect
-    from searchkit.display import limits_summary, limits_table
     from searchkit.emulator import Emulator
     from searchkit.errors import (
         AmbiguousCreateError,
@@ -36,14 +36,14 @@ if TYPE_CHECKING:
         TransportError,
         ValidationError,
     )
-    from searchkit.frames import (
+    from searchkit.frames.frames import (
         limits_frame,
         throughput_frame,
         throughput_intervals,
         throughput_series,
     )
-    from searchkit.history import History, HistoryError
-    from searchkit.models import (
+    from searchkit.history.store import History, HistoryError
+    from searchkit.model.index import (
         LIMIT_FIELDS,
         REGIONS,
         TYPES,
@@ -54,54 +54,54 @@ if TYPE_CHECKING:
         SearchIndex,
         Secret,
     )
-    from searchkit.plotting import plot_limits, plot_throughput
-    from searchkit.timestamps import parse_timestamps
-    from searchkit.usage import forecast_limits, plot_utilization, usage_frame
-    from searchkit.widgets import create_index_form, index_browser
+    from searchkit.model.timestamps import parse_timestamps
+    from searchkit.render.display import limits_summary, limits_table
+    from searchkit.render.plots import plot_limits, plot_throughput
+    from searchkit.ui.widgets import create_index_form, index_browser
 
 #: Each public name and the module that defines it; a name is imported on first access.
 _EXPORTS: dict[str, str] = {
     "AmbiguousCreateError": "searchkit.errors",
-    "AmbiguousNameError": "searchkit.models",
+    "AmbiguousNameError": "searchkit.model.index",
     "AuthenticationError": "searchkit.errors",
-    "Client": "searchkit.client",
+    "Client": "searchkit.api.client",
     "ConfigError": "searchkit.errors",
     "Emulator": "searchkit.emulator",
-    "History": "searchkit.history",
-    "HistoryError": "searchkit.history",
+    "History": "searchkit.history.store",
+    "HistoryError": "searchkit.history.store",
     "IndexExistsError": "searchkit.errors",
-    "IndexList": "searchkit.models",
-    "IndexType": "searchkit.models",
+    "IndexList": "searchkit.model.index",
+    "IndexType": "searchkit.model.index",
     "InvalidResponseError": "searchkit.errors",
-    "LIMIT_FIELDS": "searchkit.models",
+    "LIMIT_FIELDS": "searchkit.model.index",
     "NotFoundError": "searchkit.errors",
     "PermissionDeniedError": "searchkit.errors",
-    "REGIONS": "searchkit.models",
+    "REGIONS": "searchkit.model.index",
     "RateLimitError": "searchkit.errors",
-    "Region": "searchkit.models",
-    "SearchIndex": "searchkit.models",
+    "Region": "searchkit.model.index",
+    "SearchIndex": "searchkit.model.index",
     "SearchKitError": "searchkit.errors",
-    "Secret": "searchkit.models",
+    "Secret": "searchkit.model.index",
     "ServerError": "searchkit.errors",
-    "TYPES": "searchkit.models",
+    "TYPES": "searchkit.model.index",
     "TimestampError": "searchkit.errors",
     "TransportError": "searchkit.errors",
     "ValidationError": "searchkit.errors",
     "connect": "searchkit.connection",
-    "create_index_form": "searchkit.widgets",
-    "forecast_limits": "searchkit.usage",
-    "index_browser": "searchkit.widgets",
-    "limits_frame": "searchkit.frames",
-    "limits_summary": "searchkit.display",
-    "limits_table": "searchkit.display",
-    "parse_timestamps": "searchkit.timestamps",
-    "plot_limits": "searchkit.plotting",
-    "plot_throughput": "searchkit.plotting",
-    "plot_utilization": "searchkit.usage",
-    "throughput_frame": "searchkit.frames",
-    "throughput_intervals": "searchkit.frames",
-    "throughput_series": "searchkit.frames",
-    "usage_frame": "searchkit.usage",
+    "create_index_form": "searchkit.ui.widgets",
+    "forecast_limits": "searchkit.analytics.usage",
+    "index_browser": "searchkit.ui.widgets",
+    "limits_frame": "searchkit.frames.frames",
+    "limits_summary": "searchkit.render.display",
+    "limits_table": "searchkit.render.display",
+    "parse_timestamps": "searchkit.model.timestamps",
+    "plot_limits": "searchkit.render.plots",
+    "plot_throughput": "searchkit.render.plots",
+    "plot_utilization": "searchkit.analytics.usage",
+    "throughput_frame": "searchkit.frames.frames",
+    "throughput_intervals": "searchkit.frames.frames",
+    "throughput_series": "searchkit.frames.frames",
+    "usage_frame": "searchkit.analytics.usage",
 }
 
 __all__ = [  # noqa: RUF022 - plain sorted(), as tests/test_public_api.py checks

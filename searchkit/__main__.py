@@ -4,6 +4,6 @@ from __future__ import annotations
 
 import sys
 
-from searchkit.cli import main
+from searchkit.cli.main import main
 
 sys.exit(main())

@@ -13,8 +13,8 @@ import sys
 import threading
 from typing import TYPE_CHECKING, Any
 
-from searchkit.client import Client
-from searchkit.config import ENV_BASE_URL, ENV_PASSWORD, ENV_USERNAME
+from searchkit.api.client import Client
+from searchkit.api.config import ENV_BASE_URL, ENV_PASSWORD, ENV_USERNAME
 from searchkit.errors import ConfigError
 
 if TYPE_CHECKING:

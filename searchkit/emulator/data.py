@@ -111,7 +111,7 @@ PRESETS: Mapping[str, Mapping[str, int]] = MappingProxyType(
 )
 
 # Relative traffic level per plan, so free indexes look quieter than paid ones in plots. Read as
-# operations per second (the usage assumption of searchkit.usage), a free index then does
+# operations per second (the usage assumption of searchkit.analytics.usage), a free index then does
 # 0.25 to 25 operations a second: between one and a hundred times its daily limits.
 _THROUGHPUT_SCALE: Mapping[str, float] = MappingProxyType({"free": 0.05, "payg": 1.0, "fixed": 2.5})
 
@@ -448,7 +448,7 @@ DEMO_INDEXES: tuple[tuple[str, str, str, str, int, str], ...] = (
 
 
 # Traffic the demo set must show against its daily limits, for usage forecasts to have
-# something to say (searchkit.usage reads a value as operations per second):
+# something to say (searchkit.analytics.usage reads a value as operations per second):
 # "past": beyond max_daily_queries + max_daily_updates within 15 minutes of UTC midnight, so
 # already over it at any later hour; "on course": 1.2 to 1.5 times that sum over a day, so
 # under it in the morning and projected to cross it in the evening (about 16:00-20:00 UTC).

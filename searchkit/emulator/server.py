@@ -27,7 +27,7 @@ from searchkit.emulator.store import Account, Clock, Store, make_clock
 if TYPE_CHECKING:
     from types import TracebackType
 
-    from searchkit.client import Client
+    from searchkit.api.client import Client
 
 __all__ = ["DEFAULT_USERNAME", "Emulator"]
 
@@ -758,7 +758,7 @@ class Emulator:
         Returns:
             The client.
         """
-        from searchkit.client import Client
+        from searchkit.api.client import Client
 
         return Client(username=self.username, password=self.password, base_url=self.url, **kwargs)
 

@@ -13,7 +13,7 @@ import tracemalloc
 import pytest
 
 import searchkit as sk
-from searchkit.client import DEFAULT_MAX_RESPONSE_BYTES
+from searchkit.api.client import DEFAULT_MAX_RESPONSE_BYTES
 
 from .conftest import SHORT_READ, harness_client, index_json
 from .harness import (

@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from searchkit.config import is_loopback, validate_base_url
+from searchkit.api.config import is_loopback, validate_base_url
 from searchkit.errors import ConfigError
 
 PASSWORD = "Hunter2-Pw-x9Q"

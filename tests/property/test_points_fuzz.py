@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from searchkit.errors import InvalidResponseError
-from searchkit.frames import throughput_frame
-from searchkit.models import IndexList, SearchIndex
+from searchkit.frames.frames import throughput_frame
+from searchkit.model.index import IndexList, SearchIndex
 
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

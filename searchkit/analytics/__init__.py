@@ -1,0 +1,1 @@
+"""Usage against limits: usage frames, forecasts and their backtest."""

@@ -1,0 +1,613 @@
+"""Usage against limits: operations per day, when an index will hit its limit, a heatmap.
+
+The service does not document the unit of throughput. One assumption, stated here and
+nowhere else, and a parameter (``value_unit``) everywhere it matters: **a value is
+operations per second, sampled at each point**, so the operations in an interval are the
+value times the interval's length, the interval being the index's median sampling step.
+Throughput counts queries and updates together, so by default it is compared with
+``max_daily_queries + max_daily_updates``, days aligned to the limits' reset, UTC midnight.
+Any single limit field can be chosen instead; monthly ones (``max_monthly_*``) reset on the
+first of the month, UTC.
+
+``source`` is an :class:`~searchkit.IndexList` (the service's current window only), the raw
+API JSON, or a :class:`~searchkit.History` (as far back as it was collected).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from searchkit.errors import ValidationError
+from searchkit.frames.frames import _medians, _nanos, limits_frame, throughput_frame
+from searchkit.model.index import LIMIT_FIELDS, LIMIT_INFO
+from searchkit.model.timestamps import TimeZone, resolve_zone, utc_instant
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+__all__ = [
+    "DAILY_FIELDS",
+    "FORECAST_COLUMNS",
+    "VALUE_UNITS",
+    "forecast_limits",
+    "plot_utilization",
+    "usage_frame",
+]
+
+#: The default comparison: throughput counts queries and updates together.
+DAILY_FIELDS: tuple[str, str] = ("max_daily_queries", "max_daily_updates")
+#: Seconds one unit of a throughput value stands for, per interpretation.
+VALUE_UNITS: dict[str, float | None] = {"per_second": 1.0, "per_minute": 60.0, "per_point": None}
+#: Columns of :func:`forecast_limits`, in order (the index is ``index_id``).
+FORECAST_COLUMNS: tuple[str, ...] = (
+    "name",
+    "field",
+    "period_start",
+    "reset",
+    "used",
+    "pace",
+    "projected",
+    "projected_low",
+    "projected_high",
+    "limit",
+    "utilization",
+    "hit_at",
+    "hit_at_low",
+    "hit_at_high",
+    "reason",
+    "as_of",
+)
+_DAY = pd.Timedelta(days=1)
+_MINUTE = pd.Timedelta(minutes=1)
+
+
+def _frames(source: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Return (throughput, limits) of a History, an IndexList or raw JSON."""
+    from searchkit.history.store import History
+
+    if isinstance(source, History):
+        return source.throughput(), source.limits()
+    return throughput_frame(source), limits_frame(source)
+
+
+def _field_limit(limits: pd.DataFrame, field: str | None) -> tuple[str, pd.Series]:
+    if field is None:
+        total = limits[DAILY_FIELDS[0]] + limits[DAILY_FIELDS[1]]
+        return "+".join(DAILY_FIELDS), total
+    if field not in LIMIT_FIELDS:
+        raise ValidationError(f"unknown limit field {field!r}; choose one of {LIMIT_FIELDS}")
+    return field, limits[field]
+
+
+def _is_monthly(field: str | None) -> bool:
+    return field is not None and "monthly" in field
+
+
+def _intervals(frame: pd.DataFrame) -> pd.Series:
+    """Each index's median sampling interval (NaT with fewer than two points), by index_id.
+
+    What :func:`~searchkit.throughput_intervals` gives, from the categorical codes
+    directly: no Python string per row.
+    """
+    codes, ids = _codes(frame["index_id"])
+    return _medians(codes, _nanos(frame["time"]), pd.Index(ids, name="index_id"))
+
+
+def _operations(frame: pd.DataFrame, value_unit: str, intervals: pd.Series) -> np.ndarray:
+    """Operations each point stands for, under the documented assumption.
+
+    ``intervals`` is :func:`_intervals` of ``frame``; an index with one point counts a
+    minute for it.
+    """
+    if value_unit not in VALUE_UNITS:
+        raise ValidationError(
+            f"value_unit must be one of {sorted(VALUE_UNITS)}, got {value_unit!r}"
+        )
+    values = frame["value"].to_numpy(dtype=np.float64, na_value=np.nan)
+    per = VALUE_UNITS[value_unit]
+    if per is None:
+        return np.nan_to_num(values)
+    codes, ids = _codes(frame["index_id"])
+    per_id = _seconds(intervals.reindex(pd.Index(ids, name="index_id")))
+    seconds = per_id[codes] if len(ids) else np.zeros(len(codes))
+    return np.nan_to_num(values) * seconds / per
+
+
+def _seconds(intervals: pd.Series) -> np.ndarray:
+    """Intervals in seconds, a minute where unknown (NaT)."""
+    return intervals.fillna(_MINUTE).dt.total_seconds().to_numpy(dtype=np.float64)
+
+
+def _codes(column: pd.Series) -> tuple[np.ndarray, list[str]]:
+    """Integer codes and their labels, without materialising a string per row."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        array = column.array
+        return np.asarray(array.codes), [str(c) for c in array.categories]
+    codes, uniques = pd.factorize(column)
+    return codes, [str(u) for u in uniques]
+
+
+def _utilization(used: Any, limit: Any) -> np.ndarray:
+    used = np.asarray(used, dtype=np.float64)
+    limit = np.asarray(limit, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = used / limit
+    ratio[np.isinf(limit)] = 0.0  # unlimited: never any share of it used
+    ratio[limit == 0] = np.where(used[limit == 0] > 0, np.inf, 0.0)
+    return ratio
+
+
+def usage_frame(
+    source: Any,
+    freq: str = "D",
+    tz: TimeZone = "UTC",
+    field: str | None = None,
+    value_unit: str = "per_second",
+) -> pd.DataFrame:
+    """Return the estimated operations per index per period, beside the limit.
+
+    Args:
+        source: An IndexList, the raw API JSON, or a :class:`~searchkit.History`.
+        freq: The period, a pandas frequency; ``"D"`` (default) gives days starting at
+            midnight in ``tz``, which for UTC is the daily limits' reset.
+        tz: Time zone the periods are aligned in.
+        field: A limit field to compare with; default the sum of ``max_daily_queries``
+            and ``max_daily_updates``.
+        value_unit: How to read a value: ``"per_second"`` (default: operations per second
+            at that point, times the sampling interval), ``"per_minute"``, or
+            ``"per_point"`` (each value is a count).
+
+    Returns:
+        One row per index and period: ``index_id``, ``name``, ``period`` (start, aware),
+        ``operations``, ``points``, ``limit`` (``inf`` when unlimited), ``utilization``
+        (operations / limit; 0 when unlimited; NaN when the limit is not reported),
+        ``breached`` (operations above the limit) and ``complete`` (the points cover the
+        whole period; a first or last partial day undercounts), ``field`` (the limit
+        compared with: ``field``, or ``"max_daily_queries+max_daily_updates"``). From a
+        History, each period is compared with the limits in force at its end (plan changes
+        show). A point's interval is its index's median sampling interval
+        (:func:`~searchkit.throughput_intervals`; a History's, day by day), a minute for an
+        index with a single point. The frame has no ``attrs``: it saves to Parquet as is.
+
+    Example:
+        >>> usage_frame(client.list_indexes()).head()  # doctest: +SKIP
+    """
+    zone = resolve_zone(tz, default=dt.timezone.utc) or dt.timezone.utc
+    columns = ["index_id", "name", "period", "operations", "points", "limit"]
+    if _is_history(source):
+        # One day at a time, so memory stays that of a day whatever the history's length.
+        parts, names, day_steps = [], {}, []
+        for day in source._days("throughput"):
+            begin = pd.Timestamp(day, tz="UTC")
+            tp = source.throughput(start=begin, end=begin + _DAY)
+            part, part_names, day_step = _usage_parts(tp, zone, freq, value_unit)
+            parts.append(part)
+            names.update(part_names)
+            day_steps.append(day_step.dropna())
+        limits = source.limits()
+        out = (
+            pd.concat(parts, ignore_index=True)
+            .groupby(["index_id", "period"], sort=False, as_index=False)[["operations", "points"]]
+            .sum()
+            if parts
+            else pd.DataFrame()
+        )
+        # Each index's interval on the newest day it has two points in.
+        known = [s for s in day_steps if len(s)]
+        steps = pd.concat(known) if known else pd.Series(dtype="m8[ns]")
+        steps = steps[~steps.index.duplicated(keep="last")]
+    else:
+        tp, limits = _frames(source)
+        out, names, steps = _usage_parts(tp, zone, freq, value_unit)
+    label, limit = _field_limit(limits, field)
+    if out.empty:
+        return pd.DataFrame(  # the dtypes of a frame with rows
+            {
+                "index_id": pd.array([], dtype="str"),
+                "name": pd.array([], dtype="str"),
+                "period": pd.DatetimeIndex([], tz=zone).as_unit("ns"),
+                "operations": np.array([], dtype=np.float64),
+                "points": np.array([], dtype=np.int64),
+                "limit": np.array([], dtype=np.float64),
+                "complete": np.array([], dtype=bool),
+                "utilization": np.array([], dtype=np.float64),
+                "breached": np.array([], dtype=bool),
+                "field": pd.array([], dtype="str"),
+            }
+        )
+    out["name"] = out["index_id"].map(names)
+    out["limit"] = out["index_id"].map(limit).astype(np.float64).to_numpy()
+    if _is_history(source):
+        out["limit"] = _limits_as_of(out, source, field, freq, out["limit"].to_numpy())
+    out = out[out["points"] > 0][columns].reset_index(drop=True)
+    out["complete"] = _complete(out, steps, freq)
+    out["utilization"] = _utilization(out["operations"], out["limit"])
+    out["breached"] = out["operations"].to_numpy() > out["limit"].to_numpy()
+    out["field"] = label
+    return out.sort_values(["name", "period"], kind="stable").reset_index(drop=True)
+
+
+def _usage_parts(
+    tp: pd.DataFrame, zone: dt.tzinfo, freq: str, value_unit: str
+) -> tuple[pd.DataFrame, dict[str, Any], pd.Series]:
+    """Operations and points per (index_id, period) of a throughput frame, the names, and
+    the intervals (:func:`_intervals`)."""
+    codes, ids = _codes(tp["index_id"])
+    steps = _intervals(tp)
+    frame = pd.DataFrame(
+        {
+            "code": codes,
+            "time": pd.DatetimeIndex(tp["time"].array).tz_convert(zone),
+            "operations": _operations(tp, value_unit, steps),
+        }
+    )
+    if frame.empty:
+        empty = pd.DataFrame(columns=["index_id", "period", "operations", "points"])
+        return empty, {}, steps
+    grouped = frame.groupby(["code", pd.Grouper(key="time", freq=freq)], sort=False)
+    out = grouped["operations"].agg(operations="sum", points="count").reset_index()
+    out = out.rename(columns={"time": "period"})
+    # The name at each index's last point (a History already labels renamed indexes so).
+    name_codes, name_labels = _codes(tp["name"])
+    last = np.zeros(len(ids), dtype=np.int64)
+    last[codes] = np.arange(len(codes))  # later rows overwrite earlier ones
+    # Code -1 (no name) picks the None appended at the end.
+    names = np.asarray([*name_labels, None], dtype=object)[name_codes[last]]
+    out["index_id"] = np.asarray(ids, dtype=object)[out["code"].to_numpy()]
+    return (
+        out[["index_id", "period", "operations", "points"]],
+        dict(zip(ids, names.tolist(), strict=True)),
+        steps,
+    )
+
+
+def _is_history(source: Any) -> bool:
+    from searchkit.history.store import History
+
+    return isinstance(source, History)
+
+
+def _limits_as_of(
+    out: pd.DataFrame, source: Any, field: str | None, freq: str, latest: np.ndarray
+) -> np.ndarray:
+    """The limit in force at the end of each period, from the history's snapshots.
+
+    A period that ended before the first snapshot of its index takes that first snapshot;
+    an index without snapshots keeps the latest limits (``latest``).
+    """
+    fields = list(DAILY_FIELDS) if field is None else [field]
+    snaps = source._read("limits", columns=["id", "collected_at", *fields]).to_pandas()
+    if snaps.empty or out.empty:
+        return latest
+    snaps["value"] = snaps[fields].sum(axis=1, min_count=len(fields))
+    snaps = snaps.sort_values("collected_at", kind="stable")[["id", "collected_at", "value"]]
+    try:
+        length = pd.tseries.frequencies.to_offset(freq)
+        ends = out["period"] + length
+    except (ValueError, TypeError):
+        ends = out["period"]
+    left = pd.DataFrame(
+        {
+            "row": np.arange(len(out)),
+            "id": out["index_id"].astype(str).to_numpy(),
+            "end": pd.DatetimeIndex(ends).tz_convert("UTC"),
+        }
+    ).sort_values("end", kind="stable")
+    snaps["collected_at"] = pd.DatetimeIndex(snaps["collected_at"]).tz_convert("UTC")
+    snaps["id"] = snaps["id"].astype(str)
+    merged = pd.merge_asof(
+        left, snaps, left_on="end", right_on="collected_at", by="id", direction="backward"
+    )
+    early = merged["value"].isna() & merged["collected_at"].isna()
+    if early.any():
+        first = snaps.drop_duplicates("id", keep="first").set_index("id")["value"]
+        merged.loc[early, "value"] = merged.loc[early, "id"].map(first)
+    values = np.asarray(latest, dtype=np.float64).copy()
+    known = merged["collected_at"].notna() | merged["id"].isin(snaps["id"])
+    rows = merged.loc[known, "row"].to_numpy()
+    values[rows] = merged.loc[known, "value"].to_numpy(dtype=np.float64)
+    return values
+
+
+def _complete(out: pd.DataFrame, intervals: pd.Series, freq: str) -> np.ndarray:
+    """Whether the points of each row cover its whole period (else operations undercount).
+
+    ``intervals`` is each index's sampling interval by index_id (a minute where unknown).
+    """
+    try:
+        length = pd.Timedelta(pd.tseries.frequencies.to_offset(freq).nanos, "ns")
+    except ValueError:  # a calendar period (months, weeks on a weekday) has no fixed length
+        return np.full(len(out), True)
+    step = _seconds(intervals.reindex(pd.Index(out["index_id"].astype(str))))
+    points = out["points"].to_numpy(dtype=np.float64)
+    return points * step >= length.total_seconds() * 0.99
+
+
+def _period(now: pd.Timestamp, monthly: bool) -> tuple[pd.Timestamp, pd.Timestamp]:
+    if monthly:
+        start = now.normalize().replace(day=1)
+        return start, start + pd.DateOffset(months=1)
+    start = now.normalize()
+    return start, start + _DAY
+
+
+def forecast_limits(
+    source: Any,
+    now: Any = None,
+    *,
+    field: str | None = None,
+    pace_window: str | pd.Timedelta = "1h",
+    value_unit: str = "per_second",
+) -> pd.DataFrame:
+    """Say, per index, how much of a limit the current period will use and when it runs out.
+
+    The pace is the mean rate over the last ``pace_window`` before ``now``; the band
+    (``*_low``/``*_high``) comes from the spread of the rates within that window (its 10th
+    and 90th percentiles). Projected = used so far + pace x time left until the reset.
+
+    Args:
+        source: An IndexList, the raw API JSON, or a :class:`~searchkit.History`.
+        now: The instant to forecast from (naive is UTC, a number is epoch seconds);
+            default the end of the newest point's sampling interval.
+        field: The limit; default ``max_daily_queries + max_daily_updates`` (daily).
+            A monthly field (``max_monthly_*``) is forecast only when the data reach back
+            to the first of the month; otherwise the row says why not.
+        pace_window: How far back the pace is measured.
+        value_unit: See :func:`usage_frame`.
+
+    Returns:
+        Indexed by ``index_id``, the columns of :data:`FORECAST_COLUMNS`: ``used``,
+        ``projected*`` and ``limit`` in operations, ``pace*`` in operations per second,
+        ``utilization`` = projected / limit (0 when unlimited), ``hit_at*`` the instant
+        the limit is (or was, when already past) reached, NaT when it will not be, and
+        ``reason`` empty when the row is a forecast, else why it is unknown (NaN/NaT), and
+        ``as_of`` the instant forecast from (``now``, aware UTC, the same on every row).
+    """
+    monthly = _is_monthly(field)
+    window = pd.Timedelta(pace_window)
+    tp, limits = _forecast_frames(source, utc_instant(now), monthly, window)
+    label, limit = _field_limit(limits, field)
+    steps = _intervals(tp)
+    ops = _operations(tp, value_unit, steps) if len(tp) else np.array([])
+    per = VALUE_UNITS[value_unit] or 60.0
+    moment = utc_instant(now)
+    if moment is None:
+        # The end of the newest point's interval: the data's own "now".
+        step = steps.min() if steps.notna().any() else _MINUTE
+        moment = tp["time"].max() + step if len(tp) else pd.Timestamp.now(tz="UTC")
+    moment = moment.tz_convert("UTC")
+    start, reset = _period(moment, monthly)
+    # An index, not a Series: slicing it per index is cheaper.
+    times = pd.DatetimeIndex(tp["time"].array).tz_convert("UTC")
+    # Each index's points as one slice: frames are grouped by index (else made so).
+    codes, labels = _codes(tp["index_id"])
+    values_order = None
+    if len(codes) > 1 and (codes[1:] < codes[:-1]).any():
+        values_order = np.argsort(codes, kind="stable")
+        times, ops = times[values_order], ops[values_order]
+        codes = codes[values_order]
+    bounds = np.searchsorted(codes, np.arange(len(labels) + 1))
+    slices = {label: slice(bounds[i], bounds[i + 1]) for i, label in enumerate(labels)}
+    values = tp["value"].to_numpy(dtype=np.float64, na_value=np.nan)
+    if values_order is not None:
+        values = values[values_order]
+    rows = []
+    for index_id in limits.index:
+        mask = slices.get(str(index_id), slice(0, 0))
+        its_times = times[mask]
+        name = limits.loc[index_id, "name"]
+        row: dict[str, Any] = dict.fromkeys(FORECAST_COLUMNS, np.nan)
+        row.update(
+            name=name,
+            field=label,
+            period_start=start,
+            reset=reset,
+            limit=float(limit.loc[index_id]),
+            hit_at=pd.NaT,
+            hit_at_low=pd.NaT,
+            hit_at_high=pd.NaT,
+            reason="",
+        )
+        interval = steps.get(str(index_id), _MINUTE)
+        if pd.isna(interval):
+            interval = _MINUTE
+        if np.isnan(row["limit"]):
+            row["reason"] = "the service did not report this limit"
+        elif len(its_times) == 0:
+            row["reason"] = "no throughput points for this index"
+        elif its_times.min() > start + interval * 1.5:
+            row["reason"] = (
+                f"the data start at {its_times.min():%Y-%m-%d %H:%M} UTC, after the period "
+                f"began ({start:%Y-%m-%d}): not forecast, collect a history"
+            )
+        else:
+            in_period = np.asarray((its_times >= start) & (its_times <= moment))
+            point_ops = ops[mask]
+            used = float(point_ops[in_period].sum())
+            recent = np.asarray((its_times >= moment - window) & (its_times < moment))
+            rates = np.nan_to_num(values[mask][recent]) / (per if value_unit != "per_point" else 1)
+            if value_unit == "per_point":
+                rates = rates / interval.total_seconds()
+            if rates.size == 0:
+                row["reason"] = f"no points in the {window} before now"
+            else:
+                pace = float(rates.mean())
+                low, high = (float(q) for q in np.quantile(rates, [0.1, 0.9]))
+                low, high = min(low, pace), max(high, pace)
+                left = max((reset - moment).total_seconds(), 0.0)
+                row.update(used=used, pace=pace)
+                for suffix, rate in (("", pace), ("_low", low), ("_high", high)):
+                    row[f"projected{suffix}"] = used + rate * left
+                    row[f"hit_at{suffix}"] = _hit_at(
+                        row["limit"],
+                        used,
+                        rate,
+                        moment,
+                        reset,
+                        its_times[in_period],
+                        point_ops[in_period],
+                    )
+                row["utilization"] = float(_utilization([row["projected"]], [row["limit"]])[0])
+        if np.isinf(row["limit"]):
+            # Unlimited is known without any data: nothing of it is ever used up.
+            row.update(utilization=0.0, reason="")
+        rows.append(row)
+    out = pd.DataFrame(
+        rows, columns=list(FORECAST_COLUMNS), index=pd.Index(limits.index, name="index_id")
+    )
+    for column in ("period_start", "reset", "hit_at", "hit_at_low", "hit_at_high"):
+        out[column] = pd.to_datetime(out[column], utc=True).dt.as_unit("ns")
+    for column in (
+        "used",
+        "pace",
+        "projected",
+        "projected_low",
+        "projected_high",
+        "limit",
+        "utilization",
+    ):
+        out[column] = out[column].astype(np.float64)
+    out["as_of"] = pd.DatetimeIndex([moment] * len(out), dtype="datetime64[ns, UTC]")
+    for column in ("name", "field", "reason"):  # also when empty
+        out[column] = out[column].astype("str")
+    return out
+
+
+def _forecast_frames(
+    source: Any, now: pd.Timestamp | None, monthly: bool, window: pd.Timedelta
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Like :func:`_frames`, but from a History read only what the forecast looks at."""
+    from searchkit.history.store import History
+
+    if not isinstance(source, History):
+        return _frames(source)
+    latest = now if now is not None else source._newest_time()
+    if latest is None:
+        return _frames(source)
+    period_start, _ = _period(latest, monthly)
+    # A day before the period starts, to tell whether the history covers its start.
+    first = min(period_start, latest - window) - _DAY
+    return source.throughput(start=first), source.limits()
+
+
+def _hit_at(
+    limit: float,
+    used: float,
+    rate: float,
+    now: pd.Timestamp,
+    reset: pd.Timestamp,
+    times: pd.DatetimeIndex,
+    ops: np.ndarray,
+) -> Any:
+    if not np.isfinite(limit):
+        return pd.NaT
+    if used >= limit:
+        crossed = np.flatnonzero(np.cumsum(ops) >= limit)
+        return times[int(crossed[0])] if crossed.size else now
+    if rate <= 0:
+        return pd.NaT
+    when = now + pd.Timedelta(seconds=(limit - used) / rate)
+    return when if when < reset else pd.NaT
+
+
+def plot_utilization(
+    source: Any,
+    ax: Axes | None = None,
+    *,
+    field: str | None = None,
+    tz: TimeZone = "UTC",
+    value_unit: str = "per_second",
+    title: str | None = None,
+) -> Axes:
+    """Draw a heatmap of index x day coloured by utilization, limit breaches marked.
+
+    Args:
+        source: An IndexList, the raw API JSON, or a :class:`~searchkit.History`.
+        ax: The Axes to draw on; a new figure is made when None.
+        field: See :func:`usage_frame`.
+        tz: See :func:`usage_frame`.
+        value_unit: See :func:`usage_frame`.
+        title: Title of the Axes.
+
+    Returns:
+        The Axes: one row per index, one column per day, colour = operations / limit
+        (capped at 150 %), a cross on each day over the limit, grey where unknown.
+    """
+    from matplotlib.colors import Normalize
+
+    usage = usage_frame(source, tz=tz, field=field, value_unit=value_unit)
+    if ax is None:
+        from searchkit.render.plots import _new_axes
+
+        ax = _new_axes((10, 0.9 + 0.45 * max(usage["name"].nunique(), 4)))
+    if usage.empty:
+        ax.set_xticks([])
+        ax.set_yticks([])
+        ax.text(0.5, 0.5, "no usage data", transform=ax.transAxes, ha="center", va="center")
+        return ax
+    grid = usage.pivot_table(
+        index="name", columns="period", values="utilization", aggfunc="max", dropna=False
+    )
+    breached = usage.pivot_table(index="name", columns="period", values="breached", aggfunc="max")
+    breached = breached.reindex_like(grid).fillna(False).astype(bool)
+    data = np.ma.masked_invalid(grid.to_numpy(dtype=np.float64) * 100)
+    cmap = _colormap()
+    image = ax.imshow(
+        data, aspect="auto", cmap=cmap, norm=Normalize(0, 150), interpolation="nearest"
+    )
+    rows, cols = np.nonzero(breached.to_numpy())
+    ax.scatter(
+        cols, rows + 0.25, marker="x", color="black", s=30, linewidths=1.2, label="over the limit"
+    )
+    ax.set_yticks(range(len(grid.index)), list(grid.index))
+    labels = [f"{p:%b %d}" for p in grid.columns]
+    step = max(1, len(labels) // 15)
+    ax.set_xticks(range(0, len(labels), step), labels[::step], rotation=45, ha="right")
+    colorbar = ax.figure.colorbar(image, ax=ax, extend="max")
+    colorbar.set_label("utilization (%)")
+    full = usage.pivot_table(index="name", columns="period", values="complete", aggfunc="min")
+    complete = full.reindex_like(grid).fillna(True).astype(bool).to_numpy()
+    if data.shape[1] <= 31:
+        for (r, c), value in np.ndenumerate(data.filled(np.nan)):
+            if np.isfinite(value):
+                text = f"{value:.0f}%" if value < 1000 else f"{value / 100:.0f}x"
+                text = text if complete[r, c] or value == 0 else f"≥{text}"  # partial: undercount
+                ax.text(
+                    c,
+                    r - 0.05,
+                    text,
+                    ha="center",
+                    va="bottom",
+                    fontsize="x-small",
+                    color="white" if value > 90 else "black",
+                )
+    ax.set_title(title or _utilization_title(str(usage["field"].iloc[0])), fontsize="medium")
+    ax.set_xlabel(f"day ({_zone_name(tz)})")
+    if len(rows):
+        ax.legend(loc="upper left", bbox_to_anchor=(0, -0.25), frameon=False, fontsize="small")
+    return ax
+
+
+def _colormap() -> Any:
+    import matplotlib
+
+    return matplotlib.colormaps["YlOrRd"].with_extremes(bad="#dddddd")
+
+
+def _utilization_title(field: str) -> str:
+    """Say which limit a heatmap compares with, in words: "queries + updates per day"."""
+    fields = field.split("+")
+    if not all(f in LIMIT_INFO for f in fields):
+        return f"Usage of {field.replace('+', ' + ')}"
+    what = " + ".join(LIMIT_INFO[f].label.split(" / ")[0] for f in fields)
+    period = LIMIT_INFO[fields[0]].period
+    return f"Usage against the limit of {what}" + (f" per {period}" if period else "")
+
+
+def _zone_name(tz: TimeZone) -> str:
+    zone = resolve_zone(tz, default=dt.timezone.utc)
+    return "UTC" if zone in (dt.timezone.utc, None) else str(zone)

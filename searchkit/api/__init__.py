@@ -1,0 +1,1 @@
+"""The HTTP layer: configuration, the client and its transport."""

@@ -1,0 +1,109 @@
+"""The demo: the main job of searchkit, end to end, on an embedded emulator."""
+
+from __future__ import annotations
+
+import math
+import pathlib
+import sys
+from typing import TextIO
+
+__all__ = ["run_demo"]
+
+#: A fixed seed so the demo's indexes, tokens and series are the same on every run.
+DEMO_SEED = 2026
+
+
+def run_demo(
+    out: str | pathlib.Path = "searchkit-demo", *, stream: TextIO | None = None
+) -> dict[str, pathlib.Path]:
+    """Start the demo emulator, list it over HTTP, print limits, write the plots.
+
+    Args:
+        out: Folder for the PNG files; created when missing.
+        stream: Where to print (stdout by default).
+
+    Returns:
+        The written files: ``{"throughput": path, "limits": path, "forecast": path,
+        "utilization": path}``.
+    """
+    # A bare Figure draws with the Agg canvas on savefig, without pyplot and without
+    # switching the user's backend (matplotlib.use would change it for the whole process).
+    from matplotlib.figure import Figure
+
+    from searchkit.emulator import Emulator
+    from searchkit.render.display import limits_text_table
+    from searchkit.render.plots import plot_limits, plot_throughput
+
+    stream = stream or sys.stdout
+    folder = pathlib.Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    with Emulator(demo=True, seed=DEMO_SEED) as emulator, emulator.client() as client:
+        print(f"demo emulator at {emulator.url} (synthetic data, loopback only)", file=stream)
+        indexes = client.list_indexes()
+    print(f"{len(indexes)} indexes, limits per index:\n", file=stream)
+    print(limits_text_table(indexes), file=stream)
+
+    written = {}
+    fig = Figure(figsize=(11, 5), layout="constrained")
+    # Per-minute points over a day draw as a barcode; 15-minute means show the daily shape.
+    plot_throughput(
+        indexes,
+        ax=fig.add_subplot(),
+        resample="15min",
+        title="Throughput of the demo indexes (15-minute means)",
+    )
+    written["throughput"] = folder / "throughput.png"
+    fig.savefig(written["throughput"], dpi=110)
+
+    fig = Figure(figsize=(9, 4.5), layout="constrained")
+    plot_limits(indexes, field="max_daily_queries", ax=fig.add_subplot())
+    written["limits"] = folder / "limits.png"
+    fig.savefig(written["limits"], dpi=110)
+
+    written.update(_write_usage(folder, stream))
+
+    print("\nwrote:", file=stream)
+    for what, path in written.items():
+        print(f"  {what:<10} {path.resolve()}", file=stream)
+    return written
+
+
+def _write_usage(folder: pathlib.Path, stream: TextIO) -> dict[str, pathlib.Path]:
+    """Forecast today's daily limits and draw a week of utilization (issue 13's questions).
+
+    A second demo emulator returns a week of throughput per index, so one list holds
+    enough days for the heatmap; the forecast is for the current UTC day.
+    """
+    from matplotlib.figure import Figure
+
+    from searchkit.analytics.usage import forecast_limits, plot_utilization
+    from searchkit.emulator import Emulator
+    from searchkit.render.display import format_limit
+
+    with Emulator(demo=True, seed=DEMO_SEED, window_minutes=7 * 1440) as emulator:
+        with emulator.client() as client:
+            week = client.list_indexes()
+    forecast = forecast_limits(week)
+    shown = forecast.set_index("name")[["used", "projected", "limit", "utilization", "hit_at"]]
+    limited = shown["limit"].map(math.isfinite)
+    shown = shown.assign(
+        used=shown["used"].map("{:,.0f}".format),
+        projected=shown["projected"].map("{:,.0f}".format),
+        limit=[format_limit(v) for v in shown["limit"]],
+        utilization=[
+            f"{u:,.0%}" if ok else "—" for u, ok in zip(shown["utilization"], limited, strict=True)
+        ],
+        hit_at=shown["hit_at"].dt.strftime("%Y-%m-%d %H:%M UTC").fillna("not today"),
+    )
+    print(
+        "\ndaily limits (queries + updates), forecast to the next reset at UTC midnight:\n",
+        file=stream,
+    )
+    print(shown.to_string(), file=stream)
+    written = {"forecast": folder / "forecast.csv"}
+    forecast.to_csv(written["forecast"])
+    fig = Figure(figsize=(11, 4), layout="constrained")
+    plot_utilization(week, ax=fig.add_subplot())
+    written["utilization"] = folder / "utilization.png"
+    fig.savefig(written["utilization"], dpi=110)
+    return written

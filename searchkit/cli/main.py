@@ -1,0 +1,587 @@
+"""The ``searchkit`` command: list, create, serve, collect, history, demo and lab.
+
+Expected failures (bad credentials, unreachable host, a refused field, a folder that cannot
+be written) print one line on stderr and exit with status 1 (2 for a usage or configuration
+error); no traceback. Every text that came from the service is shown with its control
+characters as visible escapes, so it cannot act on the terminal.
+
+Start-up stays fast: this module imports only the standard library and searchkit's light
+modules at load time; pandas, requests and werkzeug are imported by the command that needs
+them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+from searchkit._version import __version__
+from searchkit.errors import ConfigError, SearchKitError, describe_failure
+from searchkit.model.index import REGIONS, SECRET_FIELDS, TYPES
+
+if TYPE_CHECKING:
+    import pathlib
+
+    from searchkit.api.client import Client
+    from searchkit.model.index import IndexList, SearchIndex
+
+__all__ = ["main"]
+
+#: Where ``searchkit lab`` copies the example notebooks when no ``--dir`` is given.
+DEFAULT_LAB_DIR = "searchkit-notebooks"
+
+
+class UsageError(Exception):
+    """A command line that cannot work as given (exit status 2, one line, no traceback)."""
+
+
+def _user(text: str) -> tuple[str, str]:
+    name, sep, password = text.partition(":")
+    if not sep or not name or not password:
+        raise argparse.ArgumentTypeError("expected NAME:PASSWORD with both parts non-empty")
+    return name, password
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value
+
+
+def _add_timeout(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--timeout",
+        type=_seconds,
+        metavar="SECONDS",
+        help="seconds to wait for the service to connect and to answer each request "
+        "(default: the client's default)",
+    )
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="searchkit",
+        description="Manage search indexes. The service is named by the environment "
+        "variables SEARCHKIT_BASE_URL, SEARCHKIT_USERNAME and SEARCHKIT_PASSWORD; to try "
+        "searchkit offline, start the emulator with `searchkit serve --demo`.",
+    )
+    parser.add_argument("--version", action="version", version=f"searchkit {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("list", help="list the account's indexes and their limits")
+    p.add_argument(
+        "--format",
+        choices=("table", "csv", "json"),
+        default="table",
+        help="table for people; csv (limits as integers, -1 written 'unlimited') or json "
+        "(the API's fields, tokens masked as '••••••••') for programs (default: table)",
+    )
+    p.add_argument(
+        "--show-secrets", action="store_true", help="include index tokens (hidden by default)"
+    )
+    p.add_argument(
+        "--with-throughput",
+        action="store_true",
+        help="with --format json: include every throughput point (large; left out by default)",
+    )
+    _add_timeout(p)
+
+    p = sub.add_parser("create", help="create an index")
+    p.add_argument("name")
+    p.add_argument("--region", required=True, choices=REGIONS)
+    p.add_argument("--type", required=True, choices=TYPES)
+    p.add_argument("--show-secrets", action="store_true", help="print the new index's tokens")
+    p.add_argument(
+        "--if-exists",
+        choices=("raise", "return", "create"),
+        default="raise",
+        help="when an index of that name exists: refuse (raise), use it (return), or make "
+        "another of the same name (create) (default: %(default)s)",
+    )
+    _add_timeout(p)
+
+    p = sub.add_parser(
+        "serve",
+        help="run the emulator of the API as a server",
+        description="Run the offline emulator of the API over HTTP until Ctrl-C or SIGTERM.",
+    )
+    p.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to bind; loopback only unless --allow-remote (default: 127.0.0.1)",
+    )
+    p.add_argument(
+        "--port", type=int, default=8787, help="port to bind; 0 picks a free one (default: 8787)"
+    )
+    p.add_argument(
+        "--db",
+        metavar="FILE",
+        help="SQLite file to keep indexes in across restarts (default: in memory, lost on exit)",
+    )
+    p.add_argument(
+        "--user",
+        action="append",
+        type=_user,
+        default=[],
+        metavar="NAME:PASSWORD",
+        help="an account (repeatable; default: one generated account, printed at start)",
+    )
+    p.add_argument(
+        "--read-only-user",
+        action="append",
+        type=_user,
+        default=[],
+        metavar="NAME:PASSWORD",
+        help="an account that may list but not create (repeatable; default: none)",
+    )
+    p.add_argument(
+        "--demo", action="store_true", help="start with a set of demo indexes (default: empty)"
+    )
+    p.add_argument(
+        "--seed", type=int, help="make ids, tokens and series repeatable (default: random)"
+    )
+    p.add_argument(
+        "--allow-fixed", action="store_true", help="accept type 'fixed' (default: refused)"
+    )
+    p.add_argument(
+        "--window-minutes",
+        type=int,
+        default=1440,
+        help="per-minute throughput points returned per index (default 1440, one day)",
+    )
+    p.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="allow binding a non-loopback --host (the emulator has no TLS; default: off)",
+    )
+
+    p = sub.add_parser("collect", help="collect usage history into a Parquet dataset")
+    p.add_argument("--store", required=True, help="folder or URL (s3://bucket/prefix)")
+    p.add_argument("--every", type=_duration, help="collect again after this long, e.g. 10m")
+    p.add_argument("--count", type=int, help="stop after this many rounds")
+
+    p = sub.add_parser("history", help="summarise a collected usage history")
+    p.add_argument("--store", required=True, help="folder or URL (s3://bucket/prefix)")
+
+    p = sub.add_parser("demo", help="run the demo on an embedded emulator and write plots")
+    p.add_argument(
+        "--out", default="searchkit-demo", help="folder for the PNG files (default: %(default)s)"
+    )
+
+    p = sub.add_parser(
+        "lab",
+        help="open JupyterLab on the example notebooks",
+        description="Copy the example notebooks that ship with searchkit into a folder "
+        "(files already there are kept, never overwritten) and open JupyterLab on it.",
+    )
+    p.add_argument(
+        "--dir",
+        default=DEFAULT_LAB_DIR,
+        help="folder for the notebooks; created when missing (default: %(default)s)",
+    )
+    return parser
+
+
+def _safe(text: object) -> str:
+    from searchkit.render.display import terminal_safe
+
+    return terminal_safe(text)
+
+
+def _client(args: argparse.Namespace) -> Client:
+    """Return a client from the environment, checking the address before the credentials."""
+    from searchkit.api.config import ENV_BASE_URL, ENV_PASSWORD, ENV_USERNAME, validate_base_url
+
+    address = os.environ.get(ENV_BASE_URL, "")
+    if not address.strip():
+        raise ConfigError(
+            f"no service address: set {ENV_BASE_URL} to the API's address (e.g. "
+            f"https://api.example.com), {ENV_USERNAME} and {ENV_PASSWORD} to your account; "
+            "to try searchkit offline, run `searchkit serve --demo` and set the values it prints"
+        )
+    validate_base_url(address)
+    if not os.environ.get(ENV_USERNAME) and not os.environ.get(ENV_PASSWORD):
+        raise ConfigError(
+            f"no credentials: set {ENV_USERNAME} and {ENV_PASSWORD} to the account's "
+            f"username and password (the address {ENV_BASE_URL} is set)"
+        )
+    from searchkit.api.client import Client
+
+    return Client(timeout=args.timeout)
+
+
+def _reveal(value: Any) -> Any:
+    """Return a token's real value, whether it is plain text or a masked Secret."""
+    reveal = getattr(value, "get_secret_value", None)
+    return reveal() if callable(reveal) else value
+
+
+def _plain(value: Any) -> Any:
+    # JSON for the fields of a future model type: arrays and the like become lists or text.
+    return value.tolist() if hasattr(value, "tolist") else str(value)
+
+
+def _json_records(
+    indexes: Sequence[SearchIndex], *, show_secrets: bool, with_throughput: bool
+) -> list[dict[str, Any]]:
+    from searchkit.render.display import MASK
+
+    records = []
+    for index in indexes:
+        record = index.to_dict(include_secrets=True)
+        for field in SECRET_FIELDS:
+            value = _reveal(record.get(field))
+            # A masked token stays distinguishable from no token (null).
+            record[field] = value if show_secrets or not value else MASK
+        if not with_throughput:
+            record.pop("throughput_vector", None)
+        records.append(record)
+    return records
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
+    if args.with_throughput and args.format != "json":
+        raise UsageError("--with-throughput goes with --format json")
+    with _client(args) as client:
+        indexes: IndexList = client.list_indexes()
+    if args.format == "json":
+        records = _json_records(
+            indexes, show_secrets=args.show_secrets, with_throughput=args.with_throughput
+        )
+        # ensure_ascii: every control or bidi character is written as a \u escape.
+        print(json.dumps(records, indent=2, default=_plain))
+    elif args.format == "csv":
+        from searchkit.render.display import limits_csv_text
+
+        sys.stdout.write(limits_csv_text(indexes, show_secrets=args.show_secrets))
+    else:
+        from searchkit.render.display import limits_text_table
+
+        print(limits_text_table(indexes, show_secrets=args.show_secrets))
+    return 0
+
+
+def _cmd_create(args: argparse.Namespace) -> int:
+    from searchkit.errors import IndexExistsError, ValidationError
+    from searchkit.render.display import limits_text_table
+
+    verb = "created"
+    # Re-running a create (a shell history, a cron job) must not make a second paid index:
+    # an existing name is refused unless --if-exists says otherwise.
+    mode: Literal["raise", "create"] = "create" if args.if_exists == "create" else "raise"
+    with _client(args) as client:
+        try:
+            index = client.create_index(
+                args.name, region=args.region, type=args.type, if_exists=mode
+            )
+        except IndexExistsError as exc:
+            ids = ", ".join(str(i.id) for i in exc.existing)
+            if args.if_exists == "return" and len(exc.existing) == 1:
+                index, verb = exc.existing[0], "found existing"
+            elif args.if_exists == "return":
+                raise ValidationError(
+                    f"{len(exc.existing)} indexes named {args.name!r} exist ({ids}); "
+                    "--if-exists return cannot choose one: use `searchkit list` to pick by id"
+                ) from None
+            else:
+                raise ValidationError(
+                    f"an index named {args.name!r} already exists ({ids}); nothing was "
+                    "created. Use --if-exists return to use it, or --if-exists create to make "
+                    "another of the same name"
+                ) from None
+    print(
+        _safe(
+            f"{verb} index {index.name!r} ({index.id}) in {index.region}, endpoint {index.endpoint}"
+        )
+    )
+    print(limits_text_table([index]))
+    if args.show_secrets:
+        for field in SECRET_FIELDS:
+            print(_safe(f"{field}: {_reveal(getattr(index, field))}"))
+    return 0
+
+
+def _check_serve_args(args: argparse.Namespace) -> None:
+    import pathlib
+
+    from searchkit._net import is_loopback_host
+
+    if not args.allow_remote and not is_loopback_host(args.host):
+        raise ConfigError(
+            f"refusing to bind {args.host!r}: the emulator speaks plain http with Basic auth, "
+            "so it binds loopback only unless you pass --allow-remote"
+        )
+    if not 0 <= args.port <= 65535:
+        raise UsageError(f"--port must be from 0 to 65535, got {args.port}")
+    seen: set[str] = set()
+    for name, _ in [*args.user, *args.read_only_user]:
+        if name in seen:
+            raise UsageError(
+                f"account {name!r} is given more than once (--user and --read-only-user "
+                "names must be unique)"
+            )
+        seen.add(name)
+    if args.db is not None:
+        folder = pathlib.Path(args.db).expanduser().resolve().parent
+        if not folder.is_dir():
+            raise UsageError(
+                f"cannot open --db {args.db!r}: the folder {str(folder)!r} does not exist"
+            )
+        if pathlib.Path(args.db).is_dir():
+            raise UsageError(f"cannot open --db {args.db!r}: it is a folder, not a file")
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    import errno
+    import signal
+    import sqlite3
+    import threading
+
+    _check_serve_args(args)
+    from searchkit.emulator import Emulator
+
+    try:
+        emulator = Emulator(
+            host=args.host,
+            port=args.port,
+            db=args.db,
+            demo=args.demo,
+            seed=args.seed,
+            users=args.user or None,
+            read_only_users=args.read_only_user or None,
+            allow_fixed=args.allow_fixed,
+            allow_remote=args.allow_remote,
+            window_minutes=args.window_minutes,
+        )
+    except sqlite3.Error as exc:
+        raise UsageError(f"cannot use --db {args.db!r}: {exc}") from None
+    try:
+        emulator.start()
+    except OSError as exc:
+        hint = (
+            "; choose another --port (0 picks a free one)" if exc.errno == errno.EADDRINUSE else ""
+        )
+        raise UsageError(
+            f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}{hint}"
+        ) from None
+    stop = threading.Event()
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        # A service manager (systemd, docker stop, kill) asks with SIGTERM: stop as cleanly
+        # as on Ctrl-C, closing the database.
+        previous = signal.signal(signal.SIGTERM, lambda signum, frame: stop.set())
+    try:
+        print(f"searchkit emulator listening on {emulator.url} (Ctrl-C to stop)")
+        if not args.user:
+            # The operator asked for a generated account: they must be told its password.
+            print(f"account: {emulator.username}:{emulator.password}")
+        print(
+            f"try: SEARCHKIT_BASE_URL={emulator.url} SEARCHKIT_USERNAME=... "
+            "SEARCHKIT_PASSWORD=... searchkit list"
+        )
+        sys.stdout.flush()
+        stop.wait()
+        print("stopping (SIGTERM)")
+    except KeyboardInterrupt:
+        print("stopping")
+    finally:
+        emulator.stop()
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+        sys.stdout.flush()
+    return 0
+
+
+def _duration(text: str) -> float:
+    import re
+
+    match = re.fullmatch(r"(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?", text.strip())
+    if not text.strip() or match is None:
+        raise argparse.ArgumentTypeError(
+            f"expected a duration such as 30s, 10m, 1h or 1h30m: {text!r}"
+        )
+    hours, minutes, seconds = (int(part or 0) for part in match.groups())
+    return hours * 3600.0 + minutes * 60.0 + seconds
+
+
+def _cmd_collect(args: argparse.Namespace) -> int:
+    import signal
+    import threading
+
+    from searchkit.api.client import Client
+    from searchkit.history.store import History
+
+    if args.count is not None and args.count < 1:
+        raise ConfigError("--count must be at least 1")
+    rounds = args.count if args.count is not None else (None if args.every else 1)
+    history = History(args.store)
+    stop = threading.Event()
+
+    def request_stop(signum: int, frame: object) -> None:
+        # Only a flag: the round under way finishes its (atomic) writes, then the loop ends.
+        stop.set()
+
+    previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    done = 0
+    try:
+        with Client() as client:
+            while not stop.is_set() and (rounds is None or done < rounds):
+                summary = history.collect(client)
+                done += 1
+                print(
+                    f"round {done}: {summary.collected_at:%Y-%m-%d %H:%M:%S} UTC, "
+                    f"{summary.indexes} indexes, {summary.new_points:,} new points, "
+                    f"{len(summary.gaps)} gaps, {len(summary.warnings)} warnings",
+                    flush=True,
+                )
+                for line in summary.problems:
+                    print(f"  warning: {line}", file=sys.stderr, flush=True)
+                if rounds is not None and done >= rounds:
+                    break
+                if args.every:
+                    stop.wait(args.every)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if stop.is_set():
+        print(f"stopped after {done} round(s); every stored file is complete", flush=True)
+    return 0
+
+
+def _cmd_history(args: argparse.Namespace) -> int:
+    from searchkit.history.store import History
+
+    print(History(args.store).info())
+    return 0
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    import pathlib
+
+    folder = pathlib.Path(args.out)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"cannot create the folder {args.out!r}: {exc.strerror or exc}") from None
+    from searchkit.cli.demo import run_demo
+
+    try:
+        run_demo(folder)
+    except OSError as exc:
+        where = f" {exc.filename!r}" if exc.filename else ""
+        raise UsageError(f"cannot write the demo{where}: {exc.strerror or exc}") from None
+    return 0
+
+
+def copy_notebooks(folder: str | pathlib.Path) -> tuple[list[str], list[str]]:
+    """Copy the example notebooks shipped with searchkit into ``folder``.
+
+    Files already in ``folder`` are kept as they are (never overwritten).
+
+    Returns:
+        The names copied and the names kept.
+
+    Raises:
+        ConfigError: this installation of searchkit holds no notebooks.
+        OSError: the folder cannot be created or written.
+    """
+    import importlib.resources
+    import pathlib
+
+    shipped = importlib.resources.files("searchkit") / "notebooks"
+    names = sorted(
+        entry.name
+        for entry in (shipped.iterdir() if shipped.is_dir() else ())
+        if entry.name.endswith(".ipynb")
+    )
+    if not names:
+        raise ConfigError("this installation of searchkit holds no example notebooks")
+    target = pathlib.Path(folder)
+    target.mkdir(parents=True, exist_ok=True)
+    copied, kept = [], []
+    for name in names:
+        path = target / name
+        if path.exists():
+            kept.append(name)
+            continue
+        path.write_bytes((shipped / name).read_bytes())
+        copied.append(name)
+    return copied, kept
+
+
+def _cmd_lab(args: argparse.Namespace) -> int:
+    import importlib.util
+    import subprocess
+
+    # The same interpreter as searchkit, so an unactivated venv still finds its JupyterLab.
+    if importlib.util.find_spec("jupyterlab") is None:
+        raise ConfigError("JupyterLab is not installed here: pip install jupyterlab")
+    try:
+        copied, kept = copy_notebooks(args.dir)
+    except OSError as exc:
+        raise UsageError(
+            f"cannot copy the notebooks to {args.dir!r}: {exc.strerror or exc}"
+        ) from None
+    if copied:
+        print(f"searchkit: copied {', '.join(copied)} to {args.dir}", file=sys.stderr)
+    if kept:
+        print(f"searchkit: kept your copies of {', '.join(kept)} in {args.dir}", file=sys.stderr)
+    command = [sys.executable, "-m", "jupyterlab", args.dir]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        # Containers and CI-like machines run as root, where JupyterLab refuses to start.
+        print("searchkit: running as root, so JupyterLab gets --allow-root", file=sys.stderr)
+        command.append("--allow-root")
+    return subprocess.call(command)
+
+
+COMMANDS = {
+    "list": _cmd_list,
+    "create": _cmd_create,
+    "serve": _cmd_serve,
+    "collect": _cmd_collect,
+    "history": _cmd_history,
+    "demo": _cmd_demo,
+    "lab": _cmd_lab,
+}
+
+
+def _error_line(exc: SearchKitError) -> str:
+    # The plain sentence for people, then the technical detail: class and HTTP exchange.
+    detail = type(exc).__name__
+    if exc.method and exc.path:
+        detail += f", {exc.method} {exc.path}"
+        if exc.status is not None:
+            detail += f" -> {exc.status}"
+    return f"{describe_failure(exc)} [{detail}]"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit status."""
+    args = _parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command](args)
+    except ConfigError as exc:
+        print(_safe(f"searchkit: configuration error: {exc.message}"), file=sys.stderr)
+        return 2
+    except UsageError as exc:
+        print(_safe(f"searchkit {args.command}: {exc}"), file=sys.stderr)
+        return 2
+    except SearchKitError as exc:
+        print(_safe(f"searchkit: {_error_line(exc)}"), file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

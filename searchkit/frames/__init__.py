@@ -1,0 +1,1 @@
+"""DataFrames made from the model: limits and throughput."""

@@ -1,0 +1,1 @@
+"""The usage history: a Parquet dataset collected from the service."""

@@ -1,0 +1,1 @@
+"""The data model: indexes, limits, secrets, columnar throughput points, Go time texts."""

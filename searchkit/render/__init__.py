@@ -1,0 +1,1 @@
+"""What people read: HTML, terminal text, tables and matplotlib plots."""

@@ -1,0 +1,570 @@
+"""Matplotlib plots of throughput over time and of one limit across indexes.
+
+Both functions follow matplotlib's own advice for helpers: draw on the Axes they are given
+(or on a new figure when none is), return that Axes, and never call ``plt.show()`` or touch
+global settings such as rcParams, so they compose with subplots and stay quiet in tests.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import math
+from collections import Counter
+from typing import TYPE_CHECKING, Any, cast
+
+import numpy as np
+import pandas as pd
+
+from searchkit.errors import ValidationError
+from searchkit.frames.frames import Indexes, TimeZone, limits_frame, throughput_frame
+from searchkit.model.index import LIMIT_FIELDS, LIMIT_INFO
+from searchkit.model.timestamps import resolve_zone
+from searchkit.render.display import format_bytes, format_limit, short_id
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Mapping
+
+    from matplotlib.axes import Axes
+    from pandas.tseries.offsets import BaseOffset
+
+__all__ = ["plot_limits", "plot_throughput"]
+
+# Levels spanning at least this ratio get a log axis, so the quiet lines do not lie flat:
+# at a 10x spread the lowest line would use a tenth of the height on a linear axis.
+_LOG_SPAN = 10.0
+# Bars are easier to compare than lines: plot_limits goes logarithmic only at 100x.
+_LIMITS_LOG_SPAN = 100.0
+#: Most lines plot_throughput draws by default; past it, the busiest are drawn.
+MAX_LINES = 20
+_NOTE_STYLE: dict[str, Any] = {"ha": "center", "va": "center", "color": "0.45", "fontsize": "large"}
+
+
+def literal(text: object) -> str:
+    """Return a name as matplotlib text that shows it literally.
+
+    Names are data: a ``$`` would start mathtext (``$5 vs $6`` drawn as math, or
+    ``price $\\frac{1}{$`` raising a parse error) and a leading underscore hides a legend
+    entry. The dollar signs are escaped here; legends are given their labels explicitly,
+    which keeps the ones starting with ``_``.
+    """
+    return str(text).replace("$", r"\$")
+
+
+def _new_axes(figsize: tuple[float, float]) -> Axes:
+    # pyplot only when the caller gave no Axes: that is what makes the figure show up in
+    # a notebook; a given Axes is drawn on as is.
+    import matplotlib.pyplot as plt
+
+    _, ax = plt.subplots(figsize=figsize, layout="constrained")
+    return ax
+
+
+# --- throughput --------------------------------------------------------------------------
+
+
+class _Line:
+    """One line to draw: a stable key (the index id when known), its label, its points.
+
+    The points Series is made on first use, so that of 1,000 indexes only the lines
+    actually drawn pay for one.
+    """
+
+    __slots__ = ("_make", "_series", "key", "label", "name", "volume")
+
+    def __init__(
+        self,
+        key: str,
+        label: str,
+        series: pd.Series | Callable[[], pd.Series],
+        volume: float,
+        name: str | None = None,
+    ) -> None:
+        self.key, self.label, self.volume = key, label, volume
+        self.name = label if name is None else name
+        self._series = series if isinstance(series, pd.Series) else None
+        self._make = None if isinstance(series, pd.Series) else series
+
+    @property
+    def series(self) -> pd.Series:
+        if self._series is None:
+            assert self._make is not None
+            self._series = self._make()
+        return self._series
+
+    @series.setter
+    def series(self, value: pd.Series) -> None:
+        self._series = value
+
+
+def plot_throughput(
+    indexes_or_frame: Indexes | pd.DataFrame | pd.Series,
+    *,
+    ax: Axes | None = None,
+    tz: TimeZone = None,
+    resample: str | pd.DateOffset | None = None,
+    title: str | None = None,
+    names: Iterable[str] | None = None,
+    max_lines: int | None = MAX_LINES,
+    forecast: pd.DataFrame | None = None,
+) -> Axes:
+    """Plot throughput over time, one line per index.
+
+    Args:
+        indexes_or_frame: Indexes in any form :func:`~searchkit.frames.frames.throughput_frame`
+            accepts, a frame it returned (tidy or ``wide=True``), or a Series from
+            :func:`~searchkit.frames.frames.throughput_series`.
+        ax: The Axes to draw on; a new figure is made when None.
+        tz: Time zone of the date axis (name or ``tzinfo``); by default the data's own
+            zone, UTC for indexes.
+        resample: A pandas frequency such as ``"15min"`` or ``"1h"``: plot the mean of each
+            period (in the axis's time zone) instead of every point.
+        title: Title of the Axes.
+        names: Plot only the indexes of these names.
+        max_lines: Draw at most this many lines: the busiest indexes by total throughput;
+            the legend's title says how many were left out. None draws every index.
+        forecast: A :func:`~searchkit.forecast_limits` frame: draw each plotted index's
+            recent pace until the reset (dashed), the pace that would use exactly its limit
+            (dotted) and when the limit is hit.
+
+    Returns:
+        The Axes, with a concise date axis labelled with its time zone, the y axis
+        labelled "throughput", and a legend by index name (shown literally: ``$`` and a
+        leading ``_`` are kept). When levels differ tenfold or more the y axis is
+        "symlog" (linear near zero, logarithmic above) and its label says so. An index
+        with a single point shows as a marker; with no points at all the Axes says
+        "no throughput data".
+
+    Raises:
+        ValidationError: The input has an unexpected shape, ``names`` names no index, or
+            ``tz``/``resample`` is not understood.
+        TimestampError: A throughput time does not parse.
+
+    Example:
+        >>> indexes = client.list_indexes()  # doctest: +SKIP
+        >>> ax = plot_throughput(indexes, tz="Europe/Berlin", resample="15min")  # doctest: +SKIP
+        >>> ax.figure.savefig("throughput.png")  # doctest: +SKIP
+    """
+    return _draw_throughput(
+        indexes_or_frame,
+        ax=ax,
+        tz=tz,
+        resample=resample,
+        title=title,
+        names=names,
+        max_lines=max_lines,
+        forecast=forecast,
+    )
+
+
+def _draw_throughput(
+    data: Any,
+    *,
+    ax: Axes | None = None,
+    tz: TimeZone = None,
+    resample: str | pd.DateOffset | None = None,
+    title: str | None = None,
+    names: Iterable[str] | None = None,
+    max_lines: int | None = MAX_LINES,
+    colors: Mapping[str, Any] | None = None,
+    linewidth: float = 1.1,
+    forecast: pd.DataFrame | None = None,
+) -> Axes:
+    """Draw as :func:`plot_throughput`; ``colors`` maps line keys (index ids) to colours."""
+    import matplotlib.dates as mdates
+    from matplotlib.ticker import EngFormatter
+
+    zone_given = resolve_zone(tz)
+    offset = _offset(resample) if resample is not None else None
+    lines = _throughput_lines(data, zone_given, names)
+    total = len(lines)
+    if max_lines is not None and total > max_lines:
+        lines = sorted(lines, key=lambda line: -line.volume)[: max(max_lines, 0)]
+    zone = zone_given or _zone_of(lines)
+    if offset is not None:
+        for line in lines:
+            line.series = line.series.resample(offset).mean()
+    if ax is None:
+        ax = _new_axes((10, 4))
+
+    handles, labels = [], []
+    for line in lines:
+        values = line.series.to_numpy(dtype=np.float64, na_value=np.nan)
+        points = int(np.count_nonzero(~np.isnan(values)))
+        if points == 0:
+            continue
+        # Naive UTC datetime64 is what matplotlib converts fastest; the locator and the
+        # formatter below show it in ``zone``.
+        times = pd.DatetimeIndex(line.series.index).tz_convert("UTC").tz_localize(None).to_numpy()
+        style: dict[str, Any] = {}
+        if colors is not None and line.key in colors:
+            style["color"] = colors[line.key]
+        (handle,) = ax.plot(
+            times,
+            values,
+            label=literal(line.label),
+            linewidth=linewidth,
+            marker="o" if points == 1 else None,
+            markersize=5,
+            **style,
+        )
+        handles.append(handle)
+        labels.append(literal(line.label))
+
+    ax.set_ylabel("throughput")
+    ax.set_xlabel(f"time ({_zone_label(zone)})")
+    if title is not None:
+        ax.set_title(title)
+    if not handles:
+        ax.set_xticks([])
+        ax.set_yticks([])
+        ax.text(0.5, 0.5, "no throughput data", transform=ax.transAxes, **_NOTE_STYLE)
+        return ax
+
+    locator = mdates.AutoDateLocator(tz=zone, minticks=4, maxticks=10)
+    ax.xaxis.set_major_locator(locator)
+    ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator, tz=zone))
+    threshold = _log_threshold(lines)
+    if threshold is not None:
+        # Indexes whose typical levels differ tenfold would otherwise flatten the quiet
+        # ones onto the axis. symlog keeps exact zeros (a log axis cannot): linear below
+        # the threshold, logarithmic above, and the label says exactly that.
+        ax.set_yscale("symlog", linthresh=threshold)
+        ax.yaxis.set_major_formatter(EngFormatter(sep=""))
+        ax.set_ylabel(f"throughput (symlog: linear below {EngFormatter(sep='')(threshold)})")
+    if _all_non_negative(lines):
+        ax.set_ylim(bottom=0)
+    if forecast is not None:
+        _draw_forecast(ax, forecast, [line.name for line in lines])
+    ax.grid(True, linewidth=0.5, alpha=0.4)
+    ax.margins(x=0.02)
+    left_out = total - len(lines)
+    legend_title = "index"
+    if left_out:
+        legend_title = f"top {len(lines)} of {total:,} by volume\n({left_out:,} not shown)"
+    # Labels passed explicitly: a name starting with "_" is kept (matplotlib would drop it).
+    # Outside the plot area: a legend inside would hide the busiest hours of some line.
+    ax.legend(
+        handles,
+        labels,
+        title=legend_title,
+        fontsize="small",
+        title_fontsize="small",
+        frameon=False,
+        loc="upper left",
+        bbox_to_anchor=(1.01, 1.0),
+        ncols=1 + (len(handles) - 1) // 16,
+    )
+    return ax
+
+
+def _throughput_lines(data: Any, tz: dt.tzinfo | None, names: Iterable[str] | None) -> list[_Line]:
+    """Turn any accepted input into lines whose series are indexed by aware time."""
+    wanted = None if names is None else [names] if isinstance(names, str) else list(names)
+    if isinstance(data, pd.Series):
+        if not isinstance(data.index, pd.DatetimeIndex):
+            raise ValidationError("a throughput Series must be indexed by time")
+        label = "throughput" if data.name is None else str(data.name)
+        lines = [_line(label, label, _aware(data, tz))]
+    elif isinstance(data, pd.DataFrame):
+        if {"time", "value"} <= set(data.columns):
+            lines = _tidy_lines(data, tz, wanted)
+        elif isinstance(data.index, pd.DatetimeIndex):
+            # The wide form's outer join fills other indexes' times with NaN; drawn as
+            # is, every line would be cut to dots. Each column keeps its own points.
+            columns = [c for c in data.columns if wanted is None or str(c) in wanted]
+            lines = [_line(str(c), str(c), _aware(data[c].dropna(), tz)) for c in columns]
+        else:
+            raise ValidationError(
+                "expected a throughput frame: columns index_id, name, time, value, or a wide "
+                "frame indexed by time"
+            )
+    else:
+        lines = _tidy_lines(throughput_frame(data), tz, wanted)
+    if wanted is not None:
+        missing = [n for n in wanted if not any(line.name == n for line in lines)]
+        if missing:
+            raise ValidationError(f"no index named {', '.join(map(repr, missing))} to plot")
+    return lines
+
+
+def _line(key: str, label: str, series: pd.Series) -> _Line:
+    values = series.to_numpy(dtype=np.float64, na_value=np.nan)
+    return _Line(key, label, series, float(np.nansum(values)) if values.size else 0.0)
+
+
+def _tidy_lines(frame: pd.DataFrame, tz: dt.tzinfo | None, wanted: list[str] | None) -> list[_Line]:
+    key = "index_id" if "index_id" in frame.columns else "name"
+    if key not in frame.columns:
+        return [_line("throughput", "throughput", _aware(_points_series(frame), tz))]
+    if wanted is not None and "name" in frame.columns:
+        frame = frame[frame["name"].isin(wanted).to_numpy()]
+    # One pass over the columns (no groupby of per-index frames): codes, order, volumes.
+    keys = frame[key].astype(object).to_numpy()
+    codes, uniques = pd.factorize(keys, use_na_sentinel=False)
+    names_col = frame["name"].astype(object).to_numpy() if "name" in frame.columns else keys
+    values = frame["value"].to_numpy(dtype=np.float64, na_value=np.nan)
+    times = pd.DatetimeIndex(frame["time"])
+    if times.tz is None:
+        times = times.tz_localize("UTC")  # naive times in a frame are read as UTC
+    if tz is not None:
+        times = times.tz_convert(tz)
+    order = np.argsort(codes, kind="stable")
+    bounds = np.searchsorted(codes[order], np.arange(len(uniques) + 1))
+    volumes = np.bincount(codes, weights=np.nan_to_num(values), minlength=len(uniques))
+    first = order[bounds[:-1]] if len(frame) else np.array([], dtype=np.int64)
+    labels = [_name_of(names_col[row], uniques[code]) for code, row in enumerate(first)]
+    seen = Counter(labels)
+    lines = []
+    for code, label in enumerate(labels):
+        rows = order[bounds[code] : bounds[code + 1]]
+        # Two indexes may share a name: tell them apart by (short) id in the legend.
+        ident = str(uniques[code])
+        shown = f"{label} ({short_id(ident)})" if seen[label] > 1 and key == "index_id" else label
+        make = functools.partial(_part, values, times, rows)
+        lines.append(_Line(ident, shown, make, float(volumes[code]), label))
+    return lines
+
+
+def _part(values: np.ndarray, times: pd.DatetimeIndex, rows: np.ndarray) -> pd.Series:
+    part = pd.Series(values[rows], index=times[rows])
+    return part if part.index.is_monotonic_increasing else part.sort_index()
+
+
+def _name_of(name: Any, key_value: Any) -> str:
+    return (
+        str(key_value) if name is None or (isinstance(name, float) and name != name) else str(name)
+    )
+
+
+def _points_series(frame: pd.DataFrame) -> pd.Series:
+    return pd.Series(
+        frame["value"].to_numpy(dtype=np.float64, na_value=np.nan),
+        index=pd.DatetimeIndex(frame["time"]),
+    )
+
+
+def _aware(series: pd.Series, tz: dt.tzinfo | None) -> pd.Series:
+    index = pd.DatetimeIndex(series.index)
+    if index.tz is None:
+        # Naive times in a frame are read as UTC, the toolkit's convention.
+        index = index.tz_localize("UTC")
+    if tz is not None:
+        index = index.tz_convert(tz)
+    return series.set_axis(index)
+
+
+def _zone_of(lines: list[_Line]) -> dt.tzinfo:
+    for line in lines:
+        zone = pd.DatetimeIndex(line.series.index).tz
+        return zone if zone is not None else dt.timezone.utc
+    return dt.timezone.utc
+
+
+def _zone_label(zone: dt.tzinfo) -> str:
+    key = getattr(zone, "key", None) or getattr(zone, "zone", None)
+    if key:
+        return str(key)
+    text = str(zone)
+    return "UTC" if text in ("UTC", "UTC+00:00") else text
+
+
+def _offset(resample: str | pd.DateOffset) -> BaseOffset:
+    try:
+        return cast(pd.DateOffset, pd.tseries.frequencies.to_offset(resample))
+    except (ValueError, TypeError) as exc:
+        raise ValidationError(
+            f"resample must be a pandas frequency like '15min', got {resample!r}"
+        ) from exc
+
+
+def _log_threshold(lines: list[_Line]) -> float | None:
+    """Return the linear range of a symlog axis when levels span an order of magnitude."""
+    levels = []
+    for line in lines:
+        values = line.series.to_numpy(dtype=np.float64, na_value=np.nan)
+        positive = values[values > 0]
+        if positive.size:
+            levels.append(float(np.median(positive)))
+    if len(levels) < 2 or max(levels) / min(levels) < _LOG_SPAN:
+        return None
+    return 10.0 ** math.floor(math.log10(min(levels)))
+
+
+def _all_non_negative(lines: list[_Line]) -> bool:
+    return all(not (line.series < 0).any() for line in lines)
+
+
+# --- limits ------------------------------------------------------------------------------
+
+
+def plot_limits(
+    indexes_or_frame: Indexes | pd.DataFrame,
+    field: str = "max_daily_queries",
+    *,
+    ax: Axes | None = None,
+) -> Axes:
+    """Plot one limit across indexes as horizontal bars.
+
+    Args:
+        indexes_or_frame: Indexes in any form :func:`~searchkit.frames.frames.limits_frame`
+            accepts, or a frame it returned.
+        field: The limit to show, one of :data:`~searchkit.model.index.LIMIT_FIELDS`.
+        ax: The Axes to draw on; a new figure is made when None.
+
+    Returns:
+        The Axes: one bar per index, labelled with its value; an unlimited index is a
+        hatched bar to the axis edge labelled "unlimited", a missing value is labelled "—".
+        The axis is logarithmic when the values span two orders of magnitude or more.
+
+    Raises:
+        ValidationError: ``field`` is not a limit, or the input has an unexpected shape.
+
+    Example:
+        >>> ax = plot_limits(client.list_indexes(), field="max_vector_count")  # doctest: +SKIP
+        >>> ax.figure.savefig("limits.png")  # doctest: +SKIP
+    """
+    from matplotlib.colors import to_rgba
+    from matplotlib.ticker import EngFormatter, FuncFormatter
+
+    if field not in LIMIT_FIELDS:
+        raise ValidationError(f"unknown limit {field!r}; limits are: {', '.join(LIMIT_FIELDS)}")
+    labels, values = _limit_values(indexes_or_frame, field)
+    if ax is None:
+        ax = _new_axes((8, 1.2 + 0.45 * max(len(values), 2)))
+    info = LIMIT_INFO[field]
+    ax.set_title(info.title)
+    ax.set_xlabel(f"{info.unit} per {info.period}" if info.period else info.unit)
+    if values.size == 0:
+        ax.set_xticks([])
+        ax.set_yticks([])
+        ax.text(0.5, 0.5, "no indexes", transform=ax.transAxes, **_NOTE_STYLE)
+        return ax
+
+    finite = np.isfinite(values)
+    unlimited = np.isposinf(values)
+    missing = np.isnan(values)
+    positive = values[finite & (values > 0)]
+    log = positive.size > 0 and positive.max() / positive.min() >= _LIMITS_LOG_SPAN
+    if log:
+        ax.set_xscale("log")
+        # The decade below the smallest value, so that its bar is visible too.
+        left = 10 ** math.floor(math.log10(positive.min()) - 0.3)
+        right = 10 ** (math.log10(positive.max()) + 0.6)  # room for the value labels
+    else:
+        left = min(0.0, values[finite].min()) if finite.any() else 0.0
+        top = values[finite].max() if finite.any() else 0.0
+        right = top * 1.3 if top > 0 else 1.0
+    ax.set_xlim(left, right)
+
+    color = "C0"
+    bytes_unit = field == "max_monthly_bandwidth"
+    byte_format = FuncFormatter(lambda value, _pos=None: format_bytes(value))
+    y = np.arange(values.size)
+    shown = finite & (values > left)
+    ax.barh(y[shown], values[shown] - left, left=left, height=0.6, color=color)
+    ax.barh(
+        y[unlimited],
+        right - left,
+        left=left,
+        height=0.6,
+        facecolor=to_rgba(color, 0.12),
+        edgecolor=color,
+        hatch="///",
+        linewidth=0.8,
+    )
+    for row in y:
+        value = values[row]
+        if unlimited[row]:
+            ax.annotate(
+                "unlimited",
+                (right, row),
+                xytext=(-6, 0),
+                textcoords="offset points",
+                ha="right",
+                va="center",
+                fontsize="small",
+                fontstyle="italic",
+                color="0.15",
+            )
+        elif missing[row]:
+            ax.annotate(
+                "—",
+                (left, row),
+                xytext=(4, 0),
+                textcoords="offset points",
+                ha="left",
+                va="center",
+                fontsize="small",
+                color="0.35",
+            )
+        else:
+            end = value if value > left else left
+            ax.annotate(
+                byte_format(value) if bytes_unit else format_limit(value),
+                (end, row),
+                xytext=(4, 0),
+                textcoords="offset points",
+                ha="left",
+                va="center",
+                fontsize="small",
+                color="0.15",
+            )
+
+    ax.set_yticks(y, [literal(label) for label in labels])
+    ax.set_ylim(values.size - 0.5, -0.5)  # first index on top
+    ax.xaxis.set_major_formatter(byte_format if bytes_unit else EngFormatter(sep=""))
+    if not finite.any():
+        ax.set_xticks([])
+    ax.grid(True, axis="x", linewidth=0.5, alpha=0.4)
+    ax.set_axisbelow(True)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    return ax
+
+
+def _limit_values(data: Any, field: str) -> tuple[list[str], np.ndarray]:
+    if isinstance(data, pd.DataFrame):
+        if field not in data.columns:
+            raise ValidationError(f"the frame has no column {field!r}")
+        frame = data
+    elif isinstance(data, pd.Series):
+        raise ValidationError("expected indexes or a limits frame, got a Series")
+    else:
+        frame = limits_frame(data)
+    ids = [str(i) for i in frame.index]
+    names = frame["name"].tolist() if "name" in frame.columns else ids
+    labels = [
+        str(name) if isinstance(name, str) and name else ids[row] for row, name in enumerate(names)
+    ]
+    values = pd.to_numeric(frame[field], errors="coerce").to_numpy(
+        dtype=np.float64, na_value=np.nan
+    )
+    return labels, values
+
+
+def _draw_forecast(ax: Axes, forecast: pd.DataFrame, names: list[str] | None = None) -> None:
+    """Draw forecast rows onto a throughput Axes (used by ``plot_throughput(forecast=)``).
+
+    For each index: the recent pace, dashed, from now to the reset; the pace that would
+    use exactly the rest of the limit, dotted ("limit pace"); and a marker where the limit
+    is hit. Above the dotted line means the limit will be hit before the reset.
+    """
+    colors = {line.get_label(): line.get_color() for line in ax.get_lines()}
+    for _, row in forecast.iterrows():
+        if names is not None and row["name"] not in names:
+            continue
+        now = row.get("as_of", pd.NaT)
+        if row["reason"] or pd.isna(row["pace"]) or pd.isna(now):
+            continue
+        color = colors.get(row["name"], "grey")
+        start = now.tz_convert("UTC").tz_localize(None).to_datetime64()
+        end = row["reset"].tz_convert("UTC").tz_localize(None).to_datetime64()
+        ax.plot([start, end], [row["pace"]] * 2, linestyle="--", color=color, linewidth=1.2)
+        if np.isfinite(row["limit"]):
+            left = max((row["reset"] - now).total_seconds(), 1.0)
+            allowed = max(row["limit"] - row["used"], 0.0) / left
+            ax.plot([start, end], [allowed] * 2, linestyle=":", color=color, linewidth=1.5)
+        if pd.notna(row["hit_at"]):
+            when = row["hit_at"].tz_convert("UTC").tz_localize(None).to_datetime64()
+            ax.axvline(when, color=color, linestyle="-.", linewidth=1.0, alpha=0.8)

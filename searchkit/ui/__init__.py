@@ -1,0 +1,1 @@
+"""ipywidgets for notebooks: the create form and the index browser."""

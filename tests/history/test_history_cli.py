@@ -1,0 +1,113 @@
+"""The collect and history commands: rounds, progress lines, a clean stop, the summary."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from searchkit.cli.main import main
+from searchkit.history.store import History
+
+
+@pytest.fixture
+def configured(emulator, monkeypatch):
+    monkeypatch.setenv("SEARCHKIT_BASE_URL", emulator.url)
+    monkeypatch.setenv("SEARCHKIT_USERNAME", emulator.username)
+    monkeypatch.setenv("SEARCHKIT_PASSWORD", emulator.password)
+    with emulator.client() as client:
+        client.create_index("docs", region="eu-west-1", type="free")
+        client.create_index("shop", region="us-central1", type="payg")
+    return emulator
+
+
+def test_collect_prints_a_progress_line_per_round(configured, tmp_path, capsys):
+    store = tmp_path / "h"
+    assert main(["collect", "--store", str(store), "--count", "2", "--every", "0s"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2
+    assert lines[0].startswith("round 1: ") and lines[0].endswith(
+        "2 indexes, 2,880 new points, 0 gaps, 0 warnings"
+    )
+    assert lines[1].endswith("2 indexes, 0 new points, 0 gaps, 0 warnings")
+    assert len(History(store).throughput()) == 2880
+
+
+def test_history_summarises_the_store(configured, tmp_path, capsys):
+    store = tmp_path / "h"
+    main(["collect", "--store", str(store)])
+    capsys.readouterr()
+    assert main(["history", "--store", str(store)]) == 0
+    out = capsys.readouterr().out
+    assert f"history at {store}" in out
+    assert "  indexes   2\n" in out
+    assert "  time span 2026-11-19 12:00 .. 2026-11-20 11:59 UTC\n" in out
+    assert "  points    2,880\n" in out
+    assert "  gaps      0" in out
+
+
+def test_an_unwritable_store_is_one_line_and_exit_1(configured, tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    assert main(["collect", "--store", str(blocker / "h")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("searchkit: cannot write to the history")
+    assert err.rstrip().endswith("[HistoryError]")
+    assert len(err.splitlines()) == 1
+
+
+def test_a_bad_interval_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["collect", "--store", "x", "--every", "ten minutes"])
+    assert exit_info.value.code == 2
+    assert "expected a duration such as 30s, 10m, 1h" in capsys.readouterr().err
+
+
+def test_sigterm_stops_between_rounds_without_a_partial_file(configured, tmp_path):
+    store = tmp_path / "h"
+    env = {
+        **os.environ,
+        "SEARCHKIT_BASE_URL": configured.url,
+        "SEARCHKIT_USERNAME": configured.username,
+        "SEARCHKIT_PASSWORD": configured.password,
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "searchkit", "collect", "--store", str(store), "--every", "1h"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        first = process.stdout.readline()
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert first.startswith("round 1: ")
+    assert process.returncode == 0, err
+    assert "stopped after 1 round(s); every stored file is complete" in out
+    assert not [p for p in store.rglob("*") if p.name.startswith(".")]
+    assert len(History(store).throughput()) == 2880
+
+
+def test_demo_writes_the_forecast_table_and_the_utilization_png(tmp_path):
+    import io
+
+    import pandas as pd
+
+    from searchkit.cli.demo import run_demo
+
+    stream = io.StringIO()
+    written = run_demo(tmp_path / "demo", stream=stream)
+    out = stream.getvalue()
+    assert "forecast to the next reset at UTC midnight" in out
+    png = written["utilization"].read_bytes()
+    assert png.startswith(b"\x89PNG") and len(png) > 10_000
+    forecast = pd.read_csv(written["forecast"], index_col="index_id")
+    assert forecast.set_index("name").loc["support-tickets", "projected"] > 20_000
+    assert forecast.set_index("name").loc["docs-search", "utilization"] == 0
