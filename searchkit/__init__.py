@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         AmbiguousCreateError,
         AuthenticationError,
         ConfigError,
+        HistoryError,
         IndexExistsError,
         InvalidResponseError,
         NotFoundError,
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
         throughput_intervals,
         throughput_series,
     )
-    from searchkit.history.store import History, HistoryError
+    from searchkit.history.store import History
     from searchkit.model.index import (
         LIMIT_FIELDS,
         REGIONS,
@@ -68,7 +69,7 @@ _EXPORTS: dict[str, str] = {
     "ConfigError": "searchkit.errors",
     "Emulator": "searchkit.emulator",
     "History": "searchkit.history.store",
-    "HistoryError": "searchkit.history.store",
+    "HistoryError": "searchkit.errors",
     "IndexExistsError": "searchkit.errors",
     "IndexList": "searchkit.model.index",
     "IndexType": "searchkit.model.index",
