@@ -15,7 +15,8 @@ The hierarchy::
     ├── TransportError              connect/read failures, timeouts
     ├── InvalidResponseError        not JSON, wrong shape, truncated
     ├── AmbiguousCreateError        a create whose outcome cannot be known
-    └── HistoryError                a history that cannot be read or written
+    ├── AmbiguousNameError          (also LookupError) a name that several indexes have
+    └── HistoryError                the history cannot be read or written
 
 Every error raised for an HTTP exchange carries ``status``, ``method``, ``path`` and the
 server's ``server_message``; its text never contains a token or a password.
@@ -31,6 +32,7 @@ from typing import Any
 
 __all__ = [
     "AmbiguousCreateError",
+    "AmbiguousNameError",
     "AuthenticationError",
     "ConfigError",
     "HistoryError",
@@ -333,6 +335,10 @@ class AmbiguousCreateError(SearchKitError):
             f"The service did not confirm whether {what}{why}: refresh the list "
             "of indexes before trying again"
         )
+
+
+class AmbiguousNameError(SearchKitError, LookupError):
+    """More than one index has the name asked for; the message lists their ids."""
 
 
 class HistoryError(SearchKitError):

@@ -7,7 +7,7 @@ import dataclasses
 import numpy as np
 import pandas as pd
 
-from searchkit.frames.frames import _medians
+from searchkit.frames.frames import median_spacing
 
 __all__ = ["GAP_FACTOR", "Gap", "day_gaps", "duration", "listing_gap"]
 
@@ -58,7 +58,7 @@ def day_gaps(frame: pd.DataFrame, previous: dict[tuple[str, str], pd.Timestamp])
     index_ids = frame["index_id"].array
     codes = index_ids.codes
     ids = index_ids.categories
-    steps = _medians(codes, times, pd.Index(ids)).to_numpy()
+    steps = median_spacing(codes, times, pd.Index(ids)).to_numpy()
     one_minute = np.timedelta64(pd.Timedelta(minutes=1).value, "ns")
     allowed = np.where(np.isnat(steps), one_minute, steps).astype(np.int64) * GAP_FACTOR
     starts = np.flatnonzero(np.append(True, codes[1:] != codes[:-1]))

@@ -38,7 +38,6 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 
-from searchkit.errors import HistoryError
 from searchkit.frames.frames import limits_frame, throughput_frame
 from searchkit.history import dedupe, reader
 from searchkit.history.gaps import Gap, day_gaps, listing_gap
@@ -64,7 +63,6 @@ __all__ = [
     "CollectSummary",
     "Gap",
     "History",
-    "HistoryError",
     "HistoryInfo",
 ]
 
