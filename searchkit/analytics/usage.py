@@ -303,7 +303,8 @@ def _limits_as_of(
         first = snaps.drop_duplicates("id", keep="first").set_index("id")["value"]
         merged.loc[early, "value"] = merged.loc[early, "id"].map(first)
     values = np.asarray(latest, dtype=np.float64).copy()
-    known = merged["collected_at"].notna() | merged["id"].isin(snaps["id"])
+    # Membership against the few distinct ids: isin over every snapshot row is slow.
+    known = merged["collected_at"].notna() | merged["id"].isin(snaps["id"].unique())
     rows = merged.loc[known, "row"].to_numpy()
     values[rows] = merged.loc[known, "value"].to_numpy(dtype=np.float64)
     return values

@@ -20,6 +20,8 @@ __all__ = ["read", "read_file", "row_groups"]
 # reader thread holds its own allocator arenas).
 _READERS = 8
 _LOCAL_READERS = 2
+# Nanoseconds per unit of a stored timestamp (files store microseconds; older ones nanos).
+_PER_UNIT = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 
 
 def read_file(
@@ -74,11 +76,7 @@ def read(
     first, last = days
 
     def listed() -> list[str]:
-        return [
-            path
-            for day, path, _ in layout.files(kind)
-            if (first is None or day >= first) and (last is None or day <= last)
-        ]
+        return [path for _, path, _ in layout.files(kind, first, last)]
 
     paths = listed()
     for attempt in range(ATTEMPTS):
@@ -93,11 +91,14 @@ def read(
                         paths,
                     )
                 )
-        except FileNotFoundError:
+        except FileNotFoundError as exc:
             # A compaction deleted a file after we listed it: its rows are in a newer
             # file, so list again.
             if attempt == ATTEMPTS - 1:
-                raise
+                raise HistoryError(
+                    f"the {kind} history at {layout.location!r} kept changing while it was "
+                    f"read ({exc}); nothing is lost: try again"
+                ) from exc
             paths = listed()
             continue
         except pa.ArrowException as exc:
@@ -129,8 +130,16 @@ def row_groups(parquet: pq.ParquetFile, prune: dict[str, Any]) -> list[int]:
             continue
         if column == "time":
             kind = arrow.field("time").type
-            if pa.types.is_timestamp(kind) and kind.unit == "ns":
-                checks.append((position[column], "range", wanted))
+            scale = _PER_UNIT.get(kind.unit) if pa.types.is_timestamp(kind) else None
+            if scale is not None:
+                lo, hi = wanted  # nanoseconds, compared in the file's unit
+                checks.append(
+                    (
+                        position[column],
+                        "range",
+                        (None if lo is None else lo // scale, None if hi is None else hi // scale),
+                    )
+                )
         else:
             checks.append((position[column], "values", sorted(wanted)))
     keep = []

@@ -97,6 +97,7 @@ class History:
         fs, root = open_location(text, filesystem, storage_options)
         self._layout = Layout(text, fs, root)
         self._fs, self._root = fs, root
+        self._names_cache: tuple[tuple[str, ...], dict[str, str]] | None = None
 
     @property
     def location(self) -> str:
@@ -123,6 +124,13 @@ class History:
     def _files(self, kind: str) -> list[tuple[str, str, int]]:
         return self._layout.files(kind)
 
+    def _newest_day(self, kind: str) -> str | None:
+        """The newest UTC day holding a file of ``kind`` (listing only the newest folders)."""
+        for day in reversed(self._layout.days(kind)):
+            if self._layout.files(kind, day, day):
+                return day
+        return None
+
     # --- collect -----------------------------------------------------------------------
 
     def collect(self, client: Client, *, indexes: Any = None, now: Any = None) -> CollectSummary:
@@ -148,6 +156,7 @@ class History:
         """
         listed = client.list_indexes() if indexes is None else indexes
         collected_at = utc_instant(now) or pd.Timestamp(time.time_ns(), unit="ns", tz="UTC")
+        collected_at = collected_at.floor("us")  # as stored (see layout.WRITE_OPTIONS)
         stamp = int(collected_at.value)
         fallback_account = str(getattr(client, "username", "") or "")
         limits = limits_frame(listed)
@@ -160,7 +169,7 @@ class History:
                     "account": frame["index_id"].map(account_of).astype(str).to_numpy(),
                     "index_id": frame["index_id"].astype(str).to_numpy(),
                     "name": frame["name"].astype(str).to_numpy(),
-                    "time": frame["time"].dt.tz_convert("UTC").array,
+                    "time": frame["time"].dt.tz_convert("UTC").dt.floor("us").array,
                     "value": frame["value"].to_numpy(),
                     "collected_at": np.full(len(frame), stamp, dtype="datetime64[ns]"),
                 }
@@ -253,7 +262,7 @@ class History:
     ) -> dict[tuple[str, str], pd.Timestamp]:
         """Find the newest stored point of indexes with nothing on or after ``day``."""
         found: dict[tuple[str, str], pd.Timestamp] = {}
-        earlier = sorted({d for d, _, _ in self._files("throughput") if d < day}, reverse=True)
+        earlier = [d for d in reversed(self._layout.days("throughput")) if d < day]
         ids = pa.array(sorted({i for _, i in wanted}), pa.string())
         for previous in earlier:
             if len(found) == len(wanted):
@@ -281,10 +290,9 @@ class History:
         Only the newest day of limits snapshots is read, and in it the latest snapshot of
         each account, so the cost does not grow with the history.
         """
-        files = self._files("limits")
-        if not files:
+        newest = self._newest_day("limits")
+        if newest is None:
             return []
-        newest = files[-1][0]
         table = self._read(
             "limits", days=(newest, newest), columns=["account", "id", "name", "collected_at"]
         )
@@ -397,10 +405,9 @@ class History:
 
     def newest_time(self) -> pd.Timestamp | None:
         """Return the newest stored point's time (reading only the newest day)."""
-        files = self._files("throughput")
-        if not files:
+        newest = self._newest_day("throughput")
+        if newest is None:
             return None
-        newest = files[-1][0]
         table = self._read("throughput", days=(newest, newest), columns=["time"])
         if table.num_rows == 0:
             return None
@@ -408,17 +415,22 @@ class History:
 
     def _current_names(self) -> dict[str, str]:
         """Map index ids to their names in the newest limits snapshot (so renames show)."""
-        files = self._files("limits")
-        if not files:
+        newest = self._newest_day("limits")
+        if newest is None:
             return {}
-        newest = files[-1][0]
+        # The same newest files answer the same: a day-by-day reader asks once per day.
+        paths = tuple(path for _, path, _ in self._layout.files("limits", newest, newest))
+        if self._names_cache is not None and self._names_cache[0] == paths:
+            return self._names_cache[1]
         table = self._read("limits", days=(newest, newest), columns=["id", "name", "collected_at"])
         latest = dedupe.latest_snapshots(table.to_pandas(), ["id"])
-        return {
+        names = {
             str(i): str(n)
             for i, n in zip(latest["id"], latest["name"], strict=True)
             if n is not None
         }
+        self._names_cache = (paths, names)
+        return names
 
     def limits(self, at: Any = None) -> pd.DataFrame:
         """Return the limits as of an instant: each index's latest snapshot up to ``at``.
