@@ -15,8 +15,10 @@ import contextlib
 import datetime as dt
 import os
 import re
+import time
 import uuid
 import warnings
+from collections.abc import Iterator
 from typing import Any
 
 import pyarrow as pa
@@ -30,6 +32,7 @@ __all__ = [
     "ATTEMPTS",
     "KEY",
     "LIMITS_SCHEMA",
+    "ROLLUP_SCHEMA",
     "SCHEMAS",
     "STALE",
     "THROUGHPUT_SCHEMA",
@@ -66,7 +69,20 @@ LIMITS_SCHEMA = pa.schema(
         ("collected_at", TIMESTAMP),
     ]
 )
-SCHEMAS = {"throughput": THROUGHPUT_SCHEMA, "limits": LIMITS_SCHEMA}
+ROLLUP_SCHEMA = pa.schema(
+    [
+        ("account", pa.string()),
+        ("index_id", pa.string()),
+        ("name", pa.string()),
+        ("period", TIMESTAMP),
+        ("operations", pa.float64()),
+        ("value_sum", pa.float64()),
+        ("points", pa.int64()),
+        ("interval_seconds", pa.float64()),
+        ("source", pa.string()),
+    ]
+)
+SCHEMAS = {"throughput": THROUGHPUT_SCHEMA, "limits": LIMITS_SCHEMA, "rollups": ROLLUP_SCHEMA}
 #: A point's identity: one row per key is kept (see :mod:`searchkit.history.dedupe`).
 KEY = ("account", "index_id", "time")
 # Sorted by index then time inside a file, row groups this size let a reader of one index
@@ -278,10 +294,45 @@ class Layout:
             ) from exc
         return final
 
-    def remove(self, path: str) -> None:
-        """Delete one file, quietly if it is gone already."""
-        remove_quietly(self.fs, path)
+    def remove(self, path: str) -> bool:
+        """Delete one file; return whether this call deleted it (gone or kept: False)."""
         self.checked.discard(path)
+        try:
+            self.fs.delete_file(path)
+        except OSError:
+            return False
+        return True
+
+    @contextlib.contextmanager
+    def lock(self, kind: str, day: str) -> Iterator[bool]:
+        """Hold a day's compaction lock; yield False when another compactor holds it.
+
+        Local folders only (an exclusive create); on an object store two compactions may
+        both merge a day, which costs a duplicate file that readers and the next
+        compaction drop. A lock older than :data:`STALE` belongs to a killed compactor and
+        is taken over.
+        """
+        if not self.local:
+            yield True
+            return
+        path = f"{self.root}/{kind}/day={day}/_compacting.lock"
+        held = False
+        for _ in range(2):
+            try:
+                os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+                held = True
+                break
+            except FileExistsError:
+                if not _older_than(path, STALE):
+                    break
+                remove_quietly(self.fs, path)
+            except FileNotFoundError:
+                break  # the day folder is gone: nothing to compact
+        try:
+            yield held
+        finally:
+            if held:
+                remove_quietly(self.fs, path)
 
 
 class HistoryWarning(UserWarning):
@@ -289,6 +340,13 @@ class HistoryWarning(UserWarning):
 
 
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def _older_than(path: str, age: dt.timedelta) -> bool:
+    try:
+        return time.time() - os.stat(path).st_mtime > age.total_seconds()
+    except OSError:
+        return True
 
 
 def _is_day(text: str) -> bool:

@@ -25,6 +25,7 @@ writing), :mod:`~searchkit.history.reader` (reads, row-group pruning),
 
 from __future__ import annotations
 
+import collections
 import datetime as dt
 import os
 import time
@@ -40,6 +41,8 @@ import pyarrow.fs as pafs
 
 from searchkit.frames.frames import limits_frame, throughput_frame
 from searchkit.history import dedupe, reader
+from searchkit.history import newest as record_of
+from searchkit.history.compaction import compact_day, current_sources
 from searchkit.history.gaps import Gap, day_gaps, listing_gap
 from searchkit.history.layout import (
     KEY,
@@ -51,6 +54,7 @@ from searchkit.history.layout import (
     open_location,
 )
 from searchkit.history.reports import CollectSummary, HistoryInfo
+from searchkit.history.rollups import current
 from searchkit.history.snapshots import limits_table, snapshot_frame
 from searchkit.model.timestamps import TimeZone, resolve_zone, utc_instant
 
@@ -133,7 +137,9 @@ class History:
 
     # --- collect -----------------------------------------------------------------------
 
-    def collect(self, client: Client, *, indexes: Any = None, now: Any = None) -> CollectSummary:
+    def collect(
+        self, client: Client, *, indexes: Any = None, now: Any = None, compact: bool = True
+    ) -> CollectSummary:
         """Take one snapshot: every index's limits and the throughput points not stored yet.
 
         Collecting twice in a row stores nothing new the second time (but a limits row
@@ -146,6 +152,9 @@ class History:
                 you already have); ``client`` still names the account.
             now: The collect's own time (``collected_at``); the machine's clock by default.
                 Give the emulator's when its clock is advanced (notebooks, tests).
+            compact: Also compact the closed UTC days this collect wrote to, and yesterday
+                (merge their files, thin their snapshots, write their rollups), so the
+                layout stays one file per day whatever the collect interval.
 
         Returns:
             A :class:`CollectSummary`.
@@ -179,8 +188,10 @@ class History:
         )
         notes = self._index_changes(limits, accounts)
         gaps: list[Gap] = []
+        record = record_of.read(self._layout)
+        listed_points = new
         if new.num_rows:
-            new, gaps, backwards = self._unstored(new)
+            new, gaps, backwards = self._unstored(new, record)
             notes += backwards
         files = []
         days = pc.strftime(new["time"], format="%Y-%m-%d", locale="C") if new.num_rows else None
@@ -193,6 +204,11 @@ class History:
         snapshot = limits_table(limits, accounts, stamp)
         if snapshot.num_rows:
             files.append(self._layout.write("limits", f"{collected_at:%Y-%m-%d}", snapshot, stamp))
+        if listed_points.num_rows:
+            notes += self._advance_record(record, listed_points)
+        if compact:
+            written = [] if days is None else pc.unique(days).to_pylist()
+            self._compact_closed(f"{collected_at:%Y-%m-%d}", written)
         counts = (
             pd.Series(new["name"].to_numpy(zero_copy_only=False)).value_counts(sort=False)
             if new.num_rows
@@ -209,11 +225,42 @@ class History:
             files=tuple(files),
         )
 
-    def _unstored(self, new: pa.Table) -> tuple[pa.Table, list[Gap], list[str]]:
-        """Drop points already stored; find gaps and clocks gone backwards."""
+    def _advance_record(self, record: pa.Table | None, listed: pa.Table) -> list[str]:
+        """Move the newest-instant record past what is now stored; say so if it cannot."""
+        try:
+            record_of.write(self._layout, record_of.merge(record, listed))
+        except (OSError, pa.ArrowException) as exc:
+            return [
+                f"the record of each index's newest point could not be updated ({exc}); the "
+                "next collect checks the stored points instead"
+            ]
+        return []
+
+    def _unstored(
+        self, new: pa.Table, record: pa.Table | None
+    ) -> tuple[pa.Table, list[Gap], list[str]]:
+        """Drop points already stored; find gaps and clocks gone backwards.
+
+        With the newest-instant record, only the record is read: what is new is what is
+        after each index's newest stored point. Without it (a store older than the record,
+        or one it could not be read from), the stored points from the first listed day on.
+        """
         listed_from = new.group_by(["account", "index_id", "name"]).aggregate(
             [("time", "min"), ("time", "max")]
         )
+        if record is not None:
+            fresh, _ = record_of.unseen(new, record)
+            known = {
+                (a, i): t
+                for a, i, t in zip(
+                    record["account"].to_pylist(),
+                    record["index_id"].to_pylist(),
+                    record["time"].to_pylist(),
+                    strict=True,
+                )
+            }
+            gaps, notes = _listing_notes(listed_from, known)
+            return self._behind_record(new, fresh, listed_from, known), gaps, notes
         first_day = pc.strftime(pc.min(new["time"]), format="%Y-%m-%d").as_py()
         stored = self._read("throughput", days=(first_day, None), columns=list(KEY))
         fresh = new.filter(pa.array(~dedupe.stored_mask(new, stored)))
@@ -236,26 +283,46 @@ class History:
         ]
         if missing:
             known.update(self._newest_before(first_day, missing))
-        gaps, notes = [], []
-        for account, index_id, name, oldest, latest in zip(
-            *(listed_from[c].to_pylist() for c in ("account", "index_id", "name")),
-            listed_from["time_min"].to_pylist(),
-            listed_from["time_max"].to_pylist(),
-            strict=True,
-        ):
-            stored_until = known.get((account, index_id))
-            if stored_until is None:
-                continue
-            stored_until, oldest, latest = (pd.Timestamp(t) for t in (stored_until, oldest, latest))
-            if latest < stored_until:
-                notes.append(
-                    f"clock went backwards for {name!r}: the service's newest point "
-                    f"{latest:%Y-%m-%d %H:%M:%S} is older than the stored "
-                    f"{stored_until:%Y-%m-%d %H:%M:%S} UTC; stored points are kept"
-                )
-            elif listing_gap(stored_until, oldest):
-                gaps.append(Gap(account, index_id, name, stored_until, oldest))
+        gaps, notes = _listing_notes(listed_from, known)
         return fresh, gaps, notes
+
+    def _behind_record(
+        self,
+        new: pa.Table,
+        fresh: pa.Table,
+        listed_from: pa.Table,
+        known: dict[tuple[str, str], Any],
+    ) -> pa.Table:
+        """Add the unstored points of indexes listed as of before their newest stored point.
+
+        A list whose newest point is older than the stored one (a clock gone backwards, a
+        stale list) may hold points never stored: those indexes' points are checked against
+        the stored ones of the days the list covers, and only those.
+        """
+        behind = [
+            i
+            for a, i, t in zip(
+                listed_from["account"].to_pylist(),
+                listed_from["index_id"].to_pylist(),
+                listed_from["time_max"].to_pylist(),
+                strict=True,
+            )
+            if (a, i) in known and pd.Timestamp(t) < pd.Timestamp(known[(a, i)])
+        ]
+        if not behind:
+            return fresh
+        ids = pa.array(sorted(set(behind)), pa.string())
+        older = new.filter(pc.is_in(new["index_id"], value_set=ids))
+        first_day = pc.strftime(pc.min(older["time"]), format="%Y-%m-%d").as_py()
+        stored = self._read(
+            "throughput",
+            days=(first_day, None),
+            columns=list(KEY),
+            filter=ds.field("index_id").isin(ids),
+            prune={"index_id": ids.to_pylist()},
+        )
+        unstored = older.filter(pa.array(~dedupe.stored_mask(older, stored)))
+        return pa.concat_tables([fresh, unstored])
 
     def _newest_before(
         self, day: str, wanted: list[tuple[str, str]]
@@ -466,42 +533,51 @@ class History:
 
         Safe while readers read and collectors write: the merged file is written whole
         before the files it replaces are deleted, and a file written meanwhile is left
-        alone. Temporary files older than an hour (a writer killed mid-write) are deleted.
+        alone. Two compactions of one day do not both run: the second skips it. Each
+        compacted day also gets its daily rollup (:meth:`rollups`). Temporary files older
+        than an hour (a writer killed mid-write) are deleted.
 
         Returns:
-            ``{"partitions": merged days, "files_removed": n, "duplicates_dropped": n,
-            "snapshots_thinned": n, "stale_temporaries_removed": n}``.
+            ``{"partitions": merged days, "files_removed": n (deleted by this call),
+            "duplicates_dropped": n, "snapshots_thinned": n, "rollups_written": n,
+            "days_skipped": n (another compactor held them), "stale_temporaries_removed":
+            n}``.
         """
-        merged = removed = dropped = thinned = 0
+        counts: collections.Counter[str] = collections.Counter()
         for kind in ("throughput", "limits"):
-            by_day: dict[str, list[str]] = {}
-            for day, path, _ in self._files(kind):
-                by_day.setdefault(day, []).append(path)
-            for day, paths in by_day.items():
-                if len(paths) < 2:
-                    continue
-                table = self._read(kind, days=(day, day))
-                if kind == "throughput":
-                    kept = dedupe.latest(table)
-                    dropped += table.num_rows - kept.num_rows
-                    table = dedupe.sorted_points(kept)
-                else:
-                    kept = dedupe.thin_snapshots(table)
-                    thinned += table.num_rows - kept.num_rows
-                    table = kept
-                stamp = int(pc.max(table["collected_at"]).value)
-                self._layout.write(kind, day, table, stamp)
-                for path in paths:
-                    self._layout.remove(path)
-                merged += 1
-                removed += len(paths)
+            for day in self._layout.days(kind):
+                compact_day(self._layout, kind, day, counts)
         return {
-            "partitions": merged,
-            "files_removed": removed,
-            "duplicates_dropped": dropped,
-            "snapshots_thinned": thinned,
+            "partitions": counts["partitions"],
+            "files_removed": counts["files_removed"],
+            "duplicates_dropped": counts["duplicates_dropped"],
+            "snapshots_thinned": counts["snapshots_thinned"],
+            "rollups_written": counts["rollups_written"],
+            "days_skipped": counts["skipped"],
             "stale_temporaries_removed": self._layout.remove_stale_temporaries(STALE),
         }
+
+    def _compact_closed(self, today: str, written: list[str]) -> None:
+        """Compact the closed days a collect touched, and yesterday (which just closed)."""
+        yesterday = f"{pd.Timestamp(today) - pd.Timedelta(days=1):%Y-%m-%d}"
+        counts: collections.Counter[str] = collections.Counter()
+        for kind, days in (("throughput", {*written, yesterday}), ("limits", {yesterday})):
+            for day in sorted(d for d in days if d < today):
+                compact_day(self._layout, kind, day, counts)
+
+    def rollups(self) -> pd.DataFrame:
+        """Return the daily rollups that still summarise their day's points exactly.
+
+        Returns:
+            One row per (account, index, UTC day) of every compacted day whose points did
+            not change since: ``account, index_id, name, period, operations, value_sum,
+            points, interval_seconds, source`` (see :mod:`searchkit.history.rollups`).
+            Days not listed must be read from the points.
+        """
+        sources = current_sources(self._layout)
+        table = current(self._read("rollups"), sources)
+        frame: pd.DataFrame = table.to_pandas()
+        return frame
 
     def info(self) -> HistoryInfo:
         """Summarise the history: indexes, time span, points, size on disk, gaps.
@@ -557,3 +633,30 @@ def _customer(item: Any) -> str | None:
 
 def _and(left: ds.Expression | None, right: ds.Expression) -> ds.Expression:
     return right if left is None else left & right
+
+
+def _listing_notes(
+    listed_from: pa.Table, known: dict[tuple[str, str], Any]
+) -> tuple[list[Gap], list[str]]:
+    """Gaps and clocks gone backwards between each index's newest stored point and the list."""
+    gaps: list[Gap] = []
+    notes: list[str] = []
+    for account, index_id, name, oldest, latest in zip(
+        *(listed_from[c].to_pylist() for c in ("account", "index_id", "name")),
+        listed_from["time_min"].to_pylist(),
+        listed_from["time_max"].to_pylist(),
+        strict=True,
+    ):
+        stored_until = known.get((account, index_id))
+        if stored_until is None:
+            continue
+        stored_until, oldest, latest = (pd.Timestamp(t) for t in (stored_until, oldest, latest))
+        if latest < stored_until:
+            notes.append(
+                f"clock went backwards for {name!r}: the service's newest point "
+                f"{latest:%Y-%m-%d %H:%M:%S} is older than the stored "
+                f"{stored_until:%Y-%m-%d %H:%M:%S} UTC; stored points are kept"
+            )
+        elif listing_gap(stored_until, oldest):
+            gaps.append(Gap(account, index_id, name, stored_until, oldest))
+    return gaps, notes
