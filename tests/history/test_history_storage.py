@@ -127,7 +127,8 @@ def test_a_stray_folder_is_skipped_and_named_in_a_warning(tmp_path, emu, client)
     renamed = renamed.set_column(2, "name", pa.array(["renamed"] * renamed.num_rows))
     pq.write_table(renamed, tmp_path / "h/limits/day=zzz/part-9-x.parquet")
 
-    with pytest.warns(HistoryWarning, match=r"throughput/day=, throughput/day=notadate, throughput/misc"):
+    stray = r"throughput/day=, throughput/day=notadate, throughput/misc"
+    with pytest.warns(HistoryWarning, match=stray):
         usage = sk.usage_frame(History(tmp_path / "h"))
     with pytest.warns(HistoryWarning, match=r"limits/day=zzz"):
         info = History(tmp_path / "h").info()
@@ -197,9 +198,7 @@ def test_equal_collected_at_keeps_the_larger_value_in_history_compaction_and_sql
     assert hist.throughput()["value"].tolist() == [5.0]
 
 
-def test_a_collect_reads_what_the_service_returned_not_the_whole_history(
-    tmp_path, emu, client
-):
+def test_a_collect_reads_what_the_service_returned_not_the_whole_history(tmp_path, emu, client):
     hist = History(tmp_path / "h")
     hist.collect(client)
     raw = client.list_indexes().to_dicts()
