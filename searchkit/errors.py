@@ -122,10 +122,11 @@ def redact(text: str, secrets: Iterable[object] = ()) -> str:
     (so a secret inside another leaves no piece); one of 4 to 7 wherever it stands as a
     whole word. A shorter one is masked only where it stands as a value: after
     ``password=``, ``token:`` or ``token``, or as a URL's password; elsewhere its letters
-    are ordinary text (masking every ``a`` for a one-letter password would reveal it). Values of secret-looking pairs
-    (``"token": "..."``, ``password=...``), URL credentials (see :func:`mask_url`) and
-    ``Basic <value>`` are masked whatever they hold; ``Basic`` only when the value really
-    is Basic credentials (base64 of ``user:pass``), so ordinary words after it stay.
+    are ordinary text (masking every ``a`` for a one-letter password would reveal it).
+    Values of secret-looking pairs (``"token": "..."``, ``password=...``), URL
+    credentials (see :func:`mask_url`) and ``Basic <value>`` are masked whatever they
+    hold; ``Basic`` only when the value really is Basic credentials (base64 of
+    ``user:pass``), so ordinary words after it stay.
 
     Args:
         text: Any text that may echo a request or a response.
