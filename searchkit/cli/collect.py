@@ -110,13 +110,12 @@ def _progress(done: int, history: History, client: object) -> None:
 def cmd_collect(args: argparse.Namespace) -> int:
     """Run ``searchkit collect``: one round, or rounds ``--every`` so long."""
     from searchkit.api.client import Client
-    from searchkit.history.store import History
 
     if args.count is not None and args.count < 1:
         raise ConfigError("--count must be at least 1")
     rounds = args.count if args.count is not None else (None if args.every else 1)
     looping = rounds != 1
-    history = History(args.store)
+    history = _history(args.store)
     done = failed = in_a_row = 0
     with _Stopper() as stopper:
         try:
@@ -170,7 +169,15 @@ def cmd_collect(args: argparse.Namespace) -> int:
 
 def cmd_history(args: argparse.Namespace) -> int:
     """Run ``searchkit history``: summarise a store that exists."""
+    print(_history(args.store).info())
+    return 0
+
+
+def _history(store: str) -> History:
+    """Open ``--store``; a location that cannot be one is an error naming the option."""
     from searchkit.history.store import History
 
-    print(History(args.store).info())
-    return 0
+    try:
+        return History(store)
+    except ValidationError as exc:
+        raise ValidationError(f"--store: {exc.message}") from None
