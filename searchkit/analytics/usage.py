@@ -309,7 +309,8 @@ def _rollups_by_day(
     rows["name"] = rows["index_id"].map(current).fillna(rows["name"])
     out = {}
     for period, day_rows in rows.groupby("period", sort=True):
-        part = day_rows[["index_id", "period", "operations", "points"]].reset_index(drop=True)
+        columns = ["index_id", "period", "operations", "points", "invalid"]
+        part = day_rows[columns].reset_index(drop=True)
         names = dict(zip(day_rows["index_id"], day_rows["name"], strict=True))
         step = pd.Series(
             pd.to_timedelta(day_rows["interval_seconds"].to_numpy(), unit="s"),

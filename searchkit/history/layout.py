@@ -78,6 +78,7 @@ ROLLUP_SCHEMA = pa.schema(
         ("operations", pa.float64()),
         ("value_sum", pa.float64()),
         ("points", pa.int64()),
+        ("invalid", pa.int64()),
         ("interval_seconds", pa.float64()),
         ("source", pa.string()),
     ]

@@ -3,7 +3,8 @@
 ``<location>/rollups/day=YYYY-MM-DD/part-<collected_at us>-<uuid>.parquet`` holds one row per
 (account, index) of that day: ``operations`` (the sum of each point's value times the index's
 median sampling interval that day, in seconds: the default ``value_unit="per_second"``
-reading), ``value_sum``, ``points``, ``interval_seconds`` (null for a single point), the
+reading), ``value_sum``, ``points`` and ``invalid`` (negative or infinite values, left out of
+both), ``interval_seconds`` (null for a single point), the
 ``name`` at the day's last point, and ``source``: the name of the one throughput file it
 summarises. The raw points stay the truth: a rollup counts only while its day holds exactly
 that file, so a day that received late points reads its points until compaction merges the
@@ -31,9 +32,13 @@ def rollup(points: pa.Table, day: str, source: str) -> pa.Table:
     ids = frame["index_id"].array
     codes = np.asarray(ids.codes)
     count = len(ids.categories)
-    values = np.nan_to_num(frame["value"].to_numpy(dtype=np.float64, na_value=np.nan))
+    raw = frame["value"].to_numpy(dtype=np.float64, na_value=np.nan)
+    with np.errstate(invalid="ignore"):
+        bad = np.isinf(raw) | (raw < 0)  # no usage is negative or infinite: counted apart
+    values = np.where(bad, 0.0, np.nan_to_num(raw))
     value_sum = np.bincount(codes, weights=values, minlength=count)
-    points_per = np.bincount(codes, minlength=count).astype(np.int64)
+    invalid = np.bincount(codes, weights=bad, minlength=count).astype(np.int64)
+    points_per = np.bincount(codes, minlength=count).astype(np.int64) - invalid
     nanos = frame["time"].array.asi8
     spacing = median_spacing(codes, nanos, pd.Index(ids.categories))
     seconds = spacing.dt.total_seconds().to_numpy(dtype=np.float64)
@@ -51,6 +56,7 @@ def rollup(points: pa.Table, day: str, source: str) -> pa.Table:
         pa.array(operations, pa.float64()),
         pa.array(value_sum, pa.float64()),
         pa.array(points_per, pa.int64()),
+        pa.array(invalid, pa.int64()),
         pa.array(seconds, pa.float64(), from_pandas=True),
         pa.array([source] * count, pa.string()),
     ]

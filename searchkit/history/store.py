@@ -573,7 +573,7 @@ class History:
         Returns:
             One row per (account, index, UTC day) of every compacted day whose points did
             not change since: ``account, index_id, name, period, operations, value_sum,
-            points, interval_seconds, source`` (see :mod:`searchkit.history.rollups`).
+            points, invalid, interval_seconds, source`` (see :mod:`searchkit.history.rollups`).
             Days not listed must be read from the points.
         """
         sources = current_sources(self._layout)
