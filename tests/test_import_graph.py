@@ -8,8 +8,8 @@ package. A circle among these load-time edges means a module can see a half-init
 other module depending on which is imported first: there must be none.
 
 Imports deferred into functions hide a circle from the interpreter but not from a reader:
-two modules that need each other are one idea in two places. Those circles are listed in
-``DEFERRED_CIRCLES`` and the list may only shrink.
+two modules that need each other are one idea in two places. There must be none of those
+either.
 """
 
 from __future__ import annotations
@@ -147,21 +147,9 @@ def test_the_package_has_no_import_circle():
     assert found == [], "import circles: " + "; ".join(" <-> ".join(c) for c in found)
 
 
-#: Circles closed only through imports deferred into functions, with who removes them
-#: (issue 9.5/9.6). cli <-> demo is gone; this list may only shrink.
-DEFERRED_CIRCLES = [
-    # datapath/widgets: SearchIndex._repr_html_ -> display -> frames -> models.
-    ["searchkit.frames.frames", "searchkit.model.index", "searchkit.render.display"],
-]
-
-
-def test_circles_through_deferred_imports_only_shrink():
+def test_no_circle_even_through_imports_deferred_into_functions():
     found = cycles(import_graph(deferred=True))
-    assert [c for c in found if c not in DEFERRED_CIRCLES] == [], "new import circle"
-    assert [c for c in DEFERRED_CIRCLES if c not in found] == [], (
-        "a circle is gone: remove it from DEFERRED_CIRCLES"
-    )
-    assert ["searchkit.cli.main", "searchkit.cli.demo"] not in found
+    assert found == [], "import circles: " + "; ".join(" <-> ".join(c) for c in found)
 
 
 def test_every_module_is_in_the_graph():

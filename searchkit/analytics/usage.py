@@ -23,8 +23,8 @@ import pandas as pd
 
 from searchkit.errors import ValidationError
 from searchkit.frames.frames import as_nanos, limits_frame, median_spacing, throughput_frame
-from searchkit.model.index import LIMIT_FIELDS
-from searchkit.model.timestamps import TimeZone, resolve_zone, utc_instant
+from searchkit.frames.zones import TimeZone, resolve_zone, utc_instant
+from searchkit.model.limits import LIMIT_FIELDS
 
 __all__ = [
     "DAILY_FIELDS",

@@ -69,7 +69,8 @@ from searchkit.errors import (
     redact,
     server_message,
 )
-from searchkit.model.index import REGIONS, TYPES, IndexList, SearchIndex
+from searchkit.model.index import IndexList, SearchIndex
+from searchkit.model.limits import REGIONS, TYPES
 
 __all__ = ["DEFAULT_MAX_RESPONSE_BYTES", "DEFAULT_TIMEOUT", "Client"]
 

@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from searchkit._version import __version__
 from searchkit.errors import ConfigError, SearchKitError, describe_failure
-from searchkit.model.index import REGIONS, SECRET_FIELDS, TYPES
+from searchkit.model.index import SECRET_FIELDS
+from searchkit.model.limits import REGIONS, TYPES
 
 if TYPE_CHECKING:
     import pathlib
@@ -232,7 +233,7 @@ def _plain(value: Any) -> Any:
 def _json_records(
     indexes: Sequence[SearchIndex], *, show_secrets: bool, with_throughput: bool
 ) -> list[dict[str, Any]]:
-    from searchkit.render.display import MASK
+    from searchkit.model.secret import MASK
 
     records = []
     for index in indexes:

@@ -39,8 +39,8 @@ import pyarrow.parquet as pq
 
 from searchkit.errors import HistoryError
 from searchkit.frames.frames import LIMITS_COLUMNS, limits_frame, median_spacing, throughput_frame
-from searchkit.model.index import LIMIT_FIELDS, REGIONS, TYPES
-from searchkit.model.timestamps import TimeZone, resolve_zone, utc_instant
+from searchkit.frames.zones import TimeZone, resolve_zone, utc_instant
+from searchkit.model.limits import LIMIT_FIELDS, REGIONS, TYPES
 
 if TYPE_CHECKING:
     from searchkit.api.client import Client

@@ -23,15 +23,15 @@ import numbers
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from searchkit.model.index import LIMIT_FIELDS, LIMIT_INFO, UNLIMITED, SearchIndex
+from searchkit.model.index import IndexList, SearchIndex
+from searchkit.model.limits import LIMIT_FIELDS, LIMIT_INFO, UNLIMITED
+from searchkit.model.secret import MASK
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from searchkit.model.index import IndexList
 
 __all__ = [
-    "MASK",
     "create_form_html",
     "display_limits_frame",
     "format_bytes",
@@ -45,8 +45,6 @@ __all__ = [
     "short_id",
 ]
 
-#: What a present token looks like on screen; the same length whatever the token.
-MASK = "••••••••"
 #: Characters of an id shown in tables: enough to tell two same-named indexes apart.
 SHORT_ID = 8
 #: Rows an HTML table of indexes shows at most by default; the caption counts the rest.
@@ -333,6 +331,15 @@ def _th(text: str, *, numeric: bool = False) -> str:
 
 def _td(text: str) -> str:
     return f'<td style="{_CELL}">{text}</td>'
+
+
+def model_html(model: object) -> str:
+    """Return the notebook HTML of a SearchIndex (a card) or an IndexList (a table)."""
+    if isinstance(model, IndexList):
+        return index_list_html(model)
+    if isinstance(model, SearchIndex):
+        return index_card_html(model)
+    raise TypeError(f"no notebook HTML for {type(model).__name__}")
 
 
 def index_card_html(index: SearchIndex) -> str:

@@ -18,8 +18,8 @@ import pandas as pd
 
 from searchkit.errors import ValidationError
 from searchkit.frames.frames import Indexes, TimeZone, limits_frame, throughput_frame
-from searchkit.model.index import LIMIT_FIELDS, LIMIT_INFO
-from searchkit.model.timestamps import resolve_zone
+from searchkit.frames.zones import resolve_zone
+from searchkit.model.limits import LIMIT_FIELDS, LIMIT_INFO
 from searchkit.render.display import format_bytes, format_limit, short_id
 
 if TYPE_CHECKING:

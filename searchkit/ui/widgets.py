@@ -46,8 +46,9 @@ from searchkit.errors import (
     describe_failure,
     redact,
 )
-from searchkit.model.index import REGIONS, TYPES, IndexList, SearchIndex
-from searchkit.model.timestamps import resolve_zone
+from searchkit.frames.zones import resolve_zone
+from searchkit.model.index import IndexList, SearchIndex
+from searchkit.model.limits import REGIONS, TYPES
 from searchkit.render.display import (
     KEY_LIMITS,
     create_form_html,

@@ -9,7 +9,7 @@ import uuid
 import pytest
 
 import searchkit as sk
-from searchkit.model.index import LIMIT_FIELDS
+from searchkit.model.limits import LIMIT_FIELDS
 from tests.conftest import FIXED_CLOCK
 
 

@@ -17,8 +17,10 @@ import pytest
 
 from searchkit._version import __version__
 from searchkit.cli.main import copy_notebooks, main
-from searchkit.model.index import LIMIT_FIELDS, SearchIndex
-from searchkit.render.display import MASK, limits_text_table, terminal_safe, text_width
+from searchkit.model.index import SearchIndex
+from searchkit.model.limits import LIMIT_FIELDS
+from searchkit.model.secret import MASK
+from searchkit.render.display import limits_text_table, terminal_safe, text_width
 from tests.faults.harness import FaultServer, hang, reply
 
 REPO = pathlib.Path(__file__).resolve().parents[2]

@@ -10,9 +10,10 @@ import pandas as pd
 import pytest
 
 from searchkit.frames.frames import limits_frame
-from searchkit.model.index import LIMIT_FIELDS, LIMIT_INFO, IndexList, SearchIndex
+from searchkit.model.index import IndexList, SearchIndex
+from searchkit.model.limits import LIMIT_FIELDS, LIMIT_INFO
+from searchkit.model.secret import MASK
 from searchkit.render.display import (
-    MASK,
     display_limits_frame,
     format_bytes,
     format_limit,
