@@ -50,8 +50,8 @@ if TYPE_CHECKING:
     from searchkit.model.index import IndexList, SearchIndex
     from searchkit.model.limits import LIMIT_FIELDS, REGIONS, TYPES, IndexType, Region
     from searchkit.model.secret import Secret
-    from searchkit.render.display import limits_summary, limits_table
     from searchkit.render.plots import plot_limits, plot_throughput
+    from searchkit.render.tables import limits_summary, limits_table
     from searchkit.render.utilization import plot_utilization
     from searchkit.ui.widgets import create_index_form, index_browser
 
@@ -88,8 +88,8 @@ _EXPORTS: dict[str, str] = {
     "forecast_limits": "searchkit.analytics.usage",
     "index_browser": "searchkit.ui.widgets",
     "limits_frame": "searchkit.frames.frames",
-    "limits_summary": "searchkit.render.display",
-    "limits_table": "searchkit.render.display",
+    "limits_summary": "searchkit.render.tables",
+    "limits_table": "searchkit.render.tables",
     "parse_timestamps": "searchkit.model.gotime",
     "plot_limits": "searchkit.render.plots",
     "plot_throughput": "searchkit.render.plots",
@@ -148,7 +148,7 @@ __all__ = [  # noqa: RUF022 - plain sorted(), as tests/test_public_api.py checks
 
 def _notebook_html(model: object) -> str:
     """Render a SearchIndex or IndexList as notebook HTML (loads render on first use)."""
-    from searchkit.render.display import model_html
+    from searchkit.render.html import model_html
 
     return model_html(model)
 

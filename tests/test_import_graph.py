@@ -157,7 +157,7 @@ def test_every_module_is_in_the_graph():
     for name in (
         "searchkit",
         "searchkit.cli.main",
-        "searchkit.render.display",
+        "searchkit.render.html",
         "searchkit.emulator.server",
     ):
         assert name in graph

@@ -192,7 +192,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _safe(text: object) -> str:
-    from searchkit.render.display import terminal_safe
+    from searchkit.render.text import terminal_safe
 
     return terminal_safe(text)
 
@@ -260,11 +260,11 @@ def _cmd_list(args: argparse.Namespace) -> int:
         # ensure_ascii: every control or bidi character is written as a \u escape.
         print(json.dumps(records, indent=2, default=_plain))
     elif args.format == "csv":
-        from searchkit.render.display import limits_csv_text
+        from searchkit.render.text import limits_csv_text
 
         sys.stdout.write(limits_csv_text(indexes, show_secrets=args.show_secrets))
     else:
-        from searchkit.render.display import limits_text_table
+        from searchkit.render.text import limits_text_table
 
         print(limits_text_table(indexes, show_secrets=args.show_secrets))
     return 0
@@ -272,7 +272,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
 def _cmd_create(args: argparse.Namespace) -> int:
     from searchkit.errors import IndexExistsError, ValidationError
-    from searchkit.render.display import limits_text_table
+    from searchkit.render.text import limits_text_table
 
     verb = "created"
     # Re-running a create (a shell history, a cron job) must not make a second paid index:

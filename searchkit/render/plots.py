@@ -20,7 +20,7 @@ from searchkit.errors import ValidationError
 from searchkit.frames.frames import Indexes, TimeZone, limits_frame, throughput_frame
 from searchkit.frames.zones import resolve_zone
 from searchkit.model.limits import LIMIT_FIELDS, LIMIT_INFO
-from searchkit.render.display import format_bytes, format_limit, short_id
+from searchkit.render.formats import format_bytes, format_limit, short_id
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping

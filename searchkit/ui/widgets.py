@@ -49,8 +49,8 @@ from searchkit.errors import (
 from searchkit.frames.zones import resolve_zone
 from searchkit.model.index import IndexList, SearchIndex
 from searchkit.model.limits import REGIONS, TYPES
-from searchkit.render.display import (
-    KEY_LIMITS,
+from searchkit.render.formats import KEY_LIMITS
+from searchkit.render.html import (
     create_form_html,
     index_browser_html,
     index_card_html,
