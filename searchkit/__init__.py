@@ -53,7 +53,8 @@ if TYPE_CHECKING:
     from searchkit.render.plots import plot_limits, plot_throughput
     from searchkit.render.tables import limits_summary, limits_table
     from searchkit.render.utilization import plot_utilization
-    from searchkit.ui.widgets import create_index_form, index_browser
+    from searchkit.ui.browser import index_browser
+    from searchkit.ui.form import create_index_form
 
 #: Each public name and the module that defines it; a name is imported on first access.
 _EXPORTS: dict[str, str] = {
@@ -84,9 +85,9 @@ _EXPORTS: dict[str, str] = {
     "TransportError": "searchkit.errors",
     "ValidationError": "searchkit.errors",
     "connect": "searchkit.connection",
-    "create_index_form": "searchkit.ui.widgets",
+    "create_index_form": "searchkit.ui.form",
     "forecast_limits": "searchkit.analytics.usage",
-    "index_browser": "searchkit.ui.widgets",
+    "index_browser": "searchkit.ui.browser",
     "limits_frame": "searchkit.frames.frames",
     "limits_summary": "searchkit.render.tables",
     "limits_table": "searchkit.render.tables",

@@ -347,3 +347,27 @@ def index_browser_html(
 
 #: Bidirectional-text controls (embeddings, overrides, isolates, marks): they can make a
 #: line read differently from what it holds, so they are shown by code point.
+
+
+def themed_images_html(light: bytes, dark: bytes, note: str, names: list[str]) -> str:
+    """HTML showing the light PNG in a light JupyterLab theme and the dark one in a dark."""
+    import base64
+
+    about = "throughput of " + ", ".join(names)
+
+    def img(data: bytes, theme: str) -> str:
+        encoded = base64.b64encode(data).decode("ascii")
+        return (
+            f'<img class="sk-plot-{theme}" alt="{html.escape(about)} ({theme} theme)" '
+            f'style="max-width:100%" src="data:image/png;base64,{encoded}"/>'
+        )
+
+    # JupyterLab marks the page with data-jp-theme-light="true"/"false"; live widget output
+    # is trusted, so this small style block applies (a saved picture uses the light image).
+    style = (
+        "<style>.sk-plot-dark{display:none}"
+        'body[data-jp-theme-light="false"] .sk-plot-light{display:none}'
+        'body[data-jp-theme-light="false"] .sk-plot-dark{display:inline}</style>'
+    )
+    caption = f'<div class="sk-plot-note">{html.escape(note)}</div>' if note else ""
+    return f"{style}{img(light, 'light')}{img(dark, 'dark')}{caption}"

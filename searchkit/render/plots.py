@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from pandas.tseries.offsets import BaseOffset
 
-__all__ = ["plot_limits", "plot_throughput"]
+__all__ = ["draw_throughput", "new_axes", "plot_limits", "plot_throughput"]
 
 # Levels spanning at least this ratio get a log axis, so the quiet lines do not lie flat:
 # at a 10x spread the lowest line would use a tenth of the height on a linear axis.
@@ -146,7 +146,7 @@ def plot_throughput(
         >>> ax = plot_throughput(indexes, tz="Europe/Berlin", resample="15min")  # doctest: +SKIP
         >>> ax.figure.savefig("throughput.png")  # doctest: +SKIP
     """
-    return _draw_throughput(
+    return draw_throughput(
         indexes_or_frame,
         ax=ax,
         tz=tz,
@@ -158,7 +158,7 @@ def plot_throughput(
     )
 
 
-def _draw_throughput(
+def draw_throughput(
     data: Any,
     *,
     ax: Axes | None = None,
