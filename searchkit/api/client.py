@@ -202,7 +202,7 @@ class Client:
         # Explicit auth on the session means requests never falls back to ~/.netrc.
         session.auth = self._auth
         session.headers["User-Agent"] = (
-            f"searchkit/{__version__} python-requests/{requests.__version__}"
+            f"searchkit/{__version__} {requests.utils.default_user_agent()}"
         )
         session.headers["Accept"] = "application/json"
         # Only what Inflater undoes (requests would also offer br/zstd when installed).

@@ -551,12 +551,14 @@ def decode_list(body: bytes) -> list[dict[str, msgspec.Raw]] | None:
     Raises:
         InvalidResponseError: the body is not JSON (the message gives the byte position).
     """
-    return _decode_body(body, _RAW_LIST)
+    result: list[dict[str, msgspec.Raw]] | None = _decode_body(body, _RAW_LIST)
+    return result
 
 
 def decode_object(body: bytes) -> dict[str, msgspec.Raw] | None:
     """Decode an object body leaving every field raw; None if it is not an object."""
-    return _decode_body(body, _RAW_OBJECT)
+    result: dict[str, msgspec.Raw] | None = _decode_body(body, _RAW_OBJECT)
+    return result
 
 
 def decode_any(body: bytes) -> Any:

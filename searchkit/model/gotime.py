@@ -485,7 +485,8 @@ def _regex_fields(strings: pa.Array) -> tuple[dict[str, np.ndarray], np.ndarray]
         column = parts.field(name)
         # Unmatched rows carry "" (or null): make them parseable, they are masked anyway.
         column = pc.if_else(pc.equal(column, ""), "0", column).fill_null("0")
-        return column.cast(pa.int64()).to_numpy(zero_copy_only=False)
+        result: np.ndarray = column.cast(pa.int64()).to_numpy(zero_copy_only=False)
+        return result
 
     fields = {
         name: number(name)

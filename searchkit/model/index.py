@@ -351,7 +351,8 @@ class SearchIndex:
         Raises:
             ValidationError: ``field`` is not one of the nine limits.
         """
-        return getattr(self, check_limit_field(field)) == UNLIMITED
+        result: bool = getattr(self, check_limit_field(field)) == UNLIMITED
+        return result
 
     def __repr__(self) -> str:
         parts = [

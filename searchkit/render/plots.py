@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 
 from searchkit.errors import ValidationError
-from searchkit.frames.frames import Indexes, TimeZone, limits_frame, throughput_frame
-from searchkit.frames.zones import resolve_zone
+from searchkit.frames.frames import Indexes, limits_frame, throughput_frame
+from searchkit.frames.zones import TimeZone, resolve_zone
 from searchkit.model.limits import LIMIT_FIELDS, LIMIT_INFO
 from searchkit.render.formats import format_bytes, format_limit, short_id
 

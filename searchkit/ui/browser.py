@@ -358,7 +358,8 @@ class IndexBrowser(widgets.VBox):
         data = super()._repr_mimebundle_(**kwargs)
         if data is not None:
             data["text/html"] = self.static_html()
-        return data
+        result: dict[str, Any] | None = data
+        return result
 
     # -- handlers (kernel thread: quick, no I/O) -----------------------------------------
 

@@ -211,7 +211,8 @@ class CreateIndexForm(widgets.VBox):
         if not wait or self._worker.on_worker():
             return None
         try:
-            return future.result(timeout)
+            result: SearchIndex | None = future.result(timeout)
+            return result
         except concurrent.futures.TimeoutError:
             return None
 
@@ -242,7 +243,8 @@ class CreateIndexForm(widgets.VBox):
         data = super()._repr_mimebundle_(**kwargs)
         if data is not None:
             data["text/html"] = self.static_html()
-        return data
+        result: dict[str, Any] | None = data
+        return result
 
     def static_html(self) -> str:
         """Return a static HTML picture of the form as it looks now (no token in it)."""
