@@ -40,7 +40,7 @@ from searchkit.model.limits import (
     Region,
     check_limit_field,
 )
-from searchkit.model.secret import Secret, masked, secret_value
+from searchkit.model.secret import MASK, Secret, masked, secret_value
 
 if TYPE_CHECKING:
     from searchkit.model.throughput import Throughput
@@ -285,7 +285,8 @@ class SearchIndex:
 
         Args:
             include_secrets: Give ``token`` and ``read_only_token`` as their real text;
-                None otherwise.
+                otherwise as the mask ``••••••••`` (None only when the index has none), as
+                in every table made from indexes.
 
         Returns:
             A dict with the spec's field names (wrongly typed values as they were sent),
@@ -299,7 +300,7 @@ class SearchIndex:
             if isinstance(value, enum.Enum):
                 value = value.value
             if f.name in SECRET_FIELDS:
-                value = secret_value(value) if include_secrets else None
+                value = secret_value(value) if include_secrets or value is None else MASK
             elif f.name in self.invalid:
                 value = thaw(self.invalid[f.name])
             out[f.name] = value
