@@ -23,7 +23,7 @@ def current_sources(layout: Layout, first: str | None = None) -> dict[str, str]:
 
 def _rollup_is_current(layout: Layout, day: str, source: str) -> bool:
     table = reader.read(layout, "rollups", days=(day, day), columns=["period", "source"])
-    return rollups.current(table, {day: source}).num_rows == table.num_rows > 0
+    return bool(rollups.current(table, {day: source}).num_rows == table.num_rows > 0)
 
 
 def compact_day(layout: Layout, kind: str, day: str, counts: collections.Counter[str]) -> None:
