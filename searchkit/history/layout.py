@@ -225,6 +225,13 @@ class Layout:
         found.sort()
         return found
 
+    def newest_day(self, kind: str) -> str | None:
+        """The newest UTC day holding a file of ``kind`` (listing only the newest folders)."""
+        for day in reversed(self.days(kind)):
+            if self.files(kind, day, day):
+                return day
+        return None
+
     def _list(self, folder: str) -> list[pafs.FileInfo]:
         """List one folder (not its subfolders); a missing folder lists as empty."""
         selector = pafs.FileSelector(folder, recursive=False, allow_not_found=True)

@@ -8,6 +8,7 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.dataset as ds
+import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from searchkit.errors import HistoryError
@@ -45,6 +46,9 @@ def read_file(
     except (FileNotFoundError, HistoryError):
         raise
     except (pa.ArrowException, OSError) as exc:
+        if _gone(layout, path):
+            # An object store says so in its own words: a compaction deleted the file.
+            raise FileNotFoundError(path) from exc
         raise HistoryError(
             f"{path} is not a readable Parquet file ({exc}); it may be truncated or "
             "corrupt: move it out of the history to continue (nothing else is affected)"
@@ -114,6 +118,13 @@ def read(
             return schema.empty_table().select(wanted)
         return pa.concat_tables(tables).select(wanted)
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _gone(layout: Layout, path: str) -> bool:
+    try:
+        return bool(layout.fs.get_file_info(path).type == pafs.FileType.NotFound)
+    except OSError:
+        return False
 
 
 def row_groups(parquet: pq.ParquetFile, prune: dict[str, Any]) -> list[int]:

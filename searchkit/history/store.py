@@ -32,7 +32,6 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -44,10 +43,15 @@ from searchkit.frames.frames import limits_frame, throughput_frame
 from searchkit.frames.zones import TimeZone, resolve_zone, utc_instant
 from searchkit.history import dedupe, reader
 from searchkit.history import newest as record_of
+from searchkit.history.collecting import (
+    advance_record,
+    index_changes,
+    listed_points,
+    unstored,
+)
 from searchkit.history.compaction import compact_day, current_sources
-from searchkit.history.gaps import Gap, day_gaps, listing_gap
+from searchkit.history.gaps import Gap, day_gaps
 from searchkit.history.layout import (
-    KEY,
     LIMITS_SCHEMA,
     STALE,
     THROUGHPUT_SCHEMA,
@@ -130,13 +134,6 @@ class History:
     def _files(self, kind: str) -> list[tuple[str, str, int]]:
         return self._layout.files(kind)
 
-    def _newest_day(self, kind: str) -> str | None:
-        """The newest UTC day holding a file of ``kind`` (listing only the newest folders)."""
-        for day in reversed(self._layout.days(kind)):
-            if self._layout.files(kind, day, day):
-                return day
-        return None
-
     # --- collect -----------------------------------------------------------------------
 
     def collect(
@@ -174,26 +171,13 @@ class History:
         accounts = [str(_customer(i) or fallback_account) for i in _items(listed)]
         frame = throughput_frame(listed)
         account_of = dict(zip(limits.index, accounts, strict=True))
-        new = pa.Table.from_pandas(
-            pd.DataFrame(
-                {
-                    "account": frame["index_id"].map(account_of).astype(str).to_numpy(),
-                    "index_id": frame["index_id"].astype(str).to_numpy(),
-                    "name": frame["name"].astype(str).to_numpy(),
-                    "time": frame["time"].dt.tz_convert("UTC").dt.floor("us").array,
-                    "value": frame["value"].to_numpy(),
-                    "collected_at": np.full(len(frame), stamp, dtype="datetime64[ns]"),
-                }
-            ),
-            schema=THROUGHPUT_SCHEMA,
-            preserve_index=False,
-        )
-        notes = self._index_changes(limits, accounts)
+        new = listed_points(frame, account_of, stamp)
+        notes = index_changes(self._layout, limits, accounts)
         gaps: list[Gap] = []
         record = record_of.read(self._layout)
-        listed_points = new
+        listed = new
         if new.num_rows:
-            new, gaps, backwards = self._unstored(new, record)
+            new, gaps, backwards = unstored(self._layout, new, record)
             notes += backwards
         files = []
         days = pc.strftime(new["time"], format="%Y-%m-%d", locale="C") if new.num_rows else None
@@ -206,8 +190,8 @@ class History:
         snapshot = limits_table(limits, accounts, stamp)
         if snapshot.num_rows:
             files.append(self._layout.write("limits", f"{collected_at:%Y-%m-%d}", snapshot, stamp))
-        if listed_points.num_rows:
-            notes += self._advance_record(record, listed_points)
+        if listed.num_rows:
+            notes += advance_record(self._layout, record, listed)
         if compact:
             written = [] if days is None else pc.unique(days).to_pylist()
             self._compact_closed(f"{collected_at:%Y-%m-%d}", written)
@@ -226,167 +210,6 @@ class History:
             warnings=tuple(notes),
             files=tuple(files),
         )
-
-    def _advance_record(self, record: pa.Table | None, listed: pa.Table) -> list[str]:
-        """Move the newest-instant record past what is now stored; say so if it cannot."""
-        try:
-            record_of.write(self._layout, record_of.merge(record, listed))
-        except (OSError, pa.ArrowException) as exc:
-            return [
-                f"the record of each index's newest point could not be updated ({exc}); the "
-                "next collect checks the stored points instead"
-            ]
-        return []
-
-    def _unstored(
-        self, new: pa.Table, record: pa.Table | None
-    ) -> tuple[pa.Table, list[Gap], list[str]]:
-        """Drop points already stored; find gaps and clocks gone backwards.
-
-        With the newest-instant record, only the record is read: what is new is what is
-        after each index's newest stored point. Without it (a store older than the record,
-        or one it could not be read from), the stored points from the first listed day on.
-        """
-        listed_from = new.group_by(["account", "index_id", "name"]).aggregate(
-            [("time", "min"), ("time", "max")]
-        )
-        if record is not None:
-            fresh, _ = record_of.unseen(new, record)
-            known = {
-                (a, i): t
-                for a, i, t in zip(
-                    record["account"].to_pylist(),
-                    record["index_id"].to_pylist(),
-                    record["time"].to_pylist(),
-                    strict=True,
-                )
-            }
-            gaps, notes = _listing_notes(listed_from, known)
-            return self._behind_record(new, fresh, listed_from, known), gaps, notes
-        first_day = pc.strftime(pc.min(new["time"]), format="%Y-%m-%d").as_py()
-        stored = self._read("throughput", days=(first_day, None), columns=list(KEY))
-        fresh = new.filter(pa.array(~dedupe.stored_mask(new, stored)))
-        newest = stored.group_by(["account", "index_id"]).aggregate([("time", "max")])
-        known = {
-            (a, i): t
-            for a, i, t in zip(
-                newest["account"].to_pylist(),
-                newest["index_id"].to_pylist(),
-                newest["time_max"].to_pylist(),
-                strict=True,
-            )
-        }
-        missing = [
-            (a, i)
-            for a, i in zip(
-                listed_from["account"].to_pylist(), listed_from["index_id"].to_pylist(), strict=True
-            )
-            if (a, i) not in known
-        ]
-        if missing:
-            known.update(self._newest_before(first_day, missing))
-        gaps, notes = _listing_notes(listed_from, known)
-        return fresh, gaps, notes
-
-    def _behind_record(
-        self,
-        new: pa.Table,
-        fresh: pa.Table,
-        listed_from: pa.Table,
-        known: dict[tuple[str, str], Any],
-    ) -> pa.Table:
-        """Add the unstored points of indexes listed as of before their newest stored point.
-
-        A list whose newest point is older than the stored one (a clock gone backwards, a
-        stale list) may hold points never stored: those indexes' points are checked against
-        the stored ones of the days the list covers, and only those.
-        """
-        behind = [
-            i
-            for a, i, t in zip(
-                listed_from["account"].to_pylist(),
-                listed_from["index_id"].to_pylist(),
-                listed_from["time_max"].to_pylist(),
-                strict=True,
-            )
-            if (a, i) in known and pd.Timestamp(t) < pd.Timestamp(known[(a, i)])
-        ]
-        if not behind:
-            return fresh
-        ids = pa.array(sorted(set(behind)), pa.string())
-        older = new.filter(pc.is_in(new["index_id"], value_set=ids))
-        first_day = pc.strftime(pc.min(older["time"]), format="%Y-%m-%d").as_py()
-        stored = self._read(
-            "throughput",
-            days=(first_day, None),
-            columns=list(KEY),
-            filter=ds.field("index_id").isin(ids),
-            prune={"index_id": ids.to_pylist()},
-        )
-        unstored = older.filter(pa.array(~dedupe.stored_mask(older, stored)))
-        return pa.concat_tables([fresh, unstored])
-
-    def _newest_before(
-        self, day: str, wanted: list[tuple[str, str]]
-    ) -> dict[tuple[str, str], pd.Timestamp]:
-        """Find the newest stored point of indexes with nothing on or after ``day``."""
-        found: dict[tuple[str, str], pd.Timestamp] = {}
-        earlier = [d for d in reversed(self._layout.days("throughput")) if d < day]
-        ids = pa.array(sorted({i for _, i in wanted}), pa.string())
-        for previous in earlier:
-            if len(found) == len(wanted):
-                break
-            part = self._read(
-                "throughput",
-                days=(previous, previous),
-                columns=["account", "index_id", "time"],
-                filter=ds.field("index_id").isin(ids),
-            )
-            newest = part.group_by(["account", "index_id"]).aggregate([("time", "max")])
-            for a, i, t in zip(
-                newest["account"].to_pylist(),
-                newest["index_id"].to_pylist(),
-                newest["time_max"].to_pylist(),
-                strict=True,
-            ):
-                if (a, i) in wanted and (a, i) not in found:
-                    found[(a, i)] = t
-        return found
-
-    def _index_changes(self, limits: pd.DataFrame, accounts: list[str]) -> list[str]:
-        """Warn about indexes renamed or no longer listed since the previous collect.
-
-        Only the newest day of limits snapshots is read, and in it the latest snapshot of
-        each account, so the cost does not grow with the history.
-        """
-        newest = self._newest_day("limits")
-        if newest is None:
-            return []
-        table = self._read(
-            "limits", days=(newest, newest), columns=["account", "id", "name", "collected_at"]
-        )
-        before = table.to_pandas()
-        last = before.groupby("account")["collected_at"].transform("max")
-        before = before[before["collected_at"] == last].drop_duplicates(
-            ["account", "id"], keep="last"
-        )
-        notes = []
-        listed_accounts = set(accounts)
-        current = dict(zip(limits.index, limits["name"], strict=True))
-        for row in before.itertuples(index=False):
-            index_id = row.id
-            if row.account not in listed_accounts and listed_accounts:
-                continue
-            if index_id not in current:
-                notes.append(
-                    f"index {row.name!r} ({index_id}) is no longer listed; its history is kept"
-                )
-            elif current[index_id] != row.name:
-                notes.append(
-                    f"index {index_id} was renamed from {row.name!r} to "
-                    f"{current[index_id]!r}; its history shows it under the new name"
-                )
-        return notes
 
     # --- read --------------------------------------------------------------------------
 
@@ -474,7 +297,7 @@ class History:
 
     def newest_time(self) -> pd.Timestamp | None:
         """Return the newest stored point's time (reading only the newest day)."""
-        newest = self._newest_day("throughput")
+        newest = self._layout.newest_day("throughput")
         if newest is None:
             return None
         table = self._read("throughput", days=(newest, newest), columns=["time"])
@@ -484,7 +307,7 @@ class History:
 
     def _current_names(self) -> dict[str, str]:
         """Map index ids to their names in the newest limits snapshot (so renames show)."""
-        newest = self._newest_day("limits")
+        newest = self._layout.newest_day("limits")
         if newest is None:
             return {}
         # The same newest files answer the same: a day-by-day reader asks once per day.
@@ -661,30 +484,3 @@ def _customer(item: Any) -> str | None:
 
 def _and(left: ds.Expression | None, right: ds.Expression) -> ds.Expression:
     return right if left is None else left & right
-
-
-def _listing_notes(
-    listed_from: pa.Table, known: dict[tuple[str, str], Any]
-) -> tuple[list[Gap], list[str]]:
-    """Gaps and clocks gone backwards between each index's newest stored point and the list."""
-    gaps: list[Gap] = []
-    notes: list[str] = []
-    for account, index_id, name, oldest, latest in zip(
-        *(listed_from[c].to_pylist() for c in ("account", "index_id", "name")),
-        listed_from["time_min"].to_pylist(),
-        listed_from["time_max"].to_pylist(),
-        strict=True,
-    ):
-        stored_until = known.get((account, index_id))
-        if stored_until is None:
-            continue
-        stored_until, oldest, latest = (pd.Timestamp(t) for t in (stored_until, oldest, latest))
-        if latest < stored_until:
-            notes.append(
-                f"clock went backwards for {name!r}: the service's newest point "
-                f"{latest:%Y-%m-%d %H:%M:%S} is older than the stored "
-                f"{stored_until:%Y-%m-%d %H:%M:%S} UTC; stored points are kept"
-            )
-        elif listing_gap(stored_until, oldest):
-            gaps.append(Gap(account, index_id, name, stored_until, oldest))
-    return gaps, notes
