@@ -46,23 +46,29 @@ def _user(text: str) -> tuple[str, str]:
     return name, password
 
 
-def _seconds(text: str) -> float:
+def _timeout(text: str) -> float | tuple[float, float]:
+    # The same reader as SEARCHKIT_TIMEOUT, so "--timeout 5,30" means what the variable does.
+    from searchkit.api.config import parse_timeout
+
     try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+        value = parse_timeout(text)
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(
+            exc.message.replace("timeout must be", "expected")
+        ) from None
+    assert value is not None  # text is given, so parse_timeout reads it
     return value
 
 
 def _add_timeout(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--timeout",
-        type=_seconds,
+        type=_timeout,
         metavar="SECONDS",
-        help="seconds to wait for the service to connect and to answer each request "
-        "(default: the client's default)",
+        help="give up after this many seconds: connecting, each wait for an answer and the "
+        "whole call with its retries; or CONNECT,READ (e.g. 5,30: the call ends within "
+        "READ). Same as SEARCHKIT_TIMEOUT (default: that variable, else 5,30 with 70 s for "
+        "the whole call)",
     )
 
 
@@ -85,20 +91,30 @@ def _parser() -> argparse.ArgumentParser:
         "(the API's fields, tokens masked as '••••••••') for programs (default: table)",
     )
     p.add_argument(
-        "--show-secrets", action="store_true", help="include index tokens (hidden by default)"
+        "--show-secrets",
+        action="store_true",
+        help="include index tokens (default: masked as '••••••••')",
     )
     p.add_argument(
         "--with-throughput",
         action="store_true",
-        help="with --format json: include every throughput point (large; left out by default)",
+        help="with --format json: include every throughput point (large; default: left out)",
     )
     _add_timeout(p)
 
     p = sub.add_parser("create", help="create an index")
-    p.add_argument("name")
-    p.add_argument("--region", required=True, choices=REGIONS)
-    p.add_argument("--type", required=True, choices=TYPES)
-    p.add_argument("--show-secrets", action="store_true", help="print the new index's tokens")
+    p.add_argument("name", help="the index's name, sent as typed; required")
+    p.add_argument(
+        "--region", required=True, choices=REGIONS, help="where the index lives; required"
+    )
+    p.add_argument(
+        "--type", required=True, choices=TYPES, help="the plan (fixed may be refused); required"
+    )
+    p.add_argument(
+        "--show-secrets",
+        action="store_true",
+        help="print the new index's tokens (default: not printed)",
+    )
     p.add_argument(
         "--if-exists",
         choices=("raise", "return", "create"),
@@ -163,13 +179,41 @@ def _parser() -> argparse.ArgumentParser:
         help="allow binding a non-loopback --host (the emulator has no TLS; default: off)",
     )
 
-    p = sub.add_parser("collect", help="collect usage history into a Parquet dataset")
-    p.add_argument("--store", required=True, help="folder or URL (s3://bucket/prefix)")
-    p.add_argument("--every", type=_duration, help="collect again after this long, e.g. 10m")
-    p.add_argument("--count", type=int, help="stop after this many rounds")
+    p = sub.add_parser(
+        "collect",
+        help="collect usage history into a Parquet dataset",
+        description="Store one snapshot of every index's throughput and limits in a Parquet "
+        "dataset, or one every --every until Ctrl-C, SIGTERM or --count rounds. The service "
+        "is the one `searchkit list` uses (SEARCHKIT_BASE_URL, SEARCHKIT_USERNAME, "
+        "SEARCHKIT_PASSWORD).",
+    )
+    p.add_argument(
+        "--store",
+        required=True,
+        metavar="LOCATION",
+        help="folder or URL (s3://bucket/prefix) of the dataset; required, no default",
+    )
+    p.add_argument(
+        "--every",
+        type=_duration,
+        metavar="DURATION",
+        help="collect again after this long, e.g. 30s, 10m, 1h (default: collect once)",
+    )
+    p.add_argument(
+        "--count",
+        type=int,
+        metavar="N",
+        help="stop after N rounds (default: 1 without --every, no limit with it)",
+    )
+    _add_timeout(p)
 
     p = sub.add_parser("history", help="summarise a collected usage history")
-    p.add_argument("--store", required=True, help="folder or URL (s3://bucket/prefix)")
+    p.add_argument(
+        "--store",
+        required=True,
+        metavar="LOCATION",
+        help="folder or URL (s3://bucket/prefix) of the dataset; required, no default",
+    )
 
     p = sub.add_parser("demo", help="run the demo on an embedded emulator and write plots")
     p.add_argument(
@@ -214,8 +258,16 @@ def _client(args: argparse.Namespace) -> Client:
             f"username and password (the address {ENV_BASE_URL} is set)"
         )
     from searchkit.api.client import Client
+    from searchkit.api.config import parse_timeout
 
-    return Client(timeout=args.timeout)
+    # On the command line a timeout bounds the whole call: `list --timeout 2` against a
+    # silent server ends after about 2 s, retries included, not after three 2 s waits.
+    timeout = getattr(args, "timeout", None)
+    if timeout is None:
+        timeout = parse_timeout()
+    if timeout is None:
+        return Client()
+    return Client(timeout=timeout, deadline=max(timeout) if isinstance(timeout, tuple) else timeout)
 
 
 def _reveal(value: Any) -> Any:
@@ -387,10 +439,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         if not args.user:
             # The operator asked for a generated account: they must be told its password.
             print(f"account: {emulator.username}:{emulator.password}")
-        print(
-            f"try: SEARCHKIT_BASE_URL={emulator.url} SEARCHKIT_USERNAME=... "
-            "SEARCHKIT_PASSWORD=... searchkit list"
-        )
+        print(_try_line(args, emulator))
         sys.stdout.flush()
         stop.wait()
         print("stopping (SIGTERM)")
@@ -402,6 +451,26 @@ def _cmd_serve(args: argparse.Namespace) -> int:
             signal.signal(signal.SIGTERM, previous)
         sys.stdout.flush()
     return 0
+
+
+def _try_line(args: argparse.Namespace, emulator: Any) -> str:
+    """The command line to paste into another terminal to list this emulator's indexes.
+
+    On loopback it holds the first account's password: the operator just chose it (or was
+    just shown the generated one), it is an emulator's, and it is good only on this machine.
+    Bound to another address (--allow-remote) the password stays out of the terminal and its
+    scrollback: ``SEARCHKIT_PASSWORD=...`` is to be filled in.
+    """
+    import shlex
+
+    from searchkit._net import is_loopback_host
+
+    username, password = args.user[0] if args.user else (emulator.username, emulator.password)
+    shown = shlex.quote(password) if is_loopback_host(args.host) else "..."
+    return (
+        f"try: SEARCHKIT_BASE_URL={shlex.quote(emulator.url)} "
+        f"SEARCHKIT_USERNAME={shlex.quote(username)} SEARCHKIT_PASSWORD={shown} searchkit list"
+    )
 
 
 def _duration(text: str) -> float:
@@ -420,7 +489,6 @@ def _cmd_collect(args: argparse.Namespace) -> int:
     import signal
     import threading
 
-    from searchkit.api.client import Client
     from searchkit.history.store import History
 
     if args.count is not None and args.count < 1:
@@ -436,7 +504,7 @@ def _cmd_collect(args: argparse.Namespace) -> int:
     previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     done = 0
     try:
-        with Client() as client:
+        with _client(args) as client:
             while not stop.is_set() and (rounds is None or done < rounds):
                 summary = history.collect(client)
                 done += 1
@@ -527,7 +595,7 @@ def _cmd_lab(args: argparse.Namespace) -> int:
 
     # The same interpreter as searchkit, so an unactivated venv still finds its JupyterLab.
     if importlib.util.find_spec("jupyterlab") is None:
-        raise ConfigError("JupyterLab is not installed here: pip install jupyterlab")
+        raise ConfigError("JupyterLab is not installed here: pip install 'searchkit[notebooks]'")
     try:
         copied, kept = copy_notebooks(args.dir)
     except OSError as exc:
@@ -543,7 +611,39 @@ def _cmd_lab(args: argparse.Namespace) -> int:
         # Containers and CI-like machines run as root, where JupyterLab refuses to start.
         print("searchkit: running as root, so JupyterLab gets --allow-root", file=sys.stderr)
         command.append("--allow-root")
-    return subprocess.call(command)
+    return _run_until_signalled(subprocess.Popen(command))
+
+
+def _run_until_signalled(process: Any) -> int:
+    """Wait for ``process``; SIGTERM or Ctrl-C here stop it too, so no server is left behind.
+
+    JupyterLab shuts its kernels down on SIGTERM; it is killed only if it has not ended
+    10 s later.
+    """
+    import signal
+    import subprocess
+
+    def stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGTERM, stop)
+    except ValueError:  # not the main thread: signals stay with whoever owns them
+        previous = None
+    try:
+        return int(process.wait())
+    except KeyboardInterrupt:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        print("searchkit: JupyterLab stopped", file=sys.stderr)
+        return 0
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 COMMANDS = {
