@@ -23,8 +23,8 @@ import pandas as pd
 
 from searchkit.errors import ValidationError
 from searchkit.frames.frames import as_nanos, limits_frame, median_spacing, throughput_frame
-from searchkit.model.index import LIMIT_FIELDS
-from searchkit.model.timestamps import TimeZone, resolve_zone, utc_instant
+from searchkit.frames.zones import TimeZone, resolve_zone, utc_instant
+from searchkit.model.limits import LIMIT_FIELDS
 
 __all__ = [
     "DAILY_FIELDS",
@@ -104,18 +104,29 @@ def _operations(frame: pd.DataFrame, value_unit: str, intervals: pd.Series) -> n
             f"value_unit must be one of {sorted(VALUE_UNITS)}, got {value_unit!r}"
         )
     values = frame["value"].to_numpy(dtype=np.float64, na_value=np.nan)
+    values = np.where(_invalid(values), 0.0, values)  # counted apart, never negative usage
     per = VALUE_UNITS[value_unit]
     if per is None:
-        return np.nan_to_num(values)
+        result: np.ndarray = np.nan_to_num(values)
+        return result
     codes, ids = _codes(frame["index_id"])
     per_id = _seconds(intervals.reindex(pd.Index(ids, name="index_id")))
     seconds = per_id[codes] if len(ids) else np.zeros(len(codes))
-    return np.nan_to_num(values) * seconds / per
+    result = np.nan_to_num(values) * seconds / per
+    return result
+
+
+def _invalid(values: np.ndarray) -> np.ndarray:
+    """Which values no usage can have: negative or infinite (NaN is a missing value)."""
+    with np.errstate(invalid="ignore"):
+        invalid: np.ndarray = np.isinf(values) | (values < 0)
+    return invalid
 
 
 def _seconds(intervals: pd.Series) -> np.ndarray:
     """Intervals in seconds, a minute where unknown (NaT)."""
-    return intervals.fillna(_MINUTE).dt.total_seconds().to_numpy(dtype=np.float64)
+    result: np.ndarray = intervals.fillna(_MINUTE).dt.total_seconds().to_numpy(dtype=np.float64)
+    return result
 
 
 def _codes(column: pd.Series) -> tuple[np.ndarray, list[str]]:
@@ -134,7 +145,8 @@ def _utilization(used: Any, limit: Any) -> np.ndarray:
         ratio = used / limit
     ratio[np.isinf(limit)] = 0.0  # unlimited: never any share of it used
     ratio[limit == 0] = np.where(used[limit == 0] > 0, np.inf, 0.0)
-    return ratio
+    result: np.ndarray = ratio
+    return result
 
 
 def usage_frame(
@@ -159,7 +171,9 @@ def usage_frame(
 
     Returns:
         One row per index and period: ``index_id``, ``name``, ``period`` (start, aware),
-        ``operations``, ``points``, ``limit`` (``inf`` when unlimited), ``utilization``
+        ``operations``, ``points``, ``invalid`` (points left out because their value is
+        negative or infinite: no usage is), ``limit`` (``inf`` when unlimited),
+        ``utilization``
         (operations / limit; 0 when unlimited; NaN when the limit is not reported),
         ``breached`` (operations above the limit) and ``complete`` (the points cover the
         whole period; a first or last partial day undercounts), ``field`` (the limit
@@ -173,7 +187,7 @@ def usage_frame(
         >>> usage_frame(client.list_indexes()).head()  # doctest: +SKIP
     """
     zone = resolve_zone(tz, default=dt.timezone.utc) or dt.timezone.utc
-    columns = ["index_id", "name", "period", "operations", "points", "limit"]
+    columns = ["index_id", "name", "period", "operations", "points", "invalid", "limit"]
     if _is_history(source):
         # One day at a time, so memory stays that of a day whatever the history's length.
         parts, names, day_steps = [], {}, []
@@ -187,7 +201,9 @@ def usage_frame(
         limits = source.limits()
         out = (
             pd.concat(parts, ignore_index=True)
-            .groupby(["index_id", "period"], sort=False, as_index=False)[["operations", "points"]]
+            .groupby(["index_id", "period"], sort=False, as_index=False)[
+                ["operations", "points", "invalid"]
+            ]
             .sum()
             if parts
             else pd.DataFrame()
@@ -208,6 +224,7 @@ def usage_frame(
                 "period": pd.DatetimeIndex([], tz=zone).as_unit("ns"),
                 "operations": np.array([], dtype=np.float64),
                 "points": np.array([], dtype=np.int64),
+                "invalid": np.array([], dtype=np.int64),
                 "limit": np.array([], dtype=np.float64),
                 "complete": np.array([], dtype=bool),
                 "utilization": np.array([], dtype=np.float64),
@@ -219,7 +236,7 @@ def usage_frame(
     out["limit"] = out["index_id"].map(limit).astype(np.float64).to_numpy()
     if _is_history(source):
         out["limit"] = _limits_as_of(out, source, field, freq, out["limit"].to_numpy())
-    out = out[out["points"] > 0][columns].reset_index(drop=True)
+    out = out[(out["points"] > 0) | (out["invalid"] > 0)][columns].reset_index(drop=True)
     out["complete"] = _complete(out, steps, freq)
     out["utilization"] = _utilization(out["operations"], out["limit"])
     out["breached"] = out["operations"].to_numpy() > out["limit"].to_numpy()
@@ -234,18 +251,25 @@ def _usage_parts(
     the intervals (:func:`_intervals`)."""
     codes, ids = _codes(tp["index_id"])
     steps = _intervals(tp)
+    invalid = _invalid(tp["value"].to_numpy(dtype=np.float64, na_value=np.nan))
     frame = pd.DataFrame(
         {
             "code": codes,
             "time": pd.DatetimeIndex(tp["time"].array).tz_convert(zone),
-            "operations": _operations(tp, value_unit, steps),
+            # An invalid point is no point: NaN, so neither summed nor counted.
+            "operations": np.where(invalid, np.nan, _operations(tp, value_unit, steps)),
+            "invalid": invalid.astype(np.int64),
         }
     )
     if frame.empty:
-        empty = pd.DataFrame(columns=["index_id", "period", "operations", "points"])
+        empty = pd.DataFrame(columns=["index_id", "period", "operations", "points", "invalid"])
         return empty, {}, steps
     grouped = frame.groupby(["code", pd.Grouper(key="time", freq=freq)], sort=False)
-    out = grouped["operations"].agg(operations="sum", points="count").reset_index()
+    out = grouped.agg(
+        operations=("operations", "sum"),
+        points=("operations", "count"),
+        invalid=("invalid", "sum"),
+    ).reset_index()
     out = out.rename(columns={"time": "period"})
     # The name at each index's last point (a History already labels renamed indexes so).
     name_codes, name_labels = _codes(tp["name"])
@@ -255,7 +279,7 @@ def _usage_parts(
     names = np.asarray([*name_labels, None], dtype=object)[name_codes[last]]
     out["index_id"] = np.asarray(ids, dtype=object)[out["code"].to_numpy()]
     return (
-        out[["index_id", "period", "operations", "points"]],
+        out[["index_id", "period", "operations", "points", "invalid"]],
         dict(zip(ids, names.tolist(), strict=True)),
         steps,
     )
@@ -320,7 +344,8 @@ def _complete(out: pd.DataFrame, intervals: pd.Series, freq: str) -> np.ndarray:
         return np.full(len(out), True)
     step = _seconds(intervals.reindex(pd.Index(out["index_id"].astype(str))))
     points = out["points"].to_numpy(dtype=np.float64)
-    return points * step >= length.total_seconds() * 0.99
+    result: np.ndarray = points * step >= length.total_seconds() * 0.99
+    return result
 
 
 def _period(now: pd.Timestamp, monthly: bool) -> tuple[pd.Timestamp, pd.Timestamp]:

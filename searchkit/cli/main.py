@@ -14,18 +14,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from searchkit._version import __version__
 from searchkit.errors import ConfigError, SearchKitError, describe_failure
-from searchkit.model.index import REGIONS, SECRET_FIELDS, TYPES
+from searchkit.model.index import SECRET_FIELDS
+from searchkit.model.limits import REGIONS, TYPES
 
 if TYPE_CHECKING:
-    import pathlib
-
     from searchkit.api.client import Client
     from searchkit.model.index import IndexList, SearchIndex
 
@@ -185,7 +183,9 @@ def _parser() -> argparse.ArgumentParser:
         description="Store one snapshot of every index's throughput and limits in a Parquet "
         "dataset, or one every --every until Ctrl-C, SIGTERM or --count rounds. The service "
         "is the one `searchkit list` uses (SEARCHKIT_BASE_URL, SEARCHKIT_USERNAME, "
-        "SEARCHKIT_PASSWORD).",
+        "SEARCHKIT_PASSWORD). With --every, a failed round is reported and tried again after "
+        "a growing pause (at most --every); bad credentials or settings stop it. Ctrl-C stops "
+        "after the round under way; a second Ctrl-C stops at once.",
     )
     p.add_argument(
         "--store",
@@ -235,39 +235,15 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _safe(text: object) -> str:
-    from searchkit.render.display import terminal_safe
+    from searchkit.render.text import terminal_safe
 
     return terminal_safe(text)
 
 
 def _client(args: argparse.Namespace) -> Client:
-    """Return a client from the environment, checking the address before the credentials."""
-    from searchkit.api.config import ENV_BASE_URL, ENV_PASSWORD, ENV_USERNAME, validate_base_url
+    from searchkit.cli.service import client_from_environment
 
-    address = os.environ.get(ENV_BASE_URL, "")
-    if not address.strip():
-        raise ConfigError(
-            f"no service address: set {ENV_BASE_URL} to the API's address (e.g. "
-            f"https://api.example.com), {ENV_USERNAME} and {ENV_PASSWORD} to your account; "
-            "to try searchkit offline, run `searchkit serve --demo` and set the values it prints"
-        )
-    validate_base_url(address)
-    if not os.environ.get(ENV_USERNAME) and not os.environ.get(ENV_PASSWORD):
-        raise ConfigError(
-            f"no credentials: set {ENV_USERNAME} and {ENV_PASSWORD} to the account's "
-            f"username and password (the address {ENV_BASE_URL} is set)"
-        )
-    from searchkit.api.client import Client
-    from searchkit.api.config import parse_timeout
-
-    # On the command line a timeout bounds the whole call: `list --timeout 2` against a
-    # silent server ends after about 2 s, retries included, not after three 2 s waits.
-    timeout = getattr(args, "timeout", None)
-    if timeout is None:
-        timeout = parse_timeout()
-    if timeout is None:
-        return Client()
-    return Client(timeout=timeout, deadline=max(timeout) if isinstance(timeout, tuple) else timeout)
+    return client_from_environment(getattr(args, "timeout", None))
 
 
 def _reveal(value: Any) -> Any:
@@ -284,7 +260,7 @@ def _plain(value: Any) -> Any:
 def _json_records(
     indexes: Sequence[SearchIndex], *, show_secrets: bool, with_throughput: bool
 ) -> list[dict[str, Any]]:
-    from searchkit.render.display import MASK
+    from searchkit.model.secret import MASK
 
     records = []
     for index in indexes:
@@ -311,11 +287,11 @@ def _cmd_list(args: argparse.Namespace) -> int:
         # ensure_ascii: every control or bidi character is written as a \u escape.
         print(json.dumps(records, indent=2, default=_plain))
     elif args.format == "csv":
-        from searchkit.render.display import limits_csv_text
+        from searchkit.render.text import limits_csv_text
 
         sys.stdout.write(limits_csv_text(indexes, show_secrets=args.show_secrets))
     else:
-        from searchkit.render.display import limits_text_table
+        from searchkit.render.text import limits_text_table
 
         print(limits_text_table(indexes, show_secrets=args.show_secrets))
     return 0
@@ -324,7 +300,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
 def _cmd_create(args: argparse.Namespace) -> int:
     from searchkit.api.client import mismatch
     from searchkit.errors import IndexExistsError, ValidationError
-    from searchkit.render.display import limits_text_table
+    from searchkit.render.text import limits_text_table
 
     verb = "created"
     # Re-running a create (a shell history, a cron job) must not make a second paid index:
@@ -486,53 +462,15 @@ def _duration(text: str) -> float:
 
 
 def _cmd_collect(args: argparse.Namespace) -> int:
-    import signal
-    import threading
+    from searchkit.cli.collect import cmd_collect
 
-    from searchkit.history.store import History
-
-    if args.count is not None and args.count < 1:
-        raise ConfigError("--count must be at least 1")
-    rounds = args.count if args.count is not None else (None if args.every else 1)
-    history = History(args.store)
-    stop = threading.Event()
-
-    def request_stop(signum: int, frame: object) -> None:
-        # Only a flag: the round under way finishes its (atomic) writes, then the loop ends.
-        stop.set()
-
-    previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
-    done = 0
-    try:
-        with _client(args) as client:
-            while not stop.is_set() and (rounds is None or done < rounds):
-                summary = history.collect(client)
-                done += 1
-                print(
-                    f"round {done}: {summary.collected_at:%Y-%m-%d %H:%M:%S} UTC, "
-                    f"{summary.indexes} indexes, {summary.new_points:,} new points, "
-                    f"{len(summary.gaps)} gaps, {len(summary.warnings)} warnings",
-                    flush=True,
-                )
-                for line in summary.problems:
-                    print(f"  warning: {line}", file=sys.stderr, flush=True)
-                if rounds is not None and done >= rounds:
-                    break
-                if args.every:
-                    stop.wait(args.every)
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-    if stop.is_set():
-        print(f"stopped after {done} round(s); every stored file is complete", flush=True)
-    return 0
+    return cmd_collect(args)
 
 
 def _cmd_history(args: argparse.Namespace) -> int:
-    from searchkit.history.store import History
+    from searchkit.cli.collect import cmd_history
 
-    print(History(args.store).info())
-    return 0
+    return cmd_history(args)
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
@@ -553,45 +491,10 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def copy_notebooks(folder: str | pathlib.Path) -> tuple[list[str], list[str]]:
-    """Copy the example notebooks shipped with searchkit into ``folder``.
-
-    Files already in ``folder`` are kept as they are (never overwritten).
-
-    Returns:
-        The names copied and the names kept.
-
-    Raises:
-        ConfigError: this installation of searchkit holds no notebooks.
-        OSError: the folder cannot be created or written.
-    """
-    import importlib.resources
-    import pathlib
-
-    shipped = importlib.resources.files("searchkit") / "notebooks"
-    names = sorted(
-        entry.name
-        for entry in (shipped.iterdir() if shipped.is_dir() else ())
-        if entry.name.endswith(".ipynb")
-    )
-    if not names:
-        raise ConfigError("this installation of searchkit holds no example notebooks")
-    target = pathlib.Path(folder)
-    target.mkdir(parents=True, exist_ok=True)
-    copied, kept = [], []
-    for name in names:
-        path = target / name
-        if path.exists():
-            kept.append(name)
-            continue
-        path.write_bytes((shipped / name).read_bytes())
-        copied.append(name)
-    return copied, kept
-
-
 def _cmd_lab(args: argparse.Namespace) -> int:
     import importlib.util
-    import subprocess
+
+    from searchkit.cli.lab import copy_notebooks, run_jupyterlab
 
     # The same interpreter as searchkit, so an unactivated venv still finds its JupyterLab.
     if importlib.util.find_spec("jupyterlab") is None:
@@ -606,44 +509,7 @@ def _cmd_lab(args: argparse.Namespace) -> int:
         print(f"searchkit: copied {', '.join(copied)} to {args.dir}", file=sys.stderr)
     if kept:
         print(f"searchkit: kept your copies of {', '.join(kept)} in {args.dir}", file=sys.stderr)
-    command = [sys.executable, "-m", "jupyterlab", args.dir]
-    if hasattr(os, "geteuid") and os.geteuid() == 0:
-        # Containers and CI-like machines run as root, where JupyterLab refuses to start.
-        print("searchkit: running as root, so JupyterLab gets --allow-root", file=sys.stderr)
-        command.append("--allow-root")
-    return _run_until_signalled(subprocess.Popen(command))
-
-
-def _run_until_signalled(process: Any) -> int:
-    """Wait for ``process``; SIGTERM or Ctrl-C here stop it too, so no server is left behind.
-
-    JupyterLab shuts its kernels down on SIGTERM; it is killed only if it has not ended
-    10 s later.
-    """
-    import signal
-    import subprocess
-
-    def stop(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
-
-    try:
-        previous = signal.signal(signal.SIGTERM, stop)
-    except ValueError:  # not the main thread: signals stay with whoever owns them
-        previous = None
-    try:
-        return int(process.wait())
-    except KeyboardInterrupt:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        print("searchkit: JupyterLab stopped", file=sys.stderr)
-        return 0
-    finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+    return run_jupyterlab(args.dir)
 
 
 COMMANDS = {
