@@ -651,9 +651,9 @@ def test_cli_and_emulator_share_one_loopback_check(host, loopback):
     "command", ["list", "create", "serve", "collect", "history", "demo", "lab"]
 )
 def test_every_option_of_every_command_says_its_default_or_that_it_is_required(command):
-    from searchkit.cli.main import _parser
+    from searchkit.cli.parser import build_parser
 
-    (sub,) = [a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    (sub,) = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
     undocumented = [
         action.dest
         for action in sub.choices[command]._actions
