@@ -7,6 +7,7 @@ import html
 
 import pandas as pd
 
+from searchkit._units import binary_size
 from searchkit.history.gaps import Gap
 
 __all__ = ["CollectSummary", "HistoryInfo"]
@@ -77,18 +78,8 @@ class HistoryInfo:
             f"  indexes   {self.indexes}",
             f"  time span {span}",
             f"  points    {self.points:,}",
-            f"  on disk   {size(self.bytes)} in {self.files} files",
+            f"  on disk   {binary_size(self.bytes)} in {self.files} files",
             f"  gaps      {len(self.gaps)}",
         ]
         lines += [f"    - {gap}" for gap in self.gaps]
         return "\n".join(lines)
-
-
-def size(count: int) -> str:
-    """Say how large ``count`` bytes are, e.g. ``"4.0 MiB"``."""
-    value = float(count)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if value < 1024 or unit == "GiB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{count} B"  # pragma: no cover

@@ -532,7 +532,7 @@ def _labelled(indexes: IndexList) -> list[tuple[str, str]]:
     for name in names:
         counts[name] = counts.get(name, 0) + 1
     return [
-        (name if counts[name] == 1 else f"{name} ({str(i.id)[:8]})", str(i.id))
+        (name if counts[name] == 1 else f"{name} ({i.short_id})", str(i.id))
         for name, i in zip(names, indexes, strict=True)
     ]
 
