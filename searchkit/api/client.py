@@ -34,6 +34,7 @@ from urllib3.exceptions import (
     ReadTimeoutError,
 )
 
+from searchkit._units import binary_size
 from searchkit._version import __version__
 from searchkit.api._transport import (
     CHUNK,
@@ -56,11 +57,11 @@ from searchkit.api._transport import (
     read_whole,
     retry_after_seconds,
     shutdown_at,
-    size_text,
     socket_of,
     was_sent,
 )
 from searchkit.api.config import (
+    API_PATH,
     DEFAULT_TIMEOUT,
     ENV_TIMEOUT,
     Credentials,
@@ -87,6 +88,7 @@ from searchkit.errors import (
 )
 from searchkit.model.index import IndexList, SearchIndex
 from searchkit.model.limits import REGIONS, TYPES
+from searchkit.model.secret import secret_value
 
 __all__ = ["DEFAULT_MAX_RESPONSE_BYTES", "DEFAULT_TIMEOUT", "Client", "mismatch"]
 
@@ -95,7 +97,7 @@ log = logging.getLogger("searchkit")
 #: Largest answer read, after decompression: 512 MiB, over four times the largest list
 #: seen on a real account (1,542 indexes, 117.6 MB).
 DEFAULT_MAX_RESPONSE_BYTES = 512 * 1024 * 1024
-PATH = "/v2/search"
+PATH = API_PATH
 # How far the service's clock may lag ours when matching a lost create by creation_time.
 CLOCK_SKEW_SECONDS = 300
 
@@ -450,8 +452,7 @@ class Client:
     def _remember_tokens(self, indexes: Iterable[SearchIndex]) -> None:
         for index in indexes:
             for value in (index.token, index.read_only_token):
-                # A token may be a Secret object (its real value read explicitly).
-                real = getattr(value, "get_secret_value", lambda v=value: v)()
+                real = secret_value(value)
                 if real:
                     self._known_tokens.add(str(real))
 
@@ -581,7 +582,7 @@ class Client:
             ) from None
         except TooLarge:
             raise BodyFault(
-                self._too_large(method, status, f"is larger than {size_text(cap)}")
+                self._too_large(method, status, f"is larger than {binary_size(cap)}")
             ) from None
         except Late:
             raise BodyFault(self._deadline_error(call, method, path, 0)) from None
@@ -615,7 +616,7 @@ class Client:
             method,
             status,
             f"the answer {what}, over the limit of max_response_bytes="
-            f"{self.max_response_bytes} ({size_text(self.max_response_bytes)})",
+            f"{self.max_response_bytes} ({binary_size(self.max_response_bytes)})",
         )
 
     def _deadline_error(self, call: Call, method: str, path: str, retries: int) -> TransportError:
@@ -671,9 +672,11 @@ class Client:
             "retries": retries,
         }
         if cls is AuthenticationError:
+            # No parentheses: describe() and the CLI wrap this text, and nested brackets
+            # read badly in one line.
             text += (
-                f" (the service refused user {self.username!r}; credentials from "
-                f"{self._credential_origin()})"
+                f"; the service refused user {self.username!r}, whose credentials come from "
+                f"{self._credential_origin()}"
             )
         if cls is RateLimitError:
             retry_after = retry_after_seconds(response.headers.get("Retry-After"))
@@ -684,8 +687,8 @@ class Client:
 
     def _credential_origin(self) -> str:
         if self._credentials.source == "environment":
-            return "the environment (SEARCHKIT_USERNAME / SEARCHKIT_PASSWORD)"
-        return "the username=/password= arguments"
+            return "the environment variables SEARCHKIT_USERNAME and SEARCHKIT_PASSWORD"
+        return "the username= and password= arguments"
 
     def _transport_error(
         self, method: str, path: str, exc: requests.RequestException, retries: int

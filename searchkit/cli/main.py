@@ -14,188 +14,24 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from searchkit._version import __version__
+from searchkit.cli.parser import build_parser
 from searchkit.errors import ConfigError, SearchKitError, describe_failure
 from searchkit.model.index import SECRET_FIELDS
-from searchkit.model.limits import REGIONS, TYPES
+from searchkit.model.secret import secret_value
 
 if TYPE_CHECKING:
-    import pathlib
-
     from searchkit.api.client import Client
     from searchkit.model.index import IndexList, SearchIndex
 
 __all__ = ["main"]
 
-#: Where ``searchkit lab`` copies the example notebooks when no ``--dir`` is given.
-DEFAULT_LAB_DIR = "searchkit-notebooks"
-
 
 class UsageError(Exception):
     """A command line that cannot work as given (exit status 2, one line, no traceback)."""
-
-
-def _user(text: str) -> tuple[str, str]:
-    name, sep, password = text.partition(":")
-    if not sep or not name or not password:
-        raise argparse.ArgumentTypeError("expected NAME:PASSWORD with both parts non-empty")
-    return name, password
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
-    return value
-
-
-def _add_timeout(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--timeout",
-        type=_seconds,
-        metavar="SECONDS",
-        help="seconds to wait for the service to connect and to answer each request "
-        "(default: the client's default)",
-    )
-
-
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="searchkit",
-        description="Manage search indexes. The service is named by the environment "
-        "variables SEARCHKIT_BASE_URL, SEARCHKIT_USERNAME and SEARCHKIT_PASSWORD; to try "
-        "searchkit offline, start the emulator with `searchkit serve --demo`.",
-    )
-    parser.add_argument("--version", action="version", version=f"searchkit {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    p = sub.add_parser("list", help="list the account's indexes and their limits")
-    p.add_argument(
-        "--format",
-        choices=("table", "csv", "json"),
-        default="table",
-        help="table for people; csv (limits as integers, -1 written 'unlimited') or json "
-        "(the API's fields, tokens masked as '••••••••') for programs (default: table)",
-    )
-    p.add_argument(
-        "--show-secrets", action="store_true", help="include index tokens (hidden by default)"
-    )
-    p.add_argument(
-        "--with-throughput",
-        action="store_true",
-        help="with --format json: include every throughput point (large; left out by default)",
-    )
-    _add_timeout(p)
-
-    p = sub.add_parser("create", help="create an index")
-    p.add_argument("name")
-    p.add_argument("--region", required=True, choices=REGIONS)
-    p.add_argument("--type", required=True, choices=TYPES)
-    p.add_argument("--show-secrets", action="store_true", help="print the new index's tokens")
-    p.add_argument(
-        "--if-exists",
-        choices=("raise", "return", "create"),
-        default="raise",
-        help="when an index of that name exists: refuse (raise), use it (return), or make "
-        "another of the same name (create) (default: %(default)s)",
-    )
-    _add_timeout(p)
-
-    p = sub.add_parser(
-        "serve",
-        help="run the emulator of the API as a server",
-        description="Run the offline emulator of the API over HTTP until Ctrl-C or SIGTERM.",
-    )
-    p.add_argument(
-        "--host",
-        default="127.0.0.1",
-        help="address to bind; loopback only unless --allow-remote (default: 127.0.0.1)",
-    )
-    p.add_argument(
-        "--port", type=int, default=8787, help="port to bind; 0 picks a free one (default: 8787)"
-    )
-    p.add_argument(
-        "--db",
-        metavar="FILE",
-        help="SQLite file to keep indexes in across restarts (default: in memory, lost on exit)",
-    )
-    p.add_argument(
-        "--user",
-        action="append",
-        type=_user,
-        default=[],
-        metavar="NAME:PASSWORD",
-        help="an account (repeatable; default: one generated account, printed at start)",
-    )
-    p.add_argument(
-        "--read-only-user",
-        action="append",
-        type=_user,
-        default=[],
-        metavar="NAME:PASSWORD",
-        help="an account that may list but not create (repeatable; default: none)",
-    )
-    p.add_argument(
-        "--demo", action="store_true", help="start with a set of demo indexes (default: empty)"
-    )
-    p.add_argument(
-        "--seed", type=int, help="make ids, tokens and series repeatable (default: random)"
-    )
-    p.add_argument(
-        "--allow-fixed", action="store_true", help="accept type 'fixed' (default: refused)"
-    )
-    p.add_argument(
-        "--window-minutes",
-        type=int,
-        default=1440,
-        help="per-minute throughput points returned per index (default 1440, one day)",
-    )
-    p.add_argument(
-        "--allow-remote",
-        action="store_true",
-        help="allow binding a non-loopback --host (the emulator has no TLS; default: off)",
-    )
-
-    p = sub.add_parser(
-        "collect",
-        help="collect usage history into a Parquet dataset",
-        description="Collect usage history. With --every, a failed round is reported and "
-        "tried again after a growing pause (at most --every); bad credentials or settings "
-        "stop it. Ctrl-C stops after the round under way; a second Ctrl-C stops at once.",
-    )
-    p.add_argument("--store", required=True, help="folder or URL (s3://bucket/prefix)")
-    p.add_argument("--every", type=_duration, help="collect again after this long, e.g. 10m")
-    p.add_argument("--count", type=int, help="stop after this many rounds")
-    _add_timeout(p)
-
-    p = sub.add_parser("history", help="summarise a collected usage history")
-    p.add_argument("--store", required=True, help="folder or URL (s3://bucket/prefix)")
-
-    p = sub.add_parser("demo", help="run the demo on an embedded emulator and write plots")
-    p.add_argument(
-        "--out", default="searchkit-demo", help="folder for the PNG files (default: %(default)s)"
-    )
-
-    p = sub.add_parser(
-        "lab",
-        help="open JupyterLab on the example notebooks",
-        description="Copy the example notebooks that ship with searchkit into a folder "
-        "(files already there are kept, never overwritten) and open JupyterLab on it.",
-    )
-    p.add_argument(
-        "--dir",
-        default=DEFAULT_LAB_DIR,
-        help="folder for the notebooks; created when missing (default: %(default)s)",
-    )
-    return parser
 
 
 def _safe(text: object) -> str:
@@ -205,31 +41,9 @@ def _safe(text: object) -> str:
 
 
 def _client(args: argparse.Namespace) -> Client:
-    """Return a client from the environment, checking the address before the credentials."""
-    from searchkit.api.config import ENV_BASE_URL, ENV_PASSWORD, ENV_USERNAME, validate_base_url
+    from searchkit.cli.service import client_from_environment
 
-    address = os.environ.get(ENV_BASE_URL, "")
-    if not address.strip():
-        raise ConfigError(
-            f"no service address: set {ENV_BASE_URL} to the API's address (e.g. "
-            f"https://api.example.com), {ENV_USERNAME} and {ENV_PASSWORD} to your account; "
-            "to try searchkit offline, run `searchkit serve --demo` and set the values it prints"
-        )
-    validate_base_url(address)
-    if not os.environ.get(ENV_USERNAME) and not os.environ.get(ENV_PASSWORD):
-        raise ConfigError(
-            f"no credentials: set {ENV_USERNAME} and {ENV_PASSWORD} to the account's "
-            f"username and password (the address {ENV_BASE_URL} is set)"
-        )
-    from searchkit.api.client import Client
-
-    return Client(timeout=args.timeout)
-
-
-def _reveal(value: Any) -> Any:
-    """Return a token's real value, whether it is plain text or a masked Secret."""
-    reveal = getattr(value, "get_secret_value", None)
-    return reveal() if callable(reveal) else value
+    return client_from_environment(getattr(args, "timeout", None))
 
 
 def _plain(value: Any) -> Any:
@@ -246,7 +60,7 @@ def _json_records(
     for index in indexes:
         record = index.to_dict(include_secrets=True)
         for field in SECRET_FIELDS:
-            value = _reveal(record.get(field))
+            value = secret_value(record.get(field))
             # A masked token stays distinguishable from no token (null).
             record[field] = value if show_secrets or not value else MASK
         if not with_throughput:
@@ -317,7 +131,7 @@ def _cmd_create(args: argparse.Namespace) -> int:
     print(limits_text_table([index]))
     if args.show_secrets:
         for field in SECRET_FIELDS:
-            print(_safe(f"{field}: {_reveal(getattr(index, field))}"))
+            print(_safe(f"{field}: {secret_value(getattr(index, field))}"))
     return 0
 
 
@@ -395,10 +209,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         if not args.user:
             # The operator asked for a generated account: they must be told its password.
             print(f"account: {emulator.username}:{emulator.password}")
-        print(
-            f"try: SEARCHKIT_BASE_URL={emulator.url} SEARCHKIT_USERNAME=... "
-            "SEARCHKIT_PASSWORD=... searchkit list"
-        )
+        print(_try_line(args, emulator))
         sys.stdout.flush()
         stop.wait()
         print("stopping (SIGTERM)")
@@ -412,16 +223,24 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _duration(text: str) -> float:
-    import re
+def _try_line(args: argparse.Namespace, emulator: Any) -> str:
+    """The command line to paste into another terminal to list this emulator's indexes.
 
-    match = re.fullmatch(r"(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?", text.strip())
-    if not text.strip() or match is None:
-        raise argparse.ArgumentTypeError(
-            f"expected a duration such as 30s, 10m, 1h or 1h30m: {text!r}"
-        )
-    hours, minutes, seconds = (int(part or 0) for part in match.groups())
-    return hours * 3600.0 + minutes * 60.0 + seconds
+    On loopback it holds the first account's password: the operator just chose it (or was
+    just shown the generated one), it is an emulator's, and it is good only on this machine.
+    Bound to another address (--allow-remote) the password stays out of the terminal and its
+    scrollback: ``SEARCHKIT_PASSWORD=...`` is to be filled in.
+    """
+    import shlex
+
+    from searchkit._net import is_loopback_host
+
+    username, password = args.user[0] if args.user else (emulator.username, emulator.password)
+    shown = shlex.quote(password) if is_loopback_host(args.host) else "..."
+    return (
+        f"try: SEARCHKIT_BASE_URL={shlex.quote(emulator.url)} "
+        f"SEARCHKIT_USERNAME={shlex.quote(username)} SEARCHKIT_PASSWORD={shown} searchkit list"
+    )
 
 
 def _cmd_collect(args: argparse.Namespace) -> int:
@@ -454,49 +273,14 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def copy_notebooks(folder: str | pathlib.Path) -> tuple[list[str], list[str]]:
-    """Copy the example notebooks shipped with searchkit into ``folder``.
-
-    Files already in ``folder`` are kept as they are (never overwritten).
-
-    Returns:
-        The names copied and the names kept.
-
-    Raises:
-        ConfigError: this installation of searchkit holds no notebooks.
-        OSError: the folder cannot be created or written.
-    """
-    import importlib.resources
-    import pathlib
-
-    shipped = importlib.resources.files("searchkit") / "notebooks"
-    names = sorted(
-        entry.name
-        for entry in (shipped.iterdir() if shipped.is_dir() else ())
-        if entry.name.endswith(".ipynb")
-    )
-    if not names:
-        raise ConfigError("this installation of searchkit holds no example notebooks")
-    target = pathlib.Path(folder)
-    target.mkdir(parents=True, exist_ok=True)
-    copied, kept = [], []
-    for name in names:
-        path = target / name
-        if path.exists():
-            kept.append(name)
-            continue
-        path.write_bytes((shipped / name).read_bytes())
-        copied.append(name)
-    return copied, kept
-
-
 def _cmd_lab(args: argparse.Namespace) -> int:
     import importlib.util
-    import subprocess
+
+    from searchkit.cli.lab import copy_notebooks, run_jupyterlab
 
     # The same interpreter as searchkit, so an unactivated venv still finds its JupyterLab.
     if importlib.util.find_spec("jupyterlab") is None:
-        raise ConfigError("JupyterLab is not installed here: pip install jupyterlab")
+        raise ConfigError("JupyterLab is not installed here: pip install 'searchkit[notebooks]'")
     try:
         copied, kept = copy_notebooks(args.dir)
     except OSError as exc:
@@ -507,12 +291,7 @@ def _cmd_lab(args: argparse.Namespace) -> int:
         print(f"searchkit: copied {', '.join(copied)} to {args.dir}", file=sys.stderr)
     if kept:
         print(f"searchkit: kept your copies of {', '.join(kept)} in {args.dir}", file=sys.stderr)
-    command = [sys.executable, "-m", "jupyterlab", args.dir]
-    if hasattr(os, "geteuid") and os.geteuid() == 0:
-        # Containers and CI-like machines run as root, where JupyterLab refuses to start.
-        print("searchkit: running as root, so JupyterLab gets --allow-root", file=sys.stderr)
-        command.append("--allow-root")
-    return subprocess.call(command)
+    return run_jupyterlab(args.dir)
 
 
 COMMANDS = {
@@ -538,7 +317,7 @@ def _error_line(exc: SearchKitError) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
-    args = _parser().parse_args(argv)
+    args = build_parser().parse_args(argv)
     try:
         return COMMANDS[args.command](args)
     except ConfigError as exc:
