@@ -94,9 +94,10 @@ __all__ = ["DEFAULT_MAX_RESPONSE_BYTES", "DEFAULT_TIMEOUT", "Client", "mismatch"
 
 log = logging.getLogger("searchkit")
 
-#: Largest answer read, after decompression: 512 MiB, over four times the largest list
-#: seen on a real account (1,542 indexes, 117.6 MB).
-DEFAULT_MAX_RESPONSE_BYTES = 512 * 1024 * 1024
+#: Largest answer read, after decompression: 1 GiB, over eight times the largest list seen
+#: on a real account (1,542 indexes, 117.6 MB) and enough for 10,000 indexes with a full
+#: day of points each (a list of 6,945 such indexes is 587 MB).
+DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024 * 1024
 PATH = API_PATH
 # How far the service's clock may lag ours when matching a lost create by creation_time.
 CLOCK_SKEW_SECONDS = 300
@@ -124,7 +125,7 @@ class Client:
             lists) may take in all, retries included, however slowly a server answers.
             Default: twice connect plus read timeout (70 s with the default timeouts).
         max_response_bytes: Largest answer read, counted after decompression; a larger
-            one raises InvalidResponseError. Default 512 MiB.
+            one raises InvalidResponseError naming the value that reads it. Default 1 GiB.
         on_close: Called once by :meth:`close`, e.g. to stop an emulator started for
             this client (see :func:`searchkit.connect`).
 
@@ -555,7 +556,9 @@ class Client:
         announced = response.headers.get("Content-Length", "")
         identity = encoding in ("identity", "")
         if not error_answer and identity and announced.isdigit() and int(announced) > cap:
-            raise BodyFault(self._too_large(method, status, f"announces {announced} bytes"))
+            raise BodyFault(
+                self._too_large(method, status, f"announces {announced} bytes", int(announced))
+            )
         step = CHUNK if error_answer else LARGE_CHUNK
         inflater = Inflater(encoding, step)
         raw = response.raw
@@ -611,12 +614,18 @@ class Client:
             raise BodyFault(self._body_transport_error(method, path, what), exc) from None
         return b"".join(chunks)
 
-    def _too_large(self, method: str, status: int, what: str) -> InvalidResponseError:
+    def _too_large(
+        self, method: str, status: int, what: str, needed: int | None = None
+    ) -> InvalidResponseError:
+        cap = self.max_response_bytes
+        # The announced size when there is one, else at least twice the cap.
+        raise_to = needed if needed is not None else 2 * cap
         return self._invalid(
             method,
             status,
             f"the answer {what}, over the limit of max_response_bytes="
-            f"{self.max_response_bytes} ({binary_size(self.max_response_bytes)})",
+            f"{cap} ({binary_size(cap)}); a Client made with max_response_bytes="
+            f"{raise_to} ({binary_size(raise_to)}){'' if needed else ' or more'} reads it",
         )
 
     def _deadline_error(self, call: Call, method: str, path: str, retries: int) -> TransportError:
