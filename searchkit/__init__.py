@@ -17,14 +17,16 @@ from typing import TYPE_CHECKING, Any
 from searchkit._version import __version__
 
 if TYPE_CHECKING:
-    from searchkit.analytics.usage import forecast_limits, plot_utilization, usage_frame
+    from searchkit.analytics.usage import forecast_limits, usage_frame
     from searchkit.api.client import Client
     from searchkit.connection import connect
     from searchkit.emulator import Emulator
     from searchkit.errors import (
         AmbiguousCreateError,
+        AmbiguousNameError,
         AuthenticationError,
         ConfigError,
+        HistoryError,
         IndexExistsError,
         InvalidResponseError,
         NotFoundError,
@@ -42,12 +44,11 @@ if TYPE_CHECKING:
         throughput_intervals,
         throughput_series,
     )
-    from searchkit.history.store import History, HistoryError
+    from searchkit.history.store import History
     from searchkit.model.index import (
         LIMIT_FIELDS,
         REGIONS,
         TYPES,
-        AmbiguousNameError,
         IndexList,
         IndexType,
         Region,
@@ -57,18 +58,19 @@ if TYPE_CHECKING:
     from searchkit.model.timestamps import parse_timestamps
     from searchkit.render.display import limits_summary, limits_table
     from searchkit.render.plots import plot_limits, plot_throughput
+    from searchkit.render.utilization import plot_utilization
     from searchkit.ui.widgets import create_index_form, index_browser
 
 #: Each public name and the module that defines it; a name is imported on first access.
 _EXPORTS: dict[str, str] = {
     "AmbiguousCreateError": "searchkit.errors",
-    "AmbiguousNameError": "searchkit.model.index",
+    "AmbiguousNameError": "searchkit.errors",
     "AuthenticationError": "searchkit.errors",
     "Client": "searchkit.api.client",
     "ConfigError": "searchkit.errors",
     "Emulator": "searchkit.emulator",
     "History": "searchkit.history.store",
-    "HistoryError": "searchkit.history.store",
+    "HistoryError": "searchkit.errors",
     "IndexExistsError": "searchkit.errors",
     "IndexList": "searchkit.model.index",
     "IndexType": "searchkit.model.index",
@@ -97,7 +99,7 @@ _EXPORTS: dict[str, str] = {
     "parse_timestamps": "searchkit.model.timestamps",
     "plot_limits": "searchkit.render.plots",
     "plot_throughput": "searchkit.render.plots",
-    "plot_utilization": "searchkit.analytics.usage",
+    "plot_utilization": "searchkit.render.utilization",
     "throughput_frame": "searchkit.frames.frames",
     "throughput_intervals": "searchkit.frames.frames",
     "throughput_series": "searchkit.frames.frames",

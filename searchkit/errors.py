@@ -14,7 +14,9 @@ The hierarchy::
     ├── ServerError                 5xx
     ├── TransportError              connect/read failures, timeouts
     ├── InvalidResponseError        not JSON, wrong shape, truncated
-    └── AmbiguousCreateError        a create whose outcome cannot be known
+    ├── AmbiguousCreateError        a create whose outcome cannot be known
+    ├── AmbiguousNameError          (also LookupError) a name that several indexes have
+    └── HistoryError                the history cannot be read or written
 
 Every error raised for an HTTP exchange carries ``status``, ``method``, ``path`` and the
 server's ``server_message``; its text never contains a token or a password.
@@ -30,8 +32,10 @@ from typing import Any
 
 __all__ = [
     "AmbiguousCreateError",
+    "AmbiguousNameError",
     "AuthenticationError",
     "ConfigError",
+    "HistoryError",
     "IndexExistsError",
     "InvalidResponseError",
     "NotFoundError",
@@ -331,6 +335,17 @@ class AmbiguousCreateError(SearchKitError):
             f"The service did not confirm whether {what}{why}: refresh the list "
             "of indexes before trying again"
         )
+
+
+class AmbiguousNameError(SearchKitError, LookupError):
+    """More than one index has the name asked for; the message lists their ids."""
+
+
+class HistoryError(SearchKitError):
+    """The history cannot be read or written: an unwritable location, a foreign file."""
+
+    def describe(self) -> str:
+        return self.message if self.message.endswith(".") else f"{self.message}."
 
 
 def _sentence(text: str) -> str:

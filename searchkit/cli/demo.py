@@ -76,9 +76,10 @@ def _write_usage(folder: pathlib.Path, stream: TextIO) -> dict[str, pathlib.Path
     """
     from matplotlib.figure import Figure
 
-    from searchkit.analytics.usage import forecast_limits, plot_utilization
+    from searchkit.analytics.usage import forecast_limits
     from searchkit.emulator import Emulator
     from searchkit.render.display import format_limit
+    from searchkit.render.utilization import plot_utilization
 
     with Emulator(demo=True, seed=DEMO_SEED, window_minutes=7 * 1440) as emulator:
         with emulator.client() as client:

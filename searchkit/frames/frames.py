@@ -38,7 +38,9 @@ from searchkit.model.timestamps import nanos_to_index, resolve_zone
 __all__ = [
     "LIMITS_COLUMNS",
     "THROUGHPUT_COLUMNS",
+    "as_nanos",
     "limits_frame",
+    "median_spacing",
     "throughput_frame",
     "throughput_intervals",
     "throughput_series",
@@ -388,28 +390,34 @@ def throughput_intervals(frame: pd.DataFrame | pd.Series) -> pd.Series:
     """
     if isinstance(frame, pd.DataFrame) and {"index_id", "time"} <= set(frame.columns):
         codes, ids = pd.factorize(frame["index_id"].to_numpy(dtype=object), use_na_sentinel=False)
-        nanos = _nanos(frame["time"])
-        return _medians(codes, nanos, pd.Index(ids, name="index_id"))
+        nanos = as_nanos(frame["time"])
+        return median_spacing(codes, nanos, pd.Index(ids, name="index_id"))
     if isinstance(frame, pd.DataFrame) and isinstance(frame.index, pd.DatetimeIndex):
-        nanos = _nanos(frame.index)
+        nanos = as_nanos(frame.index)
         present = frame.notna().to_numpy()
         columns, rows = np.nonzero(present.T)
-        return _medians(columns, nanos[rows], pd.Index(frame.columns, name="name"))
+        return median_spacing(columns, nanos[rows], pd.Index(frame.columns, name="name"))
     if isinstance(frame, pd.Series) and isinstance(frame.index, pd.DatetimeIndex):
-        nanos = _nanos(frame.index)  # one row per point, null values included
+        nanos = as_nanos(frame.index)  # one row per point, null values included
         codes = np.zeros(nanos.size, dtype=np.intp)
-        return _medians(codes, nanos, pd.Index([frame.name], name="name"))
+        return median_spacing(codes, nanos, pd.Index([frame.name], name="name"))
     raise ValidationError(
         "expected a frame of throughput_frame (tidy or wide) or a Series of "
         f"throughput_series, got {type(frame).__name__}"
     )
 
 
-def _nanos(times: Any) -> np.ndarray:
+def as_nanos(times: Any) -> np.ndarray:
+    """Return instants (anything ``pd.DatetimeIndex`` takes) as int64 epoch nanoseconds."""
     return np.asarray(pd.DatetimeIndex(times).as_unit("ns").asi8, dtype=np.int64)
 
 
-def _medians(codes: np.ndarray, nanos: np.ndarray, labels: pd.Index) -> pd.Series:
+def median_spacing(codes: np.ndarray, nanos: np.ndarray, labels: pd.Index) -> pd.Series:
+    """Return the median spacing of each group's instants, NaT for a group of fewer than two.
+
+    ``codes[i]`` is the position in ``labels`` of the group of ``nanos[i]`` (epoch
+    nanoseconds, NaT ignored); the result is named ``interval`` and indexed by ``labels``.
+    """
     known = nanos != _NAT
     codes, nanos = np.asarray(codes)[known], nanos[known]
     order = np.lexsort((nanos, codes))

@@ -37,15 +37,15 @@ import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from searchkit.errors import SearchKitError
-from searchkit.frames.frames import LIMITS_COLUMNS, _medians, limits_frame, throughput_frame
+from searchkit.errors import HistoryError
+from searchkit.frames.frames import LIMITS_COLUMNS, limits_frame, median_spacing, throughput_frame
 from searchkit.model.index import LIMIT_FIELDS, REGIONS, TYPES
 from searchkit.model.timestamps import TimeZone, resolve_zone, utc_instant
 
 if TYPE_CHECKING:
     from searchkit.api.client import Client
 
-__all__ = ["CollectSummary", "Gap", "History", "HistoryError", "HistoryInfo"]
+__all__ = ["CollectSummary", "Gap", "History", "HistoryInfo"]
 
 _TS = pa.timestamp("ns", tz="UTC")
 THROUGHPUT_SCHEMA = pa.schema(
@@ -89,13 +89,6 @@ _GAP_FACTOR = 1.5
 _ATTEMPTS = 5
 # A temporary file this old belongs to a writer that died mid-write (a write takes seconds).
 _STALE = dt.timedelta(hours=1)
-
-
-class HistoryError(SearchKitError):
-    """The history cannot be read or written: an unwritable location, a foreign file."""
-
-    def describe(self) -> str:
-        return self.message if self.message.endswith(".") else f"{self.message}."
 
 
 @dataclasses.dataclass(frozen=True)
@@ -895,7 +888,7 @@ def _day_gaps(frame: pd.DataFrame, previous: dict[tuple[str, str], pd.Timestamp]
     index_ids = frame["index_id"].array
     codes = index_ids.codes
     ids = index_ids.categories
-    steps = _medians(codes, times, pd.Index(ids)).to_numpy()
+    steps = median_spacing(codes, times, pd.Index(ids)).to_numpy()
     one_minute = np.timedelta64(pd.Timedelta(minutes=1).value, "ns")
     allowed = np.where(np.isnat(steps), one_minute, steps).astype(np.int64) * _GAP_FACTOR
     starts = np.flatnonzero(np.append(True, codes[1:] != codes[:-1]))

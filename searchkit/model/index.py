@@ -31,7 +31,7 @@ import hmac
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, overload
 
-from searchkit.errors import InvalidResponseError, SearchKitError
+from searchkit.errors import AmbiguousNameError, InvalidResponseError
 from searchkit.model._frozen import FrozenMapping, thaw
 
 if TYPE_CHECKING:
@@ -43,7 +43,6 @@ __all__ = [
     "SECRET_FIELDS",
     "TYPES",
     "UNLIMITED",
-    "AmbiguousNameError",
     "FrozenMapping",
     "IndexList",
     "IndexType",
@@ -131,10 +130,6 @@ _ALIASES = {"vercel_email": "partner_email"}
 # Limits and times are int64 on the service's side: a larger integer is malformed.
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 _MASK = "••••••••"
-
-
-class AmbiguousNameError(SearchKitError, LookupError):
-    """More than one index has the name asked for; the message lists their ids."""
 
 
 class ThroughputPoint(NamedTuple):

@@ -51,7 +51,8 @@ def literal(text: object) -> str:
     return str(text).replace("$", r"\$")
 
 
-def _new_axes(figsize: tuple[float, float]) -> Axes:
+def new_axes(figsize: tuple[float, float]) -> Axes:
+    """Return the Axes of a new pyplot figure of ``figsize`` inches, laid out constrained."""
     # pyplot only when the caller gave no Axes: that is what makes the figure show up in
     # a notebook; a given Axes is drawn on as is.
     import matplotlib.pyplot as plt
@@ -185,7 +186,7 @@ def _draw_throughput(
         for line in lines:
             line.series = line.series.resample(offset).mean()
     if ax is None:
-        ax = _new_axes((10, 4))
+        ax = new_axes((10, 4))
 
     handles, labels = [], []
     for line in lines:
@@ -431,7 +432,7 @@ def plot_limits(
         raise ValidationError(f"unknown limit {field!r}; limits are: {', '.join(LIMIT_FIELDS)}")
     labels, values = _limit_values(indexes_or_frame, field)
     if ax is None:
-        ax = _new_axes((8, 1.2 + 0.45 * max(len(values), 2)))
+        ax = new_axes((8, 1.2 + 0.45 * max(len(values), 2)))
     info = LIMIT_INFO[field]
     ax.set_title(info.title)
     ax.set_xlabel(f"{info.unit} per {info.period}" if info.period else info.unit)

@@ -13,7 +13,8 @@ import pytest
 
 import searchkit as sk
 from searchkit.emulator import Emulator
-from searchkit.history.store import THROUGHPUT_SCHEMA, History, HistoryError
+from searchkit.errors import HistoryError
+from searchkit.history.store import THROUGHPUT_SCHEMA, History
 
 NOON = dt.datetime(2026, 11, 20, 12, 0, tzinfo=dt.timezone.utc)
 HOUR = 3600

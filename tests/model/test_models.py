@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 
 from searchkit import IndexList, IndexType, InvalidResponseError, Region, SearchIndex
-from searchkit.errors import SearchKitError, TimestampError
-from searchkit.model.index import LIMIT_FIELDS, AmbiguousNameError, Secret, ThroughputPoint
+from searchkit.errors import AmbiguousNameError, SearchKitError, TimestampError
+from searchkit.model.index import LIMIT_FIELDS, Secret, ThroughputPoint
 from tests.index_json import index_json
 
 TOKEN = "AXxsecretTOKENvalue0123456789abcdef"
