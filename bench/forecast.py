@@ -37,7 +37,8 @@ HERE = pathlib.Path(__file__).resolve().parent
 TRACES = HERE / "forecast_traces"
 sys.path.insert(0, str(HERE.parent))
 
-from searchkit.analytics import forecast as fc  # noqa: E402
+from searchkit.analytics import backtest as bt  # noqa: E402
+from searchkit.analytics import profile as pf  # noqa: E402
 
 REAL = {
     "nab_elb_request_count_8c0756": "load-balancer requests, 5 min, 14 days",
@@ -109,20 +110,25 @@ def synthetic_traces(count: int = 24, days: int = 42, seed: int = 16) -> pd.Data
                 keep[at : at + rng.integers(12, 72)] = False
         frames.append(
             pd.DataFrame(
-                {"index_id": f"syn-{k:02d}", "name": f"syn-{k:02d}", "time": times[keep],
-                 "value": values[keep]}
-            )  # fmt: skip
+                {
+                    "index_id": f"syn-{k:02d}",
+                    "name": f"syn-{k:02d}",
+                    "time": times[keep],
+                    "value": values[keep],
+                }
+            )
         )
     return pd.concat(frames, ignore_index=True)
 
 
-def backtest_frame(tp: pd.DataFrame) -> fc.Backtest:
-    bins = fc._bins_from_throughput(tp, "per_second")
-    limit = fc._backtest_limits(bins, pd.DataFrame(), "x", "median")
-    return fc._backtest(bins, limit, [float(h) for h in fc.BACKTEST_HOURS], 7)
+def backtest_frame(tp: pd.DataFrame) -> bt.Backtest:
+    """The backtest of a throughput frame, each trace's limit its median daily total."""
+    bins = pf.bins_from_frame(tp, "per_second")
+    limit = bt._limits(bins, pd.DataFrame(), "max_daily_queries", "median")
+    return bt.replay(bins, limit, bt.BACKTEST_HOURS, pf.WINDOW)
 
 
-def show(title: str, backtest: fc.Backtest) -> None:
+def show(title: str, backtest: bt.Backtest) -> None:
     print(f"\n{title}")
     print(backtest.summary.to_string(float_format=lambda v: f"{v:.3f}"))
     summary = backtest.summary
@@ -147,9 +153,7 @@ def statsmodels_candidates(tp: pd.DataFrame, hours: tuple[int, ...]) -> pd.DataF
     rows = []
     for name, part in tp.groupby("index_id"):
         step = pd.Series(part["time"]).diff().median().total_seconds()
-        hourly = (
-            pd.Series(part["value"].to_numpy() * step, index=part["time"]).resample("1h").sum()
-        )
+        hourly = pd.Series(part["value"].to_numpy() * step, index=part["time"]).resample("1h").sum()
         days = hourly.index.normalize().unique()
         totals = hourly.groupby(hourly.index.normalize()).sum()
         limit = totals.median()
@@ -158,9 +162,14 @@ def statsmodels_candidates(tp: pd.DataFrame, hours: tuple[int, ...]) -> pd.DataF
                 cut = day + pd.Timedelta(hours=tau)
                 past = hourly[(hourly.index >= day - pd.Timedelta(days=14)) & (hourly.index < cut)]
                 left = 24 - tau
-                row = {"index_id": name, "day": day, "hour": tau, "actual": totals[day],
-                       "used": hourly[(hourly.index >= day) & (hourly.index < cut)].sum(),
-                       "limit": limit}  # fmt: skip
+                row = {
+                    "index_id": name,
+                    "day": day,
+                    "hour": tau,
+                    "actual": totals[day],
+                    "used": hourly[(hourly.index >= day) & (hourly.index < cut)].sum(),
+                    "limit": limit,
+                }
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     try:
@@ -168,12 +177,12 @@ def statsmodels_candidates(tp: pd.DataFrame, hours: tuple[int, ...]) -> pd.DataF
                             past.to_numpy(), seasonal="add", seasonal_periods=24
                         ).fit()
                         row["ets"] = row["used"] + max(ets.forecast(left).sum(), 0)
-                    except Exception:  # noqa: BLE001 - a failed fit is a missing forecast
+                    except Exception:
                         row["ets"] = np.nan
                     try:
                         stl = STLForecast(past.to_numpy(), ExponentialSmoothing, period=24).fit()
                         row["stl"] = row["used"] + max(stl.forecast(left).sum(), 0)
-                    except Exception:  # noqa: BLE001
+                    except Exception:
                         row["stl"] = np.nan
                 rows.append(row)
     return pd.DataFrame(rows)
@@ -202,11 +211,13 @@ def accuracy(with_statsmodels: bool) -> None:
         show(f"real: {name} ({what})", backtest_frame(real[real["index_id"] == name]))
     show("real: both traces", backtest_frame(real))
     synthetic = synthetic_traces()
-    show("synthetic: 24 traces x 42 days (cycles, bursts, shifts, holidays, gaps)",
-         backtest_frame(synthetic))  # fmt: skip
+    show(
+        "synthetic: 24 traces x 42 days (cycles, bursts, shifts, holidays, gaps)",
+        backtest_frame(synthetic),
+    )
     if with_statsmodels:
         started = time.perf_counter()
-        candidates = statsmodels_candidates(real, fc.BACKTEST_HOURS)
+        candidates = statsmodels_candidates(real, bt.BACKTEST_HOURS)
         seconds = time.perf_counter() - started
         ours = backtest_frame(real).results
         merged = candidates.merge(
@@ -216,10 +227,15 @@ def accuracy(with_statsmodels: bool) -> None:
             on=["index_id", "day", "hour"],
             how="inner",
         )
-        print(f"\nstatsmodels candidates on the real traces ({seconds:.0f} s for "
-              f"{len(candidates)} x 2 fits), on the same forecasts:")  # fmt: skip
-        print(candidate_summary(merged, ["forecast", "ets", "stl"]).to_string(
-            float_format=lambda v: f"{v:.3f}"))  # fmt: skip
+        print(
+            f"\nstatsmodels candidates on the real traces ({seconds:.0f} s for "
+            f"{len(candidates)} x 2 fits), on the same forecasts:"
+        )
+        print(
+            candidate_summary(merged, ["forecast", "ets", "stl"]).to_string(
+                float_format=lambda v: f"{v:.3f}"
+            )
+        )
 
 
 def speed(indexes: int) -> None:
@@ -245,13 +261,17 @@ def speed(indexes: int) -> None:
         started = time.perf_counter()
         out = sk.forecast_limits(recent, now=now)
         took = time.perf_counter() - started
-        print(f"\nforecast_limits, {indexes} indexes x 14 days (per minute): {took:.2f} s "
-              f"(target < 2 s), {out['projected'].notna().sum()} forecasts")  # fmt: skip
+        print(
+            f"\nforecast_limits, {indexes} indexes x 14 days (per minute): {took:.2f} s "
+            f"(target < 2 s), {out['projected'].notna().sum()} forecasts"
+        )
         started = time.perf_counter()
         result = sk.backtest_forecast(hist, limit="median")
         took = time.perf_counter() - started
-        print(f"backtest_forecast, {indexes} indexes x 28 days x 7 hours: {took:.2f} s "
-              f"(target < 60 s), {len(result.results)} forecasts replayed")  # fmt: skip
+        print(
+            f"backtest_forecast, {indexes} indexes x 28 days x 7 hours: {took:.2f} s "
+            f"(target < 60 s), {len(result.results)} forecasts replayed"
+        )
 
 
 def main() -> None:
