@@ -282,9 +282,9 @@ def _rows(
     for column in ("hit_at", "hit_at_earliest", "hit_at_latest"):
         out[column] = _instants(start, today[column])
     out["unit"] = UNIT
-    out["method"] = today["method"]
-    out["reason"] = today["reason"]
-    out["as_of"] = pd.DatetimeIndex([moment] * len(out)).as_unit("ns")
+    out["method"] = pd.array(today["method"], dtype="str")
+    out["reason"] = pd.array(today["reason"], dtype="str")
+    out["as_of"] = pd.DatetimeIndex([moment] * len(out), dtype="datetime64[ns, UTC]")
     for column in ("period_start", "reset"):
         out[column] = pd.DatetimeIndex(out[column]).as_unit("ns")
     return out[list(FORECAST_COLUMNS)]
@@ -504,8 +504,8 @@ def _method_notes(
         notes.append(f"only {plan['past_days'][i]} complete past day(s) for the profile")
     if plan["calibrated"][i] < pf.MIN_CALIBRATION:
         notes.append(
-            f"band from {plan['calibrated'][i]} past day(s) at this hour "
-            f"({pf.MIN_CALIBRATION} calibrate it): wider than usual"
+            f"band from only {plan['calibrated'][i]} past day(s) at this hour "
+            f"({pf.MIN_CALIBRATION} or more calibrate it): widened"
         )
     return notes
 

@@ -1,4 +1,4 @@
-"""The ``searchkit`` command: list, create, serve, collect, history, demo and lab.
+"""The ``searchkit`` command: list, create, serve, collect, history, forecast, demo and lab.
 
 Expected failures (bad credentials, unreachable host, a refused field, a folder that cannot
 be written) print one line on stderr and exit with status 1 (2 for a usage or configuration
@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from searchkit._version import __version__
+from searchkit.cli import forecast as forecast_command
 from searchkit.errors import ConfigError, SearchKitError, describe_failure
 from searchkit.model.index import REGIONS, SECRET_FIELDS, TYPES
 
@@ -170,6 +171,8 @@ def _parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("history", help="summarise a collected usage history")
     p.add_argument("--store", required=True, help="folder or URL (s3://bucket/prefix)")
+
+    forecast_command.add_parser(sub)
 
     p = sub.add_parser("demo", help="run the demo on an embedded emulator and write plots")
     p.add_argument(
@@ -548,6 +551,7 @@ COMMANDS = {
     "serve": _cmd_serve,
     "collect": _cmd_collect,
     "history": _cmd_history,
+    "forecast": forecast_command.run,
     "demo": _cmd_demo,
     "lab": _cmd_lab,
 }
