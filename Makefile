@@ -25,7 +25,7 @@ format: $(STAMP)
 	$(VENV)/bin/ruff check --fix searchkit tests bench
 
 test: lint
-	$(PY) -m pytest tests notebooks --nbval --sanitize-with notebooks/sanitize.cfg
+	$(PY) -m pytest tests notebooks --nbval --nbval-sanitize-with notebooks/sanitize.cfg
 
 # The edit loop: everything but the browser, the load tests, slow tests and the notebooks.
 FAST_TESTS := tests --ignore=tests/browser --ignore=tests/load -m "not slow and not browser"

@@ -41,7 +41,7 @@ _DAY_NS = 86_400 * 1_000_000_000
 
 
 def write_dataset(root: Path, indexes: int, days: int) -> tuple[list[str], float]:
-    from searchkit.history.store import _ROW_GROUP, THROUGHPUT_SCHEMA
+    from searchkit.history.layout import ROW_GROUP, THROUGHPUT_SCHEMA
 
     ids = [str(uuid.UUID(int=i + 1, version=4)) for i in range(indexes)]
     names = [f"index-{i:04d}" for i in range(indexes)]
@@ -74,7 +74,7 @@ def write_dataset(root: Path, indexes: int, days: int) -> tuple[list[str], float
             table,
             folder / f"part-{first.value}-{uuid.uuid4().hex}.parquet",
             compression="zstd",
-            row_group_size=_ROW_GROUP,
+            row_group_size=ROW_GROUP,
         )
     write_limits(root, ids, names)
     return names, time.perf_counter() - started
@@ -82,7 +82,7 @@ def write_dataset(root: Path, indexes: int, days: int) -> tuple[list[str], float
 
 def write_limits(root: Path, ids: list[str], names: list[str]) -> None:
     """One limits snapshot per index, as collect writes it: free plans, so forecasts bite."""
-    from searchkit.history.store import LIMITS_SCHEMA
+    from searchkit.history.layout import LIMITS_SCHEMA
 
     count = len(ids)
     stamp = END.value

@@ -234,6 +234,14 @@ class IndexExistsError(ValidationError):
         self.existing = tuple(existing)
 
 
+class IndexMismatchWarning(UserWarning):
+    """``create_index(if_exists="return")`` returned an index of another region or type.
+
+    The existing index of that name was returned as asked, but it is not what the call
+    described. Make it an error with ``warnings.simplefilter("error", IndexMismatchWarning)``.
+    """
+
+
 def _text(value: object) -> str:
     return str(getattr(value, "value", value))
 

@@ -245,7 +245,7 @@ def _data_now(tp: pd.DataFrame, present: pd.Timestamp, value_unit: str) -> pd.Ti
 
 def _history_now(source: Any, present: pd.Timestamp, value_unit: str) -> pd.Timestamp:
     """:func:`_data_now` of a History, reading only the newest day not in the future."""
-    newest = source._newest_time()
+    newest = source.newest_time()
     if newest is None:
         return present
     day = min(newest, present).normalize()

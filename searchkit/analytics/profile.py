@@ -192,7 +192,7 @@ def bins_from_history(
 ) -> Bins:
     """Bin a History one day at a time, so memory stays that of a day's points."""
     if first_day is None or days is None:
-        stored = source._days("throughput")
+        stored = source.days("throughput")
         if not stored:
             return bins_from_frame(pd.DataFrame(), value_unit)
         first_day = pd.Timestamp(stored[0], tz="UTC")

@@ -159,7 +159,7 @@ def usage_frame(
     if is_history(source):
         # One day at a time, so memory stays that of a day whatever the history's length.
         parts, names, day_steps = [], {}, []
-        for day in source._days("throughput"):
+        for day in source.days("throughput"):
             begin = pd.Timestamp(day, tz="UTC")
             tp = source.throughput(start=begin, end=begin + _DAY)
             part, part_names, day_step = _usage_parts(tp, zone, freq, value_unit)
@@ -259,7 +259,7 @@ def _limits_as_of(
     an index without snapshots keeps the latest limits (``latest``).
     """
     fields = list(DAILY_FIELDS) if field is None else [field]
-    snaps = source._read("limits", columns=["id", "collected_at", *fields]).to_pandas()
+    snaps = source.snapshots(columns=["id", "collected_at", *fields])
     if snaps.empty or out.empty:
         return latest
     snaps["value"] = snaps[fields].sum(axis=1, min_count=len(fields))

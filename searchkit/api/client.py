@@ -22,6 +22,7 @@ import math
 import socket
 import threading
 import time
+import warnings
 import zlib
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from typing import Any, Literal
@@ -59,6 +60,7 @@ from searchkit.errors import (
     AmbiguousCreateError,
     AuthenticationError,
     IndexExistsError,
+    IndexMismatchWarning,
     InvalidResponseError,
     RateLimitError,
     SearchKitError,
@@ -71,7 +73,7 @@ from searchkit.errors import (
 )
 from searchkit.model.index import REGIONS, TYPES, IndexList, SearchIndex
 
-__all__ = ["DEFAULT_MAX_RESPONSE_BYTES", "DEFAULT_TIMEOUT", "Client"]
+__all__ = ["DEFAULT_MAX_RESPONSE_BYTES", "DEFAULT_TIMEOUT", "Client", "mismatch"]
 
 log = logging.getLogger("searchkit")
 
@@ -645,8 +647,9 @@ class Client:
             region: One of ``eu-west-1``, ``us-central1``.
             type: One of ``free``, ``payg``, ``fixed`` (fixed may be refused by the service).
             if_exists: What to do when an index of that name exists: ``"raise"``
-                (IndexExistsError naming it), ``"return"`` (return it, whatever its region
-                and type, and create nothing; two of that name raise IndexExistsError) or
+                (IndexExistsError naming it), ``"return"`` (return it and create nothing;
+                an ``IndexMismatchWarning`` says so when its region or type differ from
+                the ones asked for; two of that name raise IndexExistsError) or
                 ``"create"`` (make another on purpose; then nothing is listed first, and a
                 create that meets no failure costs one request).
             reconcile: After an ambiguous failure, list to find the index; with False,
@@ -714,6 +717,10 @@ class Client:
         if if_exists != "create":
             same = [i for i in self._list(call) if i.name == name]
             if same and if_exists == "return" and len(same) == 1:
+                differs = mismatch(same[0], region=body["region"], type=body["type"])
+                if differs is not None:
+                    # stacklevel: this frame, create_index, then the caller's line.
+                    warnings.warn(differs, IndexMismatchWarning, stacklevel=3)
                 return same[0]
             if same:
                 raise IndexExistsError(name, same, choosing=if_exists == "return")
@@ -1157,6 +1164,25 @@ class Client:
             sent=_was_sent(exc),
             retries=retries,
         )
+
+
+def mismatch(index: SearchIndex, *, region: str, type: str) -> str | None:
+    """Say how an existing index differs from the region and type asked for (None if not).
+
+    Example:
+        "an index named 'docs' exists in us-central1 on the free plan, not in eu-west-1 on
+        the payg plan as asked; it was returned as it is (if_exists='return')"
+    """
+    have = (
+        str(getattr(index.region, "value", index.region)),
+        str(getattr(index.type, "value", index.type)),
+    )
+    if have == (region, type):
+        return None
+    return (
+        f"an index named {index.name!r} exists in {have[0]} on the {have[1]} plan, not in "
+        f"{region} on the {type} plan as asked; it was returned as it is (if_exists='return')"
+    )
 
 
 def _size(n: int) -> str:

@@ -273,6 +273,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
 
 def _cmd_create(args: argparse.Namespace) -> int:
+    from searchkit.api.client import mismatch
     from searchkit.errors import IndexExistsError, ValidationError
     from searchkit.render.display import limits_text_table
 
@@ -289,6 +290,9 @@ def _cmd_create(args: argparse.Namespace) -> int:
             ids = ", ".join(str(i.id) for i in exc.existing)
             if args.if_exists == "return" and len(exc.existing) == 1:
                 index, verb = exc.existing[0], "found existing"
+                differs = mismatch(index, region=args.region, type=args.type)
+                if differs is not None:
+                    print(_safe(f"searchkit: note: {differs}"), file=sys.stderr)
             elif args.if_exists == "return":
                 raise ValidationError(
                     f"{len(exc.existing)} indexes named {args.name!r} exist ({ids}); "

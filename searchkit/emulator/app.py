@@ -12,6 +12,7 @@ import binascii
 import json
 import logging
 import math
+import threading
 import time
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -177,6 +178,7 @@ class EmulatorApp:
     ) -> None:
         self.store = store
         self.allow_fixed = allow_fixed
+        self._delay_changed = threading.Condition()
         self.delay = delay
         self.max_body_bytes = max_body_bytes
         self.url_map = Map(
@@ -208,7 +210,17 @@ class EmulatorApp:
         seconds = float(seconds)
         if not math.isfinite(seconds) or seconds < 0:
             raise ValueError("delay must be a finite number of seconds >= 0")
-        self._delay = seconds
+        with self._delay_changed:
+            self._delay = seconds
+            self._delay_changed.notify_all()
+
+    def _wait_delay(self) -> None:
+        # A condition rather than sleep: lowering the delay releases requests already waiting,
+        # so a test can hold requests "for ever" and let them go when it has looked.
+        started = time.monotonic()
+        with self._delay_changed:
+            while (left := started + self._delay - time.monotonic()) > 0:
+                self._delay_changed.wait(left)
 
     def __call__(
         self, environ: dict[str, Any], start_response: Callable[..., Any]
@@ -223,7 +235,7 @@ class EmulatorApp:
         try:
             endpoint, _ = self.url_map.bind_to_environ(request.environ).match()
             if endpoint == "search" and self._delay:
-                time.sleep(self._delay)
+                self._wait_delay()
             return self._handlers[endpoint, request.method](request)
         except ApiError as error:
             return _json_response({"error": error.message}, error.status, error.headers)

@@ -460,7 +460,8 @@ class Emulator:
         clock: Fixed aware ``datetime``, epoch seconds, or a callable returning them;
             ``None`` is the real time. :meth:`advance` moves any of them forward.
         allow_fixed: Accept ``type: "fixed"`` on create.
-        delay: Seconds to wait before answering each API request; settable later.
+        delay: Seconds to wait before answering each API request; settable later (lowering
+            it releases the requests already waiting).
         zones: IANA zones assigned round-robin to created indexes' throughput timestamps.
         window_minutes: Number of per-minute throughput points per index.
         allow_remote: Permit binding an address other than loopback.

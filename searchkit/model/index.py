@@ -139,11 +139,16 @@ class ThroughputPoint(NamedTuple):
     y: float | None
 
 
-class Secret:
-    """A token that never shows itself: str, repr and format print a mask.
+class Secret(str):
+    """A token that never shows itself: as text it *is* its mask.
 
-    The pydantic convention: read the real value with :meth:`get_secret_value`. Two secrets
-    are equal when their values are; a secret is hashable and true when not empty.
+    A ``Secret`` is a ``str`` whose characters are the mask ``••••••••``; the real value is
+    kept aside and read with :meth:`get_secret_value` (the pydantic convention). So every
+    conversion that treats it as text (``str``, ``repr``, f-strings, ``json.dumps``,
+    ``pd.DataFrame(indexes)`` and Parquet, Feather or CSV written from it) gives the mask,
+    and nothing but that one explicit call gives the token. Two secrets are equal when their
+    values are (a secret equals no plain text, the mask included); a secret is hashable, true
+    when its value is not empty, and its ``len`` is its value's (the length is not the secret).
 
     Example:
         >>> token = Secret("s3cr3t")
@@ -151,19 +156,25 @@ class Secret:
         ('••••••••', '••••••••', 's3cr3t')
     """
 
-    __slots__ = ("_value",)
     _value: str
 
-    def __init__(self, value: str) -> None:
+    def __new__(cls, value: str) -> Secret:
+        if isinstance(value, Secret):
+            return value
         if not isinstance(value, str):
             raise TypeError(f"a Secret holds text, got {type(value).__name__}")
+        self = super().__new__(cls, _MASK)
         object.__setattr__(self, "_value", value)
+        return self
 
     def get_secret_value(self) -> str:
         """Return the real value."""
         return self._value
 
     def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("a Secret is immutable")
+
+    def __delattr__(self, name: str) -> None:
         raise AttributeError("a Secret is immutable")
 
     def __str__(self) -> str:
@@ -176,9 +187,13 @@ class Secret:
         return format(_MASK, spec)
 
     def __eq__(self, other: object) -> bool:
+        # Not NotImplemented for plain text: str's own == would then find the mask equal.
         if isinstance(other, Secret):
             return hmac.compare_digest(self._value.encode(), other._value.encode())
-        return NotImplemented
+        return False
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
 
     def __hash__(self) -> int:
         return hash((Secret, self._value))
@@ -425,7 +440,8 @@ class SearchIndex:
 
         Args:
             include_secrets: Give ``token`` and ``read_only_token`` as their real text;
-                None otherwise.
+                otherwise as the mask ``••••••••`` (None only when the index has none), as
+                in every table made from indexes.
 
         Returns:
             A dict with the spec's field names (wrongly typed values as they were sent),
@@ -439,7 +455,7 @@ class SearchIndex:
             if isinstance(value, enum.Enum):
                 value = value.value
             if f.name in SECRET_FIELDS:
-                value = secret_value(value) if include_secrets else None
+                value = secret_value(value) if include_secrets or value is None else _MASK
             elif f.name in self.invalid:
                 value = thaw(self.invalid[f.name])
             out[f.name] = value

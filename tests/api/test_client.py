@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import socket
 import uuid
+import warnings
 
 import pytest
 
@@ -289,3 +290,35 @@ def test_connect_starts_a_fresh_emulator_when_the_old_one_was_stopped_elsewhere(
     fresh = sk.connect(seed=5, clock=FIXED_CLOCK)
     assert fresh.base_url != first.base_url
     assert len(fresh.list_indexes()) >= 5
+
+
+# --- if_exists="return" says when the existing index is not what was asked -----------------
+
+
+def test_if_exists_return_warns_when_the_existing_index_has_another_region_and_plan(client):
+    existing = client.create_index("docs", region="us-central1", type="free")
+    with pytest.warns(sk.IndexMismatchWarning) as caught:
+        again = client.create_index("docs", region="eu-west-1", type="payg", if_exists="return")
+    assert again == existing
+    assert [str(w.message) for w in caught] == [
+        "an index named 'docs' exists in us-central1 on the free plan, not in eu-west-1 on "
+        "the payg plan as asked; it was returned as it is (if_exists='return')"
+    ]
+    assert caught[0].filename == __file__  # points at the caller's line
+    assert issubclass(sk.IndexMismatchWarning, UserWarning)
+    assert client.list_indexes().names() == ["docs"]
+
+
+def test_if_exists_return_is_silent_when_the_existing_index_matches(client, recwarn):
+    existing = client.create_index("docs", region="eu-west-1", type="payg")
+    again = client.create_index("docs", region="eu-west-1", type="payg", if_exists="return")
+    assert again == existing
+    assert [w.category for w in recwarn] == []
+
+
+def test_if_exists_return_mismatch_can_be_made_an_error(client):
+    client.create_index("docs", region="eu-west-1", type="free")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sk.IndexMismatchWarning)
+        with pytest.raises(sk.IndexMismatchWarning, match="on the free plan, not in eu-west-1"):
+            client.create_index("docs", region="eu-west-1", type="payg", if_exists="return")

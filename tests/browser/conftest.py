@@ -53,10 +53,10 @@ VIEWPORT = {"width": 1400, "height": 1800}
 #: The emulator's clock stands still, so cards, tables and plots look the same every run.
 CLOCK = dt.datetime(2026, 11, 20, 12, 0, tzinfo=dt.timezone.utc)
 #: Default wait of every Playwright action and assertion, in milliseconds.
-ACTION_TIMEOUT_MS = 30_000
+ACTION_TIMEOUT_MS = 60_000
 #: Longest wait for a notebook to open and run its cells (a cold kernel imports pandas).
 NOTEBOOK_TIMEOUT_MS = 90_000
-LAB_START_TIMEOUT_S = 60.0
+LAB_START_TIMEOUT_S = 120.0
 LAB_STOP_TIMEOUT_S = 15.0
 
 NOTEBOOK_CELLS = (

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
     from .conftest import Expect, JupyterLab, RequestLog
 
-pytestmark = [pytest.mark.browser, pytest.mark.timeout(120)]
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
 #: How long the emulator takes to answer while a double click is tested, in seconds.
 SLOW_ANSWER_S = 1.5

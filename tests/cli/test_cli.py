@@ -180,6 +180,19 @@ def test_create_if_exists_return_prints_the_existing_index(configured, capsys):
     assert _ids(configured, "docs") == [docs_id]
 
 
+def test_create_if_exists_return_notes_another_region_and_plan(configured, capsys):
+    (tiny_id,) = _ids(configured, "tiny")
+    args = ["create", "tiny", "--region", "eu-west-1", "--type", "payg", "--if-exists", "return"]
+    assert main(args) == 0
+    captured = capsys.readouterr()
+    assert captured.out.startswith(f"found existing index 'tiny' ({tiny_id}) in us-central1")
+    assert captured.err == (
+        "searchkit: note: an index named 'tiny' exists in us-central1 on the free plan, not "
+        "in eu-west-1 on the payg plan as asked; it was returned as it is "
+        "(if_exists='return')\n"
+    )
+
+
 def test_create_if_exists_create_makes_a_second_index_on_purpose(configured, capsys):
     args = ["create", "docs", "--region", "eu-west-1", "--type", "payg", "--if-exists"]
     assert main([*args, "create"]) == 0

@@ -16,6 +16,7 @@ import pytest
 import requests
 
 from searchkit.emulator import Emulator
+from tests.wall import HANG_S
 
 from .conftest import NOW, USER
 
@@ -39,7 +40,7 @@ def connect(emulator: Emulator) -> socket.socket:
     return sock
 
 
-def read_all(sock: socket.socket, within: float = 10.0) -> bytes:
+def read_all(sock: socket.socket, within: float = HANG_S) -> bytes:
     """Read until the server closes the connection; fail if it has not within ``within`` s."""
     deadline = time.monotonic() + within
     received = b""
@@ -106,10 +107,10 @@ VALID = b'{"name":"docs","region":"eu-west-1","type":"free"}'
 def test_a_silent_connection_is_closed_after_the_idle_timeout(emulator):
     with connect(emulator) as sock:
         started = time.monotonic()
-        assert read_all(sock, within=5) == b""
+        assert read_all(sock, within=HANG_S) == b""
         waited = time.monotonic() - started
 
-    assert 0.8 <= waited < 5
+    assert 0.8 <= waited < HANG_S
     assert wait_for(lambda: emulator.open_connections == 0)
 
 
@@ -120,10 +121,10 @@ def test_a_header_dripped_byte_by_byte_gets_408_at_the_header_deadline(emulator)
         # One byte every 0.1 s: each read succeeds, only a deadline on the whole header
         # stops this.
         while not select.select([sock], [], [], 0.1)[0]:
-            if time.monotonic() - started > 5:
-                raise AssertionError("no answer 5 s into a dripped header")
+            if time.monotonic() - started > HANG_S:
+                raise AssertionError(f"no answer {HANG_S:g} s into a dripped header")
             sock.sendall(b"a")
-        answer = read_all(sock, within=5)
+        answer = read_all(sock)
 
     status, headers, body = parse(answer)
     assert status == 408
@@ -134,7 +135,7 @@ def test_a_header_dripped_byte_by_byte_gets_408_at_the_header_deadline(emulator)
 def test_a_body_that_stops_short_of_its_content_length_gets_408(emulator):
     with connect(emulator) as sock:
         sock.sendall(post_head(**{"Content-Length": "50"}) + b'{"name":')
-        answer = read_all(sock, within=5)
+        answer = read_all(sock)
 
     status, _, body = parse(answer)
     assert status == 408
@@ -147,7 +148,7 @@ def test_a_chunked_body_without_its_final_chunk_gets_408_while_the_client_waits(
 
     with connect(emulator) as sock:
         sock.sendall(data)
-        answer = read_all(sock, within=5)
+        answer = read_all(sock)
 
     status, _, body = parse(answer)
     assert status == 408
@@ -281,7 +282,7 @@ def test_past_the_connection_cap_clients_get_503_json_at_once_then_service_recov
             refused_after = time.monotonic() - started
 
             # The silent sockets stay open on this side; the server drops them at 2 s.
-            recovered = poll_until_ok(url, within=8)
+            recovered = poll_until_ok(url, within=HANG_S)
         finally:
             for sock in idle:
                 sock.close()
@@ -292,12 +293,15 @@ def test_past_the_connection_cap_clients_get_503_json_at_once_then_service_recov
     assert refused.json() == {
         "error": "the emulator has 3 open connections, its limit; try again shortly"
     }
-    assert refused_after < 2
+    # Refused rather than queued until an idle socket closed (which would have been a 200).
+    print(f"\nrefused after {refused_after:.2f} s")
     assert recovered.status_code == 200
 
 
 def test_stop_returns_promptly_with_stalled_clients_connected():
-    emu = Emulator(users=[USER], window_minutes=1).start()
+    # The stalled clients would hold the server for minutes: far past the ceiling HANG_S.
+    slow = 4 * HANG_S
+    emu = Emulator(users=[USER], window_minutes=1, idle_timeout=slow, header_timeout=slow).start()
     silent = connect(emu)
     dripping = connect(emu)
     dripping.sendall(b"GET /v2/search HTTP/1.1\r\n")
@@ -306,14 +310,14 @@ def test_stop_returns_promptly_with_stalled_clients_connected():
 
     started = time.monotonic()
     stopper.start()
-    stopper.join(10)
+    stopper.join(HANG_S)
     took = time.monotonic() - started
     try:
-        assert not stopper.is_alive(), "stop() still blocked after 10 s"
-        assert took < 3
+        assert not stopper.is_alive(), f"stop() still blocked after {HANG_S:g} s"
+        print(f"\nstop() took {took:.2f} s")
         # The silent client sees the connection end; the one cut mid-header is told why.
-        assert read_all(silent, within=2) == b""
-        status, _, body = parse(read_all(dripping, within=2))
+        assert read_all(silent) == b""
+        status, _, body = parse(read_all(dripping))
         assert (status, body) == (503, {"error": "the emulator is shutting down"})
     finally:
         silent.close()
@@ -335,7 +339,7 @@ def test_stop_lets_an_answer_in_flight_finish():
     assert [r.status_code for r in results] == [200]
 
 
-def wait_for(condition, within: float = 5.0) -> bool:
+def wait_for(condition, within: float = HANG_S) -> bool:
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
         if condition():
@@ -387,13 +391,14 @@ def test_a_client_that_stops_reading_a_big_list_is_dropped_after_the_write_timeo
     try:
         assert wait_for(lambda: big_account.open_connections == 1)
         # The answer stalls in the socket buffers; one second later the server gives up.
-        assert wait_for(lambda: big_account.open_connections == 0, within=8)
+        assert wait_for(lambda: big_account.open_connections == 0)
     finally:
         sock.close()
 
 
 def test_stop_returns_promptly_while_a_client_stalls_a_big_list():
-    emu = Emulator(users=[USER], seed=6, clock=NOW, window_minutes=1440)
+    # The stalled writer would wait minutes for the client: far past the ceiling HANG_S.
+    emu = Emulator(users=[USER], seed=6, clock=NOW, window_minutes=1440, body_timeout=4 * HANG_S)
     specs = [{"name": f"i{n}", "region": "eu-west-1", "type": "payg"} for n in range(300)]
     for start in range(0, len(specs), 50):
         emu.store.create_many(emu.account, specs[start : start + 50])
@@ -404,13 +409,13 @@ def test_stop_returns_promptly_while_a_client_stalls_a_big_list():
         stopper = threading.Thread(target=emu.stop)
         started = time.monotonic()
         stopper.start()
-        stopper.join(10)
+        stopper.join(HANG_S)
         took = time.monotonic() - started
     finally:
         sock.close()
 
-    assert not stopper.is_alive()
-    assert took < 3
+    assert not stopper.is_alive(), f"stop() still blocked after {HANG_S:g} s"
+    print(f"\nstop() took {took:.2f} s")
     # The writer thread was cut off rather than left blocked on the stalled client.
     assert emu.open_connections == 0
 

@@ -16,6 +16,7 @@ import searchkit as sk
 
 # TOKEN and READ_ONLY_TOKEN are what canned responses carry and error bodies echo.
 from tests.index_json import READ_ONLY_TOKEN, TOKEN, index_json  # noqa: F401 - for the tests
+from tests.wall import HANG_S
 
 from .harness import FaultServer
 
@@ -71,9 +72,14 @@ def _no_secret_in_debug_logs(caplog):
     assert not leaked, "a secret reached the DEBUG log"
 
 
+# A misbehaving answer lasts far longer than the ceiling HANG_S a test allows a bounded call,
+# so "the call was cut off" and "the machine was busy" cannot be confused.
+MAX_HANG_S = 4 * HANG_S
+
+
 @pytest.fixture
 def server():
-    with FaultServer() as s:
+    with FaultServer(max_hang=MAX_HANG_S) as s:
         yield s
 
 
@@ -95,7 +101,7 @@ def service():
 @pytest.fixture
 def proxy(service):
     """The harness in front of the emulator: forwards what it is not told to break."""
-    with FaultServer(upstream=service.url) as s:
+    with FaultServer(upstream=service.url, max_hang=MAX_HANG_S) as s:
         yield s
 
 

@@ -14,6 +14,7 @@ import pytest
 
 import searchkit as sk
 from searchkit.api.client import DEFAULT_MAX_RESPONSE_BYTES
+from tests.wall import HANG_S
 
 from .conftest import SHORT_READ, harness_client, index_json
 from .harness import (
@@ -110,7 +111,7 @@ def test_endless_body_of_a_retried_status_is_not_read_before_the_retry(server, s
     client = harness_client(server.url, timeout=(0.5, 0.5))
     started = time.monotonic()
     assert client.list_indexes().names() == ["docs"]
-    assert time.monotonic() - started < 1.5
+    assert time.monotonic() - started < HANG_S
     assert server.count("GET") == 2
 
 
@@ -141,7 +142,7 @@ def test_server_dripping_one_byte_at_a_time_is_cut_off_at_the_deadline(server):
         "its deadline of 2 s"
     )
     assert info.value.sent is True
-    assert 2.0 <= elapsed < 3.0
+    assert 2.0 <= elapsed < HANG_S  # the drip alone would take minutes
     assert server.count("GET") == 1  # the deadline is final: no retry
 
 
@@ -156,7 +157,7 @@ def test_server_dripping_its_headers_is_cut_off_at_the_deadline(server, method):
             client.list_indexes()
         else:
             client.create_index("docs", region="eu-west-1", type="payg")
-    assert time.monotonic() - started < 3.0
+    assert time.monotonic() - started < HANG_S
     assert "the call did not finish within its deadline of 2 s" in str(info.value)
     assert server.count(method) == 1
 
@@ -168,7 +169,7 @@ def test_deadline_is_configurable(server):
     started = time.monotonic()
     with pytest.raises(sk.TransportError, match=r"within its deadline of 0\.6 s"):
         client.list_indexes()
-    assert time.monotonic() - started < 1.5
+    assert time.monotonic() - started < HANG_S
 
 
 def test_deadline_stops_retries_that_would_outlast_it(server):
@@ -177,8 +178,8 @@ def test_deadline_stops_retries_that_would_outlast_it(server):
     started = time.monotonic()
     with pytest.raises(sk.TransportError):
         client.list_indexes()
-    assert time.monotonic() - started < 1.6
-    assert server.count("GET") <= 3
+    assert time.monotonic() - started < HANG_S
+    assert server.count("GET") <= 3  # 21 attempts without the deadline
 
 
 def test_slow_create_and_its_lists_share_one_deadline(proxy):
@@ -187,7 +188,7 @@ def test_slow_create_and_its_lists_share_one_deadline(proxy):
     started = time.monotonic()
     with pytest.raises(sk.TransportError) as info:
         client.create_index("docs", region="eu-west-1", type="payg")
-    assert time.monotonic() - started < 2.0
+    assert time.monotonic() - started < HANG_S
     assert info.value.operation == "create index 'docs'"
     assert proxy.count("POST") == 0
 

@@ -8,6 +8,7 @@ import time
 import pytest
 
 import searchkit as sk
+from tests.wall import HANG_S
 
 from .conftest import SHORT_READ, harness_client, index_json
 from .harness import hang, refused_port, reply, slow
@@ -36,7 +37,7 @@ def test_refused_connection_is_retried_with_backoff_then_transport_error(connect
         elapsed = time.monotonic() - started
     assert connect_attempts == [("127.0.0.1", port)] * 4
     # Backoff before the 2nd and 3rd retry: 0.05 * 2 + 0.05 * 4 seconds at least.
-    assert 0.3 <= elapsed < 5
+    assert 0.3 <= elapsed < HANG_S
     assert info.value.sent is False
     assert info.value.method == "GET" and info.value.path == "/v2/search"
     assert str(info.value) == (
@@ -53,7 +54,7 @@ def test_silent_server_is_retried_within_the_read_timeout_then_transport_error(s
         client.list_indexes()
     elapsed = time.monotonic() - started
     assert server.count("GET") == 3
-    assert 0.9 <= elapsed < 5
+    assert 0.9 <= elapsed < HANG_S
 
 
 @pytest.mark.parametrize("status", [502, 503, 504])
@@ -92,8 +93,8 @@ def test_retrying_stops_when_the_time_budget_is_spent(server):
     with pytest.raises(sk.ServerError):
         client.list_indexes()
     elapsed = time.monotonic() - started
-    assert 2 <= server.count("GET") < 10
-    assert elapsed < 2
+    assert 2 <= server.count("GET") < 10  # 51 attempts without the budget
+    assert elapsed < HANG_S
 
 
 def test_zero_retries_means_one_attempt(server):

@@ -7,6 +7,7 @@ import time
 import pytest
 
 import searchkit as sk
+from tests.wall import HANG_S
 
 from .conftest import harness_client, index_json
 from .harness import http_date, reply
@@ -18,7 +19,7 @@ def test_retry_after_in_seconds_is_waited_then_the_list_comes_back(server, clien
     server.script("GET", reply(429, SLOW_DOWN, {"Retry-After": "1"}), then=reply(200, []))
     assert client.list_indexes().names() == []
     first, second = server.seen("GET")
-    assert 0.9 <= second.at - first.at < 3
+    assert 0.9 <= second.at - first.at < HANG_S
 
 
 def test_retry_after_as_an_http_date_is_honoured(server, client):
@@ -30,10 +31,10 @@ def test_retry_after_as_an_http_date_is_honoured(server, client):
     )
     assert client.list_indexes().names() == ["docs"]
     first, second = server.seen("GET")
-    assert 0.9 <= second.at - first.at < 3
+    assert 0.9 <= second.at - first.at < HANG_S
 
 
-@pytest.mark.parametrize("garbage", ["-1", "1.0", "soon", ""])
+@pytest.mark.parametrize("garbage", ["-1", "20.0", "soon", ""])
 def test_garbled_retry_after_falls_back_to_backoff(server, client, garbage):
     server.script(
         "GET",
@@ -44,7 +45,7 @@ def test_garbled_retry_after_falls_back_to_backoff(server, client, garbage):
     assert client.list_indexes().names() == ["docs"]
     assert server.count("GET") == 3
     first, *_, last = server.seen("GET")
-    assert last.at - first.at < 1.5  # backoff_factor=0.01; "1.0" honoured would be 2 s
+    assert last.at - first.at < HANG_S / 2  # backoff_factor=0.01; "20.0" honoured: 40 s
 
 
 def test_retry_after_beyond_the_cap_is_rate_limit_error_at_once(server, client):
@@ -52,7 +53,7 @@ def test_retry_after_beyond_the_cap_is_rate_limit_error_at_once(server, client):
     started = time.monotonic()
     with pytest.raises(sk.RateLimitError) as info:
         client.list_indexes()
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < HANG_S  # not a day's wait
     assert server.count("GET") == 1
     assert info.value.retry_after == 86400
     assert info.value.status == 429
@@ -86,4 +87,4 @@ def test_retry_after_waits_count_against_the_retry_budget(server):
         client.list_indexes()
     # One wait of 1 s fits the 1.5 s budget; a second would end past it, so none is begun.
     assert server.count("GET") == 2
-    assert time.monotonic() - started < 1.5 + 0.4  # the budget, plus time to answer
+    assert time.monotonic() - started < HANG_S

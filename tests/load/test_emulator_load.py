@@ -1,5 +1,8 @@
 """The emulator under load: 640 concurrent creates with lists alongside, in one process
-and in two processes sharing one database file. Every create lands once, nothing fails."""
+and in two processes sharing one database file. Every create lands once, nothing fails.
+
+The work is bounded by count: the verdict is the same on an idle machine and on a busy one
+(another test run beside this one); only a hang meets the timeout. The rate is printed."""
 
 from __future__ import annotations
 
@@ -20,12 +23,13 @@ def report(where: str, outcome) -> None:
         f"\nload held ({where}): {len(outcome.created_ids)} creates, "
         f"{len(set(outcome.created_ids))} unique ids, {outcome.server_errors()} 5xx, "
         f"{outcome.lists} lists alongside (up to {outcome.max_listed} indexes), "
-        f"wall time {outcome.wall_time:.1f} s"
+        f"wall time {outcome.wall_time:.1f} s, {outcome.creates_per_second():.1f} creates/s"
     )
 
 
+# Timeouts: a ceiling only a hang reaches (about ten times an idle 2-core run).
 @pytest.mark.slow
-@pytest.mark.timeout(150)
+@pytest.mark.timeout(900)
 @pytest.mark.parametrize("storage", ["file", "memory"])
 def test_one_emulator_takes_640_concurrent_creates_with_lists_alongside(tmp_path, caplog, storage):
     caplog.set_level(logging.WARNING, logger="searchkit.emulator")
@@ -43,17 +47,17 @@ def test_one_emulator_takes_640_concurrent_creates_with_lists_alongside(tmp_path
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(240)
+@pytest.mark.timeout(1500)
 def test_two_emulator_processes_share_one_database_file_under_load(tmp_path):
     db = str(tmp_path / "shared.db")
     args = ("--db", db, "--port", "0", "--user", f"{USER}:{PASSWORD}")
     with serve(*args) as first, serve(*args) as second:
         # Lists of hundreds of indexes with a day of throughput each are heavy: pace them.
-        outcome = run_workload([first.url, second.url], list_pause_s=0.5, deadline_s=150)
+        outcome = run_workload([first.url, second.url], list_pause_s=0.5)
         seen = []
         for process in (first, second):
             with sk.Client(
-                username=USER, password=PASSWORD, base_url=process.url, timeout=(5, 60)
+                username=USER, password=PASSWORD, base_url=process.url, timeout=(30, 120)
             ) as client:
                 seen.append(sorted(i.id for i in client.list_indexes()))
     stderr = first.process.stderr.read() + second.process.stderr.read()

@@ -52,7 +52,7 @@ def test_to_dict_round_trips_with_secrets_and_masks_without():
     index = SearchIndex.from_dict(FULL)
     assert index.to_dict(include_secrets=True) == FULL
     masked = index.to_dict()
-    assert masked["token"] is None and masked["read_only_token"] is None
+    assert masked["token"] == masked["read_only_token"] == "••••••••"
 
 
 def test_unknown_fields_enums_and_missing_fields_are_tolerated():
@@ -141,8 +141,9 @@ def test_index_list_is_a_sequence_with_lookups():
 
 
 def test_to_dicts_masks_tokens_unless_asked():
-    indexes = IndexList.from_json([FULL])
-    assert indexes.to_dicts()[0]["token"] is None
+    indexes = IndexList.from_json([FULL, {**FULL, "id": "2", "token": None}])
+    assert [d["token"] for d in indexes.to_dicts()] == ["••••••••", None]
+    assert [type(d["token"]) for d in indexes.to_dicts()] == [str, type(None)]
     assert indexes.to_dicts(include_secrets=True)[0]["token"] == TOKEN
 
 
@@ -229,16 +230,51 @@ def test_secrets_compare_and_hash_by_value():
     assert repr(Secret("abc")) == "Secret('••••••••')"
 
 
+def test_a_secret_is_text_that_is_its_mask():
+    token = Secret("abc")
+    assert isinstance(token, str)
+    assert (str(token), f"{token}", json.dumps(token)) == (
+        "••••••••",
+        "••••••••",
+        json.dumps("••••••••"),
+    )
+    assert str.__str__(token) == "••••••••" and token.upper() == "••••••••"
+    assert token.get_secret_value() == "abc" and len(token) == 3
+    assert token != "••••••••" and token != "abc"
+    assert "••••••••".__eq__(token) is True  # str sees its text, == asks the Secret first
+    assert ("••••••••" == token) is False  # noqa: SIM300
+    assert Secret(token) is token
+    with pytest.raises(AttributeError, match="immutable"):
+        token._value = "other"
+    with pytest.raises(TypeError, match="a Secret holds text, got int"):
+        Secret(3)
+
+
 def test_tables_made_from_indexes_mask_the_tokens():
     indexes = IndexList.from_json([FULL, {**FULL, "id": "2", "name": "news"}])
     frame = pd.DataFrame(indexes)
     shown = frame.to_csv() + frame.to_string() + frame.to_json() + repr(frame)
     assert TOKEN not in shown and RO_TOKEN not in shown
     assert frame["name"].tolist() == ["docs", "news"]
-    assert set(frame["token"].map(str)) == {"••••••••"}
+    assert frame["token"].tolist() == frame["read_only_token"].tolist() == ["••••••••"] * 2
     dicts = pd.DataFrame(indexes.to_dicts()).to_csv()
     assert TOKEN not in dicts and RO_TOKEN not in dicts
     assert indexes.to_dicts(include_secrets=True)[0]["read_only_token"] == RO_TOKEN
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "feather", "csv"])
+def test_a_table_made_from_indexes_survives_a_file_with_the_tokens_masked(tmp_path, fmt):
+    indexes = IndexList.from_json([FULL, {**FULL, "id": "2", "name": "news", "token": None}])
+    frame = pd.DataFrame(indexes).drop(columns=["throughput", "extra", "invalid"])
+    path = tmp_path / f"indexes.{fmt}"
+    getattr(frame, f"to_{fmt}")(path, **({"index": False} if fmt == "csv" else {}))
+    back = getattr(pd, f"read_{fmt}")(path)
+    assert TOKEN.encode() not in path.read_bytes() and RO_TOKEN.encode() not in path.read_bytes()
+    assert back["token"].tolist()[0] == "••••••••" and pd.isna(back["token"].tolist()[1])
+    assert back["read_only_token"].tolist() == ["••••••••", "••••••••"]
+    assert back["name"].tolist() == ["docs", "news"]
+    assert back["max_daily_queries"].tolist() == frame["max_daily_queries"].tolist()
+    assert indexes[0].token.get_secret_value() == TOKEN
 
 
 # --- bytes and decoded JSON give the same models -------------------------------------------

@@ -1,0 +1,175 @@
+"""The one "latest write wins" rule: one row per point, one snapshot per index and instant.
+
+Two collectors may write the same point; a reader keeps one row per ``(account, index_id,
+time)``: the one with the latest ``collected_at``. Limits snapshots are kept per ``(account,
+id)`` the same way.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from searchkit.history.layout import KEY, LIMITS_SCHEMA
+
+__all__ = [
+    "drop_repeats",
+    "latest",
+    "latest_snapshots",
+    "sorted_points",
+    "stored_mask",
+    "thin_snapshots",
+    "tidy",
+]
+
+
+def latest_snapshots(frame: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """Keep each ``by`` key's snapshot collected last (rows in the order of collection)."""
+    return frame.sort_values("collected_at", kind="stable").drop_duplicates(by, keep="last")
+
+
+def thin_snapshots(table: pa.Table) -> pa.Table:
+    """Drop limits rows equal to both neighbours of the same index (keep runs' ends)."""
+    if table.num_rows < 3:
+        return table
+    frame = table.to_pandas()
+    frame = frame.sort_values(["account", "id", "collected_at"], kind="stable")
+    values = [c for c in frame.columns if c != "collected_at"]
+    digest = pd.util.hash_pandas_object(frame[values], index=False).to_numpy()
+    same_prev = np.append(False, digest[1:] == digest[:-1])
+    same_next = np.append(digest[:-1] == digest[1:], False)
+    kept = frame[~(same_prev & same_next)]
+    return pa.Table.from_pandas(kept, schema=LIMITS_SCHEMA, preserve_index=False)
+
+
+def stored_mask(new: pa.Table, stored: pa.Table) -> np.ndarray:
+    """Return, for each row of ``new``, whether its (account, index_id, time) is stored."""
+    if stored.num_rows == 0:
+        return np.zeros(new.num_rows, dtype=bool)
+    levels = []
+    for column in ("account", "index_id"):
+        both = pa.chunked_array(new[column].chunks + stored[column].chunks, pa.string())
+        levels.append(pc.dictionary_encode(both.combine_chunks()).indices.to_numpy())
+    times = [t["time"].combine_chunks().cast(pa.int64()).to_numpy() for t in (new, stored)]
+    split = new.num_rows
+    wanted = pd.MultiIndex.from_arrays([levels[0][:split], levels[1][:split], times[0]])
+    have = pd.MultiIndex.from_arrays([levels[0][split:], levels[1][split:], times[1]])
+    return np.asarray(wanted.isin(have))
+
+
+def sorted_points(table: pa.Table) -> pa.Table:
+    return table.sort_by(
+        [("account", "ascending"), ("index_id", "ascending"), ("time", "ascending")]
+    )
+
+
+def latest(table: pa.Table) -> pa.Table:
+    """Keep one row per (account, index_id, time): the one collected last."""
+    if table.num_rows < 2:
+        return table
+    order = table.sort_by(
+        [
+            ("account", "ascending"),
+            ("index_id", "ascending"),
+            ("time", "ascending"),
+            ("collected_at", "ascending"),
+        ]
+    )
+    return drop_repeats(order)
+
+
+def drop_repeats(order: pa.Table) -> pa.Table:
+    """Given rows sorted by key then collected_at, keep the last row of each key."""
+    same = np.ones(order.num_rows - 1, dtype=bool)
+    for column in KEY:
+        values = order[column]
+        if pa.types.is_timestamp(values.type):
+            array = values.combine_chunks().cast(pa.int64()).to_numpy()
+        else:
+            array = pc.dictionary_encode(values.combine_chunks()).indices.to_numpy()
+        same &= array[1:] == array[:-1]
+    if not same.any():
+        return order
+    keep = np.append(~same, True)
+    return order.filter(pa.array(keep))
+
+
+def tidy(table: pa.Table, zone: dt.tzinfo, rename: dict[str, str] | None = None) -> pd.DataFrame:
+    """Deduplicate and sort stored points into the throughput frame's shape."""
+    if table.num_rows == 0:
+        none = pd.Categorical([], categories=pd.Index([], dtype="str"))  # as when not empty
+        empty = pd.DataFrame(
+            {
+                "index_id": none,
+                "name": none,
+                "time": pd.DatetimeIndex([], tz=zone).as_unit("ns"),
+                "value": np.array([], dtype=np.float64),
+                "account": none,
+            }
+        )
+        return empty
+    account = pc.dictionary_encode(table["account"].combine_chunks())
+    index_id = pc.dictionary_encode(table["index_id"].combine_chunks())
+    times = table["time"].combine_chunks().cast(pa.int64()).to_numpy()
+    has_collected = "collected_at" in table.column_names
+    keys = [times, index_id.indices.to_numpy(), account.indices.to_numpy()]
+    if has_collected:
+        keys.insert(0, table["collected_at"].combine_chunks().cast(pa.int64()).to_numpy())
+    order = np.lexsort(keys)
+    a_codes = keys[-1][order]
+    i_codes = keys[-2][order]
+    t_sorted = times[order]
+    same = (
+        (a_codes[1:] == a_codes[:-1])
+        & (i_codes[1:] == i_codes[:-1])
+        & (t_sorted[1:] == t_sorted[:-1])
+    )
+    if same.any():
+        keep = np.append(~same, True)
+        order, a_codes, i_codes, t_sorted = (
+            order[keep],
+            a_codes[keep],
+            i_codes[keep],
+            t_sorted[keep],
+        )
+    values = table["value"].combine_chunks().take(pa.array(order)).to_numpy(zero_copy_only=False)
+    ids = np.asarray(index_id.dictionary.to_pylist(), dtype=object)
+    # The name an index has at its newest point labels all of its points (or, when given,
+    # its name in the newest limits snapshot). Only those few names become Python strings.
+    last = np.append(i_codes[1:] != i_codes[:-1], True)
+    last_codes = i_codes[last]
+    last_names = table["name"].combine_chunks().take(pa.array(order[last])).to_pylist()
+    rename = rename or {}
+    latest_name = {
+        int(c): rename.get(str(ids[c]), n) for c, n in zip(last_codes, last_names, strict=True)
+    }
+    used = list(dict.fromkeys(last_codes.tolist()))
+    position = np.full(len(ids), -1, dtype=np.int64)
+    position[used] = np.arange(len(used))
+    id_codes = position[i_codes]
+    id_cat = pd.Categorical.from_codes(id_codes, categories=pd.Index(ids[used].tolist()))
+    name_values = [latest_name[c] for c in used]
+    name_categories = list(dict.fromkeys(name_values))
+    name_of_id = pd.Index(name_categories).get_indexer(name_values)
+    name_cat = pd.Categorical.from_codes(name_of_id[id_codes], categories=pd.Index(name_categories))
+    accounts = np.asarray(account.dictionary.to_pylist(), dtype=object)
+    account_used = sorted(set(a_codes[last].tolist()))
+    account_position = np.full(len(accounts), -1, dtype=np.int64)
+    account_position[account_used] = np.arange(len(account_used))
+    account_cat = pd.Categorical.from_codes(
+        account_position[a_codes], categories=pd.Index(accounts[account_used].tolist())
+    )
+    frame = pd.DataFrame(
+        {
+            "index_id": id_cat,
+            "name": name_cat,
+            "time": pd.DatetimeIndex(t_sorted.view("datetime64[ns]"), tz="UTC").tz_convert(zone),
+            "value": values.astype(np.float64),
+            "account": account_cat,
+        }
+    )
+    return frame

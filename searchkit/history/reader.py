@@ -1,0 +1,155 @@
+"""Reading the history's files: day ranges, row-group pruning, retries around compactions."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
+
+from searchkit.errors import HistoryError
+from searchkit.history.layout import ATTEMPTS, SCHEMAS, Layout
+
+__all__ = ["read", "read_file", "row_groups"]
+
+# Files are read in parallel: pyarrow decodes without holding the GIL, and on an object store
+# the requests overlap. Locally two readers match a small machine and keep memory low (each
+# reader thread holds its own allocator arenas).
+_READERS = 8
+_LOCAL_READERS = 2
+
+
+def read_file(
+    layout: Layout,
+    kind: str,
+    path: str,
+    columns: list[str],
+    filter: ds.Expression | None,
+    prune: dict[str, Any],
+) -> pa.Table | None:
+    """Read one file's row groups that the statistics allow, then filter its rows."""
+    expected = SCHEMAS[kind]
+    try:
+        with layout.fs.open_input_file(path) as handle:
+            parquet = pq.ParquetFile(handle)
+            layout.check(kind, path, parquet.schema_arrow)
+            groups = row_groups(parquet, prune)
+            if not groups:
+                return None
+            table = parquet.read_row_groups(groups, columns=columns, use_threads=False)
+    except (FileNotFoundError, HistoryError):
+        raise
+    except (pa.ArrowException, OSError) as exc:
+        raise HistoryError(
+            f"{path} is not a readable Parquet file ({exc}); it may be truncated or "
+            "corrupt: move it out of the history to continue (nothing else is affected)"
+        ) from exc
+    wanted = pa.schema([expected.field(name) for name in columns])
+    if table.schema != wanted:
+        table = table.cast(wanted)  # a compatible writer's types (large strings, us times)
+    return table.filter(filter) if filter is not None else table
+
+
+def read(
+    layout: Layout,
+    kind: str,
+    *,
+    days: tuple[str | None, str | None] = (None, None),
+    columns: Sequence[str] | None = None,
+    filter: ds.Expression | None = None,
+    prune: dict[str, Any] | None = None,
+) -> pa.Table:
+    """Read the files of ``kind`` for the UTC days in ``days`` (inclusive).
+
+    Only the day folders in range are listed as candidates, and inside each file only
+    the row groups whose statistics can match ``prune`` (``{column: values}`` for text,
+    ``{"time": (first_ns, last_ns)}``) are decoded; ``filter`` then selects rows.
+    """
+    schema = SCHEMAS[kind]
+    wanted = list(columns or schema.names)
+    needed = wanted if filter is None else list(schema.names)
+    first, last = days
+
+    def listed() -> list[str]:
+        return [
+            path
+            for day, path, _ in layout.files(kind)
+            if (first is None or day >= first) and (last is None or day <= last)
+        ]
+
+    paths = listed()
+    for attempt in range(ATTEMPTS):
+        if not paths:
+            return schema.empty_table().select(wanted)
+        try:
+            readers = _LOCAL_READERS if layout.local else _READERS
+            with ThreadPoolExecutor(max_workers=min(readers, len(paths))) as pool:
+                parts = list(
+                    pool.map(
+                        lambda path: read_file(layout, kind, path, needed, filter, prune or {}),
+                        paths,
+                    )
+                )
+        except FileNotFoundError:
+            # A compaction deleted a file after we listed it: its rows are in a newer
+            # file, so list again.
+            if attempt == ATTEMPTS - 1:
+                raise
+            paths = listed()
+            continue
+        except pa.ArrowException as exc:
+            raise HistoryError(f"cannot read the {kind} history: {exc}") from exc
+        # A directory listing taken while a compaction renames its file in and deletes
+        # the old ones may miss both; the same listing after the read proves it did not.
+        again = listed()
+        if set(again) != set(paths) and attempt < ATTEMPTS - 1:
+            paths = again
+            continue
+        tables = [part for part in parts if part is not None and part.num_rows]
+        if not tables:
+            return schema.empty_table().select(wanted)
+        return pa.concat_tables(tables).select(wanted)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def row_groups(parquet: pq.ParquetFile, prune: dict[str, Any]) -> list[int]:
+    """Return the row groups whose min/max statistics can hold the wanted values."""
+    metadata = parquet.metadata
+    count = metadata.num_row_groups
+    if not prune:
+        return list(range(count))
+    position = {metadata.schema.column(i).name: i for i in range(metadata.num_columns)}
+    arrow = parquet.schema_arrow
+    checks: list[tuple[int, str, Any]] = []
+    for column, wanted in prune.items():
+        if column not in position:
+            continue
+        if column == "time":
+            kind = arrow.field("time").type
+            if pa.types.is_timestamp(kind) and kind.unit == "ns":
+                checks.append((position[column], "range", wanted))
+        else:
+            checks.append((position[column], "values", sorted(wanted)))
+    keep = []
+    for group in range(count):
+        row_group = metadata.row_group(group)
+        ok = True
+        for place, how, allowed in checks:
+            stats = row_group.column(place).statistics
+            if stats is None or not stats.has_min_max:
+                continue
+            if how == "range":
+                lo, hi = allowed
+                low, high = stats.min_raw, stats.max_raw
+                ok = (lo is None or high >= lo) and (hi is None or low <= hi)
+            else:
+                low, high = stats.min, stats.max
+                ok = any(low <= value <= high for value in allowed)
+            if not ok:
+                break
+        if ok:
+            keep.append(group)
+    return keep

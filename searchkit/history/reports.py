@@ -1,0 +1,94 @@
+"""What a collect stored and what a history holds, as reports for people."""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+
+import pandas as pd
+
+from searchkit.history.gaps import Gap
+
+__all__ = ["CollectSummary", "HistoryInfo"]
+
+
+@dataclasses.dataclass(frozen=True)
+class CollectSummary:
+    """What one :meth:`History.collect` stored and noticed."""
+
+    collected_at: pd.Timestamp
+    indexes: int
+    new_points: int
+    points_by_index: dict[str, int]
+    gaps: tuple[Gap, ...] = ()
+    warnings: tuple[str, ...] = ()
+    files: tuple[str, ...] = ()
+
+    @property
+    def problems(self) -> list[str]:
+        """Gaps and warnings as sentences."""
+        return [str(gap) for gap in self.gaps] + list(self.warnings)
+
+    def __repr__(self) -> str:
+        head = (
+            f"CollectSummary({self.collected_at:%Y-%m-%d %H:%M:%S} UTC: {self.indexes} indexes, "
+            f"{self.new_points:,} new points, {len(self.gaps)} gaps, "
+            f"{len(self.warnings)} warnings)"
+        )
+        return "\n".join([head, *(f"  - {line}" for line in self.problems)])
+
+    def _repr_html_(self) -> str:
+        rows = "".join(
+            f"<tr><td>{html.escape(name)}</td><td style='text-align:right'>{count:,}</td></tr>"
+            for name, count in self.points_by_index.items()
+        )
+        problems = "".join(f"<li>{html.escape(line)}</li>" for line in self.problems)
+        return (
+            f"<div><strong>Collected</strong> {self.collected_at:%Y-%m-%d %H:%M:%S} UTC: "
+            f"{self.indexes} indexes, <strong>{self.new_points:,}</strong> new points"
+            f"<table><thead><tr><th>index</th><th>new points</th></tr></thead>"
+            f"<tbody>{rows}</tbody></table>"
+            + (f"<ul style='color:#a33'>{problems}</ul>" if problems else "")
+            + "</div>"
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class HistoryInfo:
+    """A summary of what a history holds (``searchkit history`` prints it)."""
+
+    location: str
+    indexes: int
+    points: int
+    first: pd.Timestamp | None
+    last: pd.Timestamp | None
+    files: int
+    bytes: int
+    gaps: tuple[Gap, ...]
+
+    def __str__(self) -> str:
+        span = (
+            f"{self.first:%Y-%m-%d %H:%M} .. {self.last:%Y-%m-%d %H:%M} UTC"
+            if self.first is not None and self.last is not None
+            else "empty"
+        )
+        lines = [
+            f"history at {self.location}",
+            f"  indexes   {self.indexes}",
+            f"  time span {span}",
+            f"  points    {self.points:,}",
+            f"  on disk   {size(self.bytes)} in {self.files} files",
+            f"  gaps      {len(self.gaps)}",
+        ]
+        lines += [f"    - {gap}" for gap in self.gaps]
+        return "\n".join(lines)
+
+
+def size(count: int) -> str:
+    """Say how large ``count`` bytes are, e.g. ``"4.0 MiB"``."""
+    value = float(count)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{count} B"  # pragma: no cover
