@@ -29,10 +29,8 @@ def test_forecast_prints_today_per_index_and_the_backtest_summary(tmp_path, caps
     header = out[2].split()
     assert header[:6] == ["index", "used", "projected", "10-90", "band", "limit"]
     rows = {line.split()[0]: line for line in out[3:9]}
-    assert sorted(rows) == sorted(
-        ["docs-search", "product-catalog", "support-tickets", "news-archive"]
-        + ["code-snippets", "legal-contracts"]
-    )
+    names = ["docs-search", "product-catalog", "support-tickets", "news-archive"]
+    assert sorted(rows) == sorted([*names, "code-snippets", "legal-contracts"])
     assert rows["docs-search"].split()[-3:] == ["unlimited", "0%", "—"]
     assert rows["support-tickets"].split()[-1] == "00:08"  # past the limit since 00:08
     assert "backtest:" in "\n".join(out)
