@@ -68,27 +68,28 @@ def forecast_text(forecast: pd.DataFrame) -> str:
         "",
     ]
     rows = []
-    for row in forecast.itertuples():
-        band = f"{_number(row.projected_low)} - {_number(row.projected_high)}"
-        share = row.projected_utilization
+    records: list[dict[Any, Any]] = forecast.to_dict("records")
+    for row in records:
+        band = f"{_number(row['projected_low'])} - {_number(row['projected_high'])}"
+        share = float(row["projected_utilization"])
         hits = "—"
-        if math.isfinite(row.limit) and not math.isnan(row.projected):
-            hits = _when(row.hit_at)
-            if pd.notna(row.hit_at_earliest) and row.hit_at_earliest != row.hit_at:
-                hits += f" (earliest {_when(row.hit_at_earliest)})"
+        if math.isfinite(row["limit"]) and not math.isnan(row["projected"]):
+            hits = _when(row["hit_at"])
+            if pd.notna(row["hit_at_earliest"]) and row["hit_at_earliest"] != row["hit_at"]:
+                hits += f" (earliest {_when(row['hit_at_earliest'])})"
         rows.append(
             {
-                "index": row.name,
-                "used": _number(row.used),
-                "projected": _number(row.projected),
-                "10-90 band": band if not math.isnan(row.projected) else "—",
-                "limit": _number(row.limit),
+                "index": row["name"],
+                "used": _number(row["used"]),
+                "projected": _number(row["projected"]),
+                "10-90 band": band if not math.isnan(row["projected"]) else "—",
+                "limit": _number(row["limit"]),
                 "projected %": f"{share:.0%}" if math.isfinite(share) else "—",
                 "hits the limit at": hits,
             }
         )
     lines.append(pd.DataFrame(rows).to_string(index=False))
-    notes = [(row.name, row.reason) for row in forecast.itertuples() if row.reason]
+    notes = [(row["name"], row["reason"]) for row in records if row["reason"]]
     if notes:
         lines += ["", "notes:"]
         lines += [f"  {name}: {reason}" for name, reason in notes]
