@@ -312,3 +312,29 @@ def test_backtest_refuses_what_it_cannot_replay():
     with pytest.raises(sk.ValidationError, match="cannot forecast 'max_monthly_reranks'"):
         sk.backtest_forecast(raw, field="max_monthly_reranks")
     assert len(sk.backtest_forecast(raw).results) == 0  # fewer days than the warm-up
+
+
+def test_the_demo_s_morning_forecast_says_code_snippets_crosses_its_limit_this_evening():
+    from searchkit.emulator import Emulator
+
+    morning = dt.datetime(2026, 11, 20, 6, 0, tzinfo=dt.timezone.utc)
+    with Emulator(demo=True, seed=2026, clock=morning, window_minutes=7 * 1440) as emu:
+        with emu.client() as client:
+            forecast = sk.forecast_limits(client.list_indexes()).set_index("name")
+    snippets, tickets = forecast.loc["code-snippets"], forecast.loc["support-tickets"]
+    assert (snippets["used"], snippets["limit"]) == (8_431.2, 20_000.0)
+    assert snippets["method"] == "profile"
+    assert snippets["hit_at"] == pd.Timestamp("2026-11-20 22:23:21", tz=UTC)
+    assert snippets["hit_at_earliest"] == pd.Timestamp("2026-11-20 22:13:48", tz=UTC)
+    assert snippets["hit_at_latest"] == pd.Timestamp("2026-11-20 22:54:54", tz=UTC)
+    assert tickets["used"] > tickets["limit"]  # already past, since 00:07
+    assert tickets["hit_at"] == pd.Timestamp("2026-11-20 00:07:00", tz=UTC)
+
+    # And so it goes: the day's points, listed at midnight, cross at 22:28.
+    midnight = dt.datetime(2026, 11, 21, tzinfo=dt.timezone.utc)
+    with Emulator(demo=True, seed=2026, clock=midnight) as emu, emu.client() as client:
+        day = sk.throughput_frame(client.list_indexes())
+    points = day[day["name"] == "code-snippets"].sort_values("time")
+    crossed = points["time"][(points["value"] * 60).cumsum().to_numpy() >= 20_000].iloc[0]
+    assert crossed == pd.Timestamp("2026-11-20 22:28:00.565742218", tz=UTC)
+    assert snippets["hit_at_earliest"] <= crossed <= snippets["hit_at_latest"]
