@@ -48,6 +48,7 @@ __all__ = [
     "ValidationError",
     "describe_failure",
     "error_for_status",
+    "mask_url",
     "redact",
     "server_message",
 ]
@@ -58,11 +59,45 @@ MAX_MESSAGE_CHARS = 300
 # Values of these keys are masked wherever they show up in text we did not write ourselves.
 _SECRET_PAIR = re.compile(
     r"""(?ix)
-    (["']?(?:read_only_token|token|password|secret|authorization)["']?\s*[:=]\s*)
+    (["']?(?:read_only_token|aws_secret_access_key|secret_access_key|secret_key|session_token
+    |token|password|secret|authorization)["']?\s*[:=]\s*)
     (["']?)(?:Basic\s+)?[^"',\s}]+(["']?)
     """
 )
 _BASIC = re.compile(r"\bBasic(\s+)([A-Za-z0-9+/]+={0,2})(?![A-Za-z0-9+/=])", re.IGNORECASE)
+# A URL's user information (``s3://KEY:SECRET@bucket``): the secret may hold a ``/``.
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^\s/@:]*:[^\s@]*@")
+# Query parameters that carry credentials (``?secret_key=...``, a presigned ``Signature``).
+_QUERY_SECRET = re.compile(
+    r"(?i)([?&][a-z0-9_\-]*(?:secret|token|password|passwd|signature|credential|access_key)"
+    r"[a-z0-9_\-]*=)[^&#\s]*"
+)
+# A known secret at least this long is masked wherever it occurs; one of _WORD_MIN or more
+# characters wherever it stands as a whole word. A shorter one is masked only where it
+# stands as a value (after ``password=`` or ``token``, as a URL's password): masking every
+# "a" of a text for a one-letter password would show where it is not, and so the password.
+_BARE_MIN = 8
+_WORD_MIN = 4
+_VALUE_BEFORE = (
+    r"(?i)((?<![A-Za-z0-9])(?:read_only_token|token|password|passwd|pwd|secret|key"
+    r"|authorization|bearer)(?:[\"']?\s*[:=]\s*[\"']?|\s+)|://[^\s/@:]*:)"
+)
+
+
+def mask_url(text: str) -> str:
+    """Return ``text`` with the credentials of every URL in it masked.
+
+    A URL's user information (``s3://KEY:SECRET@bucket`` becomes ``s3://***@bucket``) and
+    query parameters that carry credentials (``secret_key``, ``session_token``,
+    ``Signature``...) are replaced by ``***``; the rest (scheme, host, path) stays, so the
+    text still says where.
+
+    Example:
+        >>> mask_url("s3://AKIA:se/cret@bucket/prefix?region=eu")
+        's3://***@bucket/prefix?region=eu'
+    """
+    text = _USERINFO.sub(r"\1***@", text)
+    return _QUERY_SECRET.sub(r"\1***", text)
 
 
 def _is_credential(encoded: str) -> bool:
@@ -87,21 +122,36 @@ def _mask_basic(match: re.Match[str]) -> str:
 def redact(text: str, secrets: Iterable[object] = ()) -> str:
     """Return ``text`` with known secret values and secret-looking pairs masked.
 
-    Every known secret is masked whatever its length, longest first (so a secret inside
-    another leaves no piece). ``Basic <value>`` is masked only when the value really is
-    Basic credentials (base64 of ``user:pass``), so ordinary words after "Basic" stay.
+    A known secret of 8 characters or more is masked wherever it occurs, longest first
+    (so a secret inside another leaves no piece); one of 4 to 7 wherever it stands as a
+    whole word. A shorter one is masked only where it stands as a value: after
+    ``password=``, ``token:`` or ``token``, or as a URL's password; elsewhere its letters
+    are ordinary text (masking every ``a`` for a one-letter password would reveal it).
+    Values of secret-looking pairs (``"token": "..."``, ``password=...``), URL
+    credentials (see :func:`mask_url`) and ``Basic <value>`` are masked whatever they
+    hold; ``Basic`` only when the value really is Basic credentials (base64 of
+    ``user:pass``), so ordinary words after it stay.
 
     Args:
         text: Any text that may echo a request or a response.
-        secrets: Exact values to mask wherever they occur (tokens, the password); a
-            ``Secret`` object is read through its ``get_secret_value()``.
+        secrets: Exact values to mask (tokens, the password); a ``Secret`` object is read
+            through its ``get_secret_value()``.
 
     Returns:
-        The text with each secret replaced by ``***``.
+        The text with each secret replaced by ``***`` (never a hint of its length).
     """
     values = {_secret_text(s) for s in secrets}
     for secret in sorted((v for v in values if v), key=len, reverse=True):
-        text = text.replace(secret, "***")
+        escaped = re.escape(secret)
+        if len(secret) >= _BARE_MIN:
+            text = text.replace(secret, "***")
+        elif len(secret) >= _WORD_MIN:
+            text = re.sub(rf"(?<![A-Za-z0-9]){escaped}(?![A-Za-z0-9])", "***", text)
+        else:
+            pattern = _VALUE_BEFORE + escaped + r"(?![A-Za-z0-9])"
+            text = re.sub(pattern, lambda m: f"{m.group(1)}***", text)
+            text = re.sub(rf"(?<=:){escaped}(?=@)", "***", text)  # user:SECRET@host
+    text = mask_url(text)
     text = _BASIC.sub(_mask_basic, text)
     return _SECRET_PAIR.sub(r"\1\2***\3", text)
 

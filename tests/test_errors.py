@@ -7,7 +7,13 @@ import json
 import pytest
 
 import searchkit as sk
-from searchkit.errors import describe_failure, error_for_status, redact, server_message
+from searchkit.errors import (
+    describe_failure,
+    error_for_status,
+    mask_url,
+    redact,
+    server_message,
+)
 
 
 @pytest.mark.parametrize(
@@ -123,9 +129,28 @@ def test_describe_failure_of_a_foreign_exception_masks_secrets():
 
 
 @pytest.mark.parametrize("secret", ["a", "xy", "k3y", "long-secret-value"])
-def test_redact_masks_known_secrets_of_any_length(secret):
-    # A one-letter password is masked wherever it occurs: safety over readability.
-    assert redact(f"<{secret}>", [secret]) == "<***>"
+def test_redact_masks_known_secrets_of_any_length_where_they_stand_as_values(secret):
+    text = f"GET https://alice:{secret}@127.0.0.1/v2 password={secret} 'token': '{secret}'"
+    assert redact(text, [secret]) == ("GET https://***@127.0.0.1/v2 password=*** 'token': '***'")
+    assert redact(f"alice:{secret}@host token {secret}", [secret]) == "alice:***@host token ***"
+
+
+def test_redact_masks_a_long_known_secret_wherever_it_occurs():
+    assert redact("<long-secret-value>x", ["long-secret-value"]) == "<***>x"
+
+
+def test_redact_leaves_the_letters_of_a_one_letter_password_in_ordinary_words():
+    # Masking every "a" would show where the password is not, and so the password.
+    text = "cannot reach api.example.com as alice: a read-only account (401)"
+    assert redact(text, ["a"]) == text
+    assert redact("wrong Password: a", ["a"]) == "wrong Password: ***"
+
+
+def test_mask_url_hides_user_information_and_credential_parameters():
+    assert mask_url("s3://AKIAKEY:se/cr+et@bucket/prefix?region=eu&secret_key=zz&x=1") == (
+        "s3://***@bucket/prefix?region=eu&secret_key=***&x=1"
+    )
+    assert mask_url("https://127.0.0.1:8080/path?q=1") == "https://127.0.0.1:8080/path?q=1"
 
 
 def test_redact_masks_the_longer_secret_first_so_no_piece_is_left():

@@ -86,6 +86,7 @@ def _operations(frame: pd.DataFrame, value_unit: str, intervals: pd.Series) -> n
             f"value_unit must be one of {sorted(VALUE_UNITS)}, got {value_unit!r}"
         )
     values = frame["value"].to_numpy(dtype=np.float64, na_value=np.nan)
+    values = np.where(_invalid(values), 0.0, values)  # counted apart, never negative usage
     per = VALUE_UNITS[value_unit]
     if per is None:
         return np.nan_to_num(values)
@@ -93,6 +94,12 @@ def _operations(frame: pd.DataFrame, value_unit: str, intervals: pd.Series) -> n
     per_id = _seconds(intervals.reindex(pd.Index(ids, name="index_id")))
     seconds = per_id[codes] if len(ids) else np.zeros(len(codes))
     return np.nan_to_num(values) * seconds / per
+
+
+def _invalid(values: np.ndarray) -> np.ndarray:
+    """Which values no usage can have: negative or infinite (NaN is a missing value)."""
+    with np.errstate(invalid="ignore"):
+        return np.isinf(values) | (values < 0)
 
 
 def _seconds(intervals: pd.Series) -> np.ndarray:
@@ -141,7 +148,9 @@ def usage_frame(
 
     Returns:
         One row per index and period: ``index_id``, ``name``, ``period`` (start, aware),
-        ``operations``, ``points``, ``limit`` (``inf`` when unlimited), ``utilization``
+        ``operations``, ``points``, ``invalid`` (points left out because their value is
+        negative or infinite: no usage is), ``limit`` (``inf`` when unlimited),
+        ``utilization``
         (operations / limit; 0 when unlimited; NaN when the limit is not reported),
         ``breached`` (operations above the limit) and ``complete`` (the points cover the
         whole period; a first or last partial day undercounts), ``field`` (the limit
@@ -155,7 +164,7 @@ def usage_frame(
         >>> usage_frame(client.list_indexes()).head()  # doctest: +SKIP
     """
     zone = resolve_zone(tz, default=dt.timezone.utc) or dt.timezone.utc
-    columns = ["index_id", "name", "period", "operations", "points", "limit"]
+    columns = ["index_id", "name", "period", "operations", "points", "invalid", "limit"]
     if is_history(source):
         # One day at a time, so memory stays that of a day whatever the history's length.
         parts, names, day_steps = [], {}, []
@@ -169,7 +178,9 @@ def usage_frame(
         limits = source.limits()
         out = (
             pd.concat(parts, ignore_index=True)
-            .groupby(["index_id", "period"], sort=False, as_index=False)[["operations", "points"]]
+            .groupby(["index_id", "period"], sort=False, as_index=False)[
+                ["operations", "points", "invalid"]
+            ]
             .sum()
             if parts
             else pd.DataFrame()
@@ -190,6 +201,7 @@ def usage_frame(
                 "period": pd.DatetimeIndex([], tz=zone).as_unit("ns"),
                 "operations": np.array([], dtype=np.float64),
                 "points": np.array([], dtype=np.int64),
+                "invalid": np.array([], dtype=np.int64),
                 "limit": np.array([], dtype=np.float64),
                 "complete": np.array([], dtype=bool),
                 "utilization": np.array([], dtype=np.float64),
@@ -201,7 +213,7 @@ def usage_frame(
     out["limit"] = out["index_id"].map(limit).astype(np.float64).to_numpy()
     if is_history(source):
         out["limit"] = _limits_as_of(out, source, field, freq, out["limit"].to_numpy())
-    out = out[out["points"] > 0][columns].reset_index(drop=True)
+    out = out[(out["points"] > 0) | (out["invalid"] > 0)][columns].reset_index(drop=True)
     out["complete"] = _complete(out, steps, freq)
     out["utilization"] = _utilization(out["operations"], out["limit"])
     out["breached"] = out["operations"].to_numpy() > out["limit"].to_numpy()
@@ -216,18 +228,25 @@ def _usage_parts(
     the intervals (:func:`_intervals`)."""
     codes, ids = _codes(tp["index_id"])
     steps = _intervals(tp)
+    invalid = _invalid(tp["value"].to_numpy(dtype=np.float64, na_value=np.nan))
     frame = pd.DataFrame(
         {
             "code": codes,
             "time": pd.DatetimeIndex(tp["time"].array).tz_convert(zone),
-            "operations": _operations(tp, value_unit, steps),
+            # An invalid point is no point: NaN, so neither summed nor counted.
+            "operations": np.where(invalid, np.nan, _operations(tp, value_unit, steps)),
+            "invalid": invalid.astype(np.int64),
         }
     )
     if frame.empty:
-        empty = pd.DataFrame(columns=["index_id", "period", "operations", "points"])
+        empty = pd.DataFrame(columns=["index_id", "period", "operations", "points", "invalid"])
         return empty, {}, steps
     grouped = frame.groupby(["code", pd.Grouper(key="time", freq=freq)], sort=False)
-    out = grouped["operations"].agg(operations="sum", points="count").reset_index()
+    out = grouped.agg(
+        operations=("operations", "sum"),
+        points=("operations", "count"),
+        invalid=("invalid", "sum"),
+    ).reset_index()
     out = out.rename(columns={"time": "period"})
     # The name at each index's last point (a History already labels renamed indexes so).
     name_codes, name_labels = _codes(tp["name"])
@@ -237,7 +256,7 @@ def _usage_parts(
     names = np.asarray([*name_labels, None], dtype=object)[name_codes[last]]
     out["index_id"] = np.asarray(ids, dtype=object)[out["code"].to_numpy()]
     return (
-        out[["index_id", "period", "operations", "points"]],
+        out[["index_id", "period", "operations", "points", "invalid"]],
         dict(zip(ids, names.tolist(), strict=True)),
         steps,
     )

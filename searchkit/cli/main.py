@@ -164,10 +164,17 @@ def _parser() -> argparse.ArgumentParser:
         help="allow binding a non-loopback --host (the emulator has no TLS; default: off)",
     )
 
-    p = sub.add_parser("collect", help="collect usage history into a Parquet dataset")
+    p = sub.add_parser(
+        "collect",
+        help="collect usage history into a Parquet dataset",
+        description="Collect usage history. With --every, a failed round is reported and "
+        "tried again after a growing pause (at most --every); bad credentials or settings "
+        "stop it. Ctrl-C stops after the round under way; a second Ctrl-C stops at once.",
+    )
     p.add_argument("--store", required=True, help="folder or URL (s3://bucket/prefix)")
     p.add_argument("--every", type=_duration, help="collect again after this long, e.g. 10m")
     p.add_argument("--count", type=int, help="stop after this many rounds")
+    _add_timeout(p)
 
     p = sub.add_parser("history", help="summarise a collected usage history")
     p.add_argument("--store", required=True, help="folder or URL (s3://bucket/prefix)")
@@ -420,54 +427,15 @@ def _duration(text: str) -> float:
 
 
 def _cmd_collect(args: argparse.Namespace) -> int:
-    import signal
-    import threading
+    from searchkit.cli.collect import cmd_collect
 
-    from searchkit.api.client import Client
-    from searchkit.history.store import History
-
-    if args.count is not None and args.count < 1:
-        raise ConfigError("--count must be at least 1")
-    rounds = args.count if args.count is not None else (None if args.every else 1)
-    history = History(args.store)
-    stop = threading.Event()
-
-    def request_stop(signum: int, frame: object) -> None:
-        # Only a flag: the round under way finishes its (atomic) writes, then the loop ends.
-        stop.set()
-
-    previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
-    done = 0
-    try:
-        with Client() as client:
-            while not stop.is_set() and (rounds is None or done < rounds):
-                summary = history.collect(client)
-                done += 1
-                print(
-                    f"round {done}: {summary.collected_at:%Y-%m-%d %H:%M:%S} UTC, "
-                    f"{summary.indexes} indexes, {summary.new_points:,} new points, "
-                    f"{len(summary.gaps)} gaps, {len(summary.warnings)} warnings",
-                    flush=True,
-                )
-                for line in summary.problems:
-                    print(f"  warning: {line}", file=sys.stderr, flush=True)
-                if rounds is not None and done >= rounds:
-                    break
-                if args.every:
-                    stop.wait(args.every)
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-    if stop.is_set():
-        print(f"stopped after {done} round(s); every stored file is complete", flush=True)
-    return 0
+    return cmd_collect(args)
 
 
 def _cmd_history(args: argparse.Namespace) -> int:
-    from searchkit.history.store import History
+    from searchkit.cli.collect import cmd_history
 
-    print(History(args.store).info())
-    return 0
+    return cmd_history(args)
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:

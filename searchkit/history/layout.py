@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from searchkit.errors import HistoryError
+from searchkit.errors import HistoryError, ValidationError, mask_url
 from searchkit.model.index import LIMIT_FIELDS
 
 __all__ = [
@@ -74,23 +74,58 @@ ATTEMPTS = 5
 STALE = dt.timedelta(hours=1)
 
 
+#: Schemes a location may name; anything else is refused at once (pyarrow would try, and
+#: e.g. gs:// waits a minute for cloud credentials): pass ``filesystem=`` for those.
+SCHEMES = ("file", "s3")
+
+
 def open_location(
     location: str,
     filesystem: pafs.FileSystem | None,
     storage_options: dict[str, Any] | None,
 ) -> tuple[pafs.FileSystem, str]:
-    """Return the filesystem and root path a history location names."""
+    """Return the filesystem and root path a history location names.
+
+    Raises:
+        ValidationError: The location is empty, names an unsupported scheme, or an
+            ``s3://`` location names no bucket.
+        HistoryError: pyarrow cannot open it. Credentials written in the location are
+            masked in every message (:func:`~searchkit.errors.mask_url`).
+    """
     if filesystem is not None:
         return filesystem, location.rstrip("/")
+    if not location.strip():
+        raise ValidationError(
+            "location is empty: give a folder, or an s3://BUCKET/PREFIX URL (an empty "
+            "location would write into the current folder)"
+        )
     if "://" not in location:
         return pafs.LocalFileSystem(), os.path.abspath(location)
+    shown = mask_url(location)
     scheme, _, rest = location.partition("://")
+    if scheme.lower() not in SCHEMES:
+        raise ValidationError(
+            f"location {shown!r}: the scheme {scheme + '://'!r} is not supported; give a "
+            "folder, file:// or s3://BUCKET/PREFIX, or pass filesystem= (a pyarrow "
+            "FileSystem) for another store"
+        )
+    bucket = rest.rpartition("@")[2] if "@" in rest.partition("/")[0] else rest
+    if scheme.lower() == "s3" and not bucket.partition("/")[0].partition("?")[0]:
+        raise ValidationError(f"location {shown!r} names no bucket: use s3://BUCKET/PREFIX")
     if scheme == "s3" and storage_options is not None:
         return pafs.S3FileSystem(**storage_options), rest.rstrip("/")
     try:
         fs, root = pafs.FileSystem.from_uri(location)
     except (pa.ArrowInvalid, OSError) as exc:
-        raise HistoryError(f"cannot open history location {location!r}: {exc}") from exc
+        if shown == location:
+            raise HistoryError(f"cannot open history location {location!r}: {exc}") from exc
+        # pyarrow's text repeats the location, credentials and all, or where they break it.
+        raise HistoryError(
+            f"cannot open history location {shown!r} ({type(exc).__name__}); pass "
+            "credentials as storage_options={'access_key': ..., 'secret_key': ...} or in "
+            "the AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY environment variables, not in "
+            "the location"
+        ) from None
     return fs, root.rstrip("/")
 
 

@@ -38,6 +38,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 
+from searchkit.errors import HistoryError, mask_url
 from searchkit.frames.frames import limits_frame, throughput_frame
 from searchkit.history import dedupe, reader
 from searchkit.history.gaps import Gap, day_gaps, listing_gap
@@ -93,14 +94,15 @@ class History:
         storage_options: dict[str, Any] | None = None,
     ) -> None:
         text = os.fspath(location)
-        self._location = text
+        # Credentials written in the location never show: not in repr, info() or errors.
+        self._location = mask_url(text)
         fs, root = open_location(text, filesystem, storage_options)
-        self._layout = Layout(text, fs, root)
+        self._layout = Layout(self._location, fs, root)
         self._fs, self._root = fs, root
 
     @property
     def location(self) -> str:
-        """Where the history lives, as given."""
+        """Where the history lives, as given (credentials in it masked)."""
         return self._location
 
     @property
@@ -497,7 +499,12 @@ class History:
         Reads one day at a time (the time column and the keys), so memory stays that of a
         day whatever the history's length. A gap is a step between two stored points of an
         index longer than 1.5 times its usual sampling interval.
+
+        Raises:
+            HistoryError: Nothing is at the location (no folder, no bucket) or it is a
+                file: a history that was never collected, or a mistyped location.
         """
+        self._require_folder()
         files = self._files("throughput") + self._files("limits")
         days = sorted({day for day, _, _ in self._files("throughput")})
         points = 0
@@ -529,6 +536,27 @@ class History:
             bytes=sum(size for _, _, size in files),
             gaps=tuple(gaps),
         )
+
+    def _require_folder(self) -> None:
+        """Raise a HistoryError saying what is wrong when the location holds no folder."""
+        try:
+            found = self._fs.get_file_info(self._root)
+            if found.type == pafs.FileType.NotFound and self._fs.type_name == "s3":
+                bucket = self._root.partition("/")[0]
+                if self._fs.get_file_info(bucket).type == pafs.FileType.NotFound:
+                    raise HistoryError(
+                        f"no history at {self._location!r}: the bucket {bucket!r} does not exist"
+                    )
+        except OSError as exc:
+            raise HistoryError(f"cannot read the history at {self._location!r}: {exc}") from exc
+        if found.type == pafs.FileType.NotFound:
+            raise HistoryError(
+                f"no history at {self._location!r}: nothing is there (collect into it first)"
+            )
+        if found.type != pafs.FileType.Directory:
+            raise HistoryError(
+                f"no history at {self._location!r}: it is a file, not a history folder"
+            )
 
 
 def _items(indexes: Any) -> list[Any]:

@@ -13,7 +13,7 @@ import numpy as np
 from searchkit.analytics.usage import usage_frame
 from searchkit.model.index import LIMIT_INFO
 from searchkit.model.timestamps import TimeZone, resolve_zone
-from searchkit.render.plots import new_axes
+from searchkit.render.plots import literal, new_axes
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -68,7 +68,8 @@ def plot_utilization(
     ax.scatter(
         cols, rows + 0.25, marker="x", color="black", s=30, linewidths=1.2, label="over the limit"
     )
-    ax.set_yticks(range(len(grid.index)), list(grid.index))
+    # Names are data: shown literally, as the other plots do (a '$' starts mathtext).
+    ax.set_yticks(range(len(grid.index)), [literal(name) for name in grid.index])
     labels = [f"{p:%b %d}" for p in grid.columns]
     step = max(1, len(labels) // 15)
     ax.set_xticks(range(0, len(labels), step), labels[::step], rotation=45, ha="right")

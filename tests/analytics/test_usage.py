@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 
 import matplotlib
 import numpy as np
@@ -15,6 +16,7 @@ import searchkit as sk
 from searchkit.analytics.forecast import FORECAST_COLUMNS
 from searchkit.emulator import Emulator
 from searchkit.history.store import History
+from tests.index_json import index_json
 
 # A pandas warning is a future error: none is allowed here.
 pytestmark = pytest.mark.filterwarnings("error::pandas.errors.Pandas4Warning")
@@ -273,3 +275,19 @@ def test_every_frame_of_history_and_usage_saves_to_parquet_and_feather(tmp_path)
         for kind, which in (("full", frame), ("empty", empties[name])):
             (tmp_path / name / kind).mkdir(parents=True)
             _round_trips(which, tmp_path / name / kind)
+
+
+def test_negative_and_infinite_values_are_invalid_points_never_negative_usage(tmp_path):
+    # A saved dump whose points say -300, -inf and inf (issue 18, item 9).
+    values = [1.0, -300.0, float("-inf"), 2.0, None, float("inf"), -1e308]
+    points = [{"x": f"2026-11-20 00:0{m}:00 +0000 UTC", "y": v} for m, v in enumerate(values)]
+    dump = tmp_path / "indexes.json"
+    dump.write_text(
+        json.dumps([index_json("hostile", id="i-1", max_daily_updates=0, throughput_vector=points)])
+    )
+    usage = sk.usage_frame(json.loads(dump.read_text()))
+    row = usage.iloc[0]
+    # 1 + 2 + 0 (null) operations per second over the one-minute interval.
+    assert (row["operations"], row["points"], row["invalid"]) == (180.0, 3, 4)
+    assert (row["utilization"], row["breached"]) == (180.0 / 10_000, False)
+    assert list(usage.columns[3:7]) == ["operations", "points", "invalid", "limit"]

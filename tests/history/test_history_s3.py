@@ -111,3 +111,68 @@ def test_two_concurrent_collectors_on_one_bucket_see_each_point_once(s3_endpoint
     assert len(results) == 2
     assert len(frame) == 360
     assert not frame.duplicated(["account", "index_id", "time"]).any()
+
+
+# -- credentials and buckets named in the location (issue 18, items 5 and 14) --------------
+
+SECRET = "sEcReT-Kx9/q+Zr4"  # a "/" once printed the whole location in pyarrow's parse error
+
+
+def uri(endpoint: str, bucket: str, secret: str) -> str:
+    from urllib.parse import quote
+
+    host = endpoint.partition("://")[2]
+    return (
+        f"s3://AKIDEXAMPLE:{quote(secret, safe='')}@{bucket}/usage"
+        f"?endpoint_override={host}&scheme=http&region=us-east-1"
+    )
+
+
+def test_credentials_in_the_location_never_show(s3_endpoint, bucket, emu, capsys):
+    from urllib.parse import quote
+
+    from searchkit.cli.main import main
+
+    _, name = bucket
+    location = uri(s3_endpoint, name, SECRET)
+    hist = History(location)
+    with emu.client() as client:
+        assert hist.collect(client, now=emu.now()).new_points == 360
+    assert main(["history", "--store", location]) == 0
+    printed = capsys.readouterr().out
+    shown = (
+        f"s3://***@{name}/usage?endpoint_override={s3_endpoint.partition('://')[2]}"
+        "&scheme=http&region=us-east-1"
+    )
+    assert repr(hist) == f"History({shown!r})"
+    assert str(hist.info()).splitlines()[0] == f"history at {shown}"
+    assert printed.splitlines()[0] == f"history at {shown}"
+    texts = [repr(hist), str(hist.info()), printed, hist.location]
+    for secret in (SECRET, quote(SECRET, safe=""), "AKIDEXAMPLE"):
+        assert not [text for text in texts if secret in text]
+
+
+def test_a_secret_with_a_slash_is_refused_without_showing_it():
+    from searchkit.errors import HistoryError
+
+    with pytest.raises(HistoryError) as info:
+        History(f"s3://AKIDEXAMPLE:{SECRET}@bucket/usage?region=us-east-1")
+    assert str(info.value) == (
+        "cannot open history location 's3://***@bucket/usage?region=us-east-1' "
+        "(ArrowInvalid); pass credentials as storage_options={'access_key': ..., "
+        "'secret_key': ...} or in the AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY "
+        "environment variables, not in the location"
+    )
+    assert info.value.__cause__ is None  # pyarrow's text, which repeats the secret, is gone
+
+
+def test_history_of_a_missing_bucket_says_so_and_exits_1(s3_endpoint, capsys):
+    from searchkit.cli.main import main
+
+    location = uri(s3_endpoint, "no-such-bucket", "testing")
+    assert main(["history", "--store", location]) == 1
+    shown = location.replace("AKIDEXAMPLE:testing", "***")
+    assert capsys.readouterr().err == (
+        f"searchkit: no history at {shown!r}: the bucket 'no-such-bucket' does not exist. "
+        "[HistoryError]\n"
+    )

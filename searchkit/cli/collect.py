@@ -1,0 +1,183 @@
+"""The ``collect`` and ``history`` commands: a collector that outlives failed rounds.
+
+``searchkit collect --every 10m`` is meant to run for weeks from cron or a terminal. A round
+that fails for a reason that may pass (the service down or slow past the call's deadline, a
+rate limit, an answer it cannot read, a store briefly unwritable) is reported on stderr and
+tried again after a pause that doubles while the failures last, never longer than
+``--every``. A failure that no retry can fix (bad credentials, a permission, a wrong
+address, bad settings) stops the collector at once with the reason.
+
+The first Ctrl-C (or SIGTERM) lets the round under way finish its atomic writes and then
+stops; a second one stops at once, even inside a call that hangs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import threading
+from typing import TYPE_CHECKING
+
+from searchkit.errors import (
+    AuthenticationError,
+    ConfigError,
+    NotFoundError,
+    PermissionDeniedError,
+    SearchKitError,
+    ValidationError,
+    describe_failure,
+)
+
+if TYPE_CHECKING:
+    from searchkit.history.store import History
+
+__all__ = ["FATAL", "cmd_collect", "cmd_history", "retry_delay"]
+
+#: Failures a retry cannot fix: the collector stops on them with the reason.
+FATAL: tuple[type[SearchKitError], ...] = (
+    AuthenticationError,
+    PermissionDeniedError,
+    ConfigError,
+    NotFoundError,
+    ValidationError,
+)
+
+
+def retry_delay(every: float, failures: int) -> float:
+    """Return the pause in seconds after ``failures`` failed rounds in a row.
+
+    The first retry comes after a sixteenth of ``every`` (at least one second), each
+    further one after twice the pause before, never longer than ``every`` itself.
+
+    Example:
+        >>> [retry_delay(600.0, n) for n in (1, 2, 3, 4, 5, 6)]
+        [37.5, 75.0, 150.0, 300.0, 600.0, 600.0]
+    """
+    if failures < 1:
+        return every
+    first = max(1.0, every / 16)
+    return float(min(every, first * 2.0 ** min(failures - 1, 60)))
+
+
+def _seconds_text(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:g} s"
+    return f"{seconds / 60:g} min"
+
+
+class _Stopper:
+    """SIGINT/SIGTERM handling: the first asks for a clean stop, the second stops now."""
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self._previous: dict[int, object] = {}
+
+    def _on_signal(self, signum: int, frame: object) -> None:
+        if self.event.is_set():
+            raise KeyboardInterrupt
+        self.event.set()
+        # os.write, not print: a handler may run while the main thread is inside print.
+        os.write(
+            sys.stderr.fileno(),
+            b"searchkit collect: stopping after this round (press Ctrl-C again to stop now)\n",
+        )
+
+    def __enter__(self) -> _Stopper:
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                self._previous[sig] = signal.signal(sig, self._on_signal)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)  # type: ignore[arg-type]
+
+
+def _progress(done: int, history: History, client: object) -> None:
+    summary = history.collect(client)  # type: ignore[arg-type]
+    print(
+        f"round {done}: {summary.collected_at:%Y-%m-%d %H:%M:%S} UTC, "
+        f"{summary.indexes} indexes, {summary.new_points:,} new points, "
+        f"{len(summary.gaps)} gaps, {len(summary.warnings)} warnings",
+        flush=True,
+    )
+    for line in summary.problems:
+        print(f"  warning: {line}", file=sys.stderr, flush=True)
+
+
+def cmd_collect(args: argparse.Namespace) -> int:
+    """Run ``searchkit collect``: one round, or rounds ``--every`` so long."""
+    from searchkit.api.client import Client
+
+    if args.count is not None and args.count < 1:
+        raise ConfigError("--count must be at least 1")
+    rounds = args.count if args.count is not None else (None if args.every else 1)
+    looping = rounds != 1
+    history = _history(args.store)
+    done = failed = in_a_row = 0
+    with _Stopper() as stopper:
+        try:
+            with Client(timeout=args.timeout) as client:
+                while not stopper.event.is_set() and (rounds is None or done < rounds):
+                    done += 1
+                    try:
+                        _progress(done, history, client)
+                        in_a_row = 0
+                    except FATAL:
+                        if looping:
+                            print(
+                                f"stopped in round {done}: a retry cannot fix this",
+                                file=sys.stderr,
+                                flush=True,
+                            )
+                        raise
+                    except Exception as exc:
+                        if not looping:
+                            raise
+                        failed += 1
+                        in_a_row += 1
+                        wait = retry_delay(args.every or 0.0, in_a_row)
+                        last = rounds is not None and done >= rounds
+                        print(
+                            f"round {done} failed: {describe_failure(exc)}"
+                            + ("" if last else f" Trying again in {_seconds_text(wait)}."),
+                            file=sys.stderr,
+                            flush=True,
+                        )
+                    if rounds is not None and done >= rounds:
+                        break
+                    if args.every is not None:
+                        stopper.event.wait(
+                            retry_delay(args.every, in_a_row) if in_a_row else args.every
+                        )
+        except KeyboardInterrupt:
+            print(
+                f"interrupted in round {done}; every stored file is complete",
+                file=sys.stderr,
+                flush=True,
+            )
+            return 130
+    if stopper.event.is_set():
+        print(f"stopped after {done} round(s); every stored file is complete", flush=True)
+    if failed:
+        print(f"{failed} of {done} round(s) failed", file=sys.stderr, flush=True)
+        return 1
+    return 0
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    """Run ``searchkit history``: summarise a store that exists."""
+    print(_history(args.store).info())
+    return 0
+
+
+def _history(store: str) -> History:
+    """Open ``--store``; a location that cannot be one is an error naming the option."""
+    from searchkit.history.store import History
+
+    try:
+        return History(store)
+    except ValidationError as exc:
+        raise ValidationError(f"--store: {exc.message}") from None
