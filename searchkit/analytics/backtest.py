@@ -198,8 +198,10 @@ def _replay_hour(
     """Every day's forecasts at ``tau`` hours, the forecaster's and the baselines'."""
     future = pf.future_share(tau)
     seen_ops, seen_cov = bins.ops * (1 - future), bins.cov * (1 - future)
-    fc = pf.predict(ref, seen_ops, seen_cov, tau)
-    errors = pf.log_errors((bins.ops * future).sum(axis=2), fc.rest, ref.level)
+    actual_rest = (bins.ops * future).sum(axis=2)
+    outcome = np.where(ref.complete, actual_rest, np.nan)
+    fc = pf.predict(ref, seen_ops, seen_cov, tau, outcome)
+    errors = pf.log_errors(actual_rest, fc.rest, ref.level)
     low, high, _ = pf.band(errors, fc.usable & ref.complete)
     ii, jj = np.nonzero(evaluable & fc.usable)
     used = fc.used

@@ -13,15 +13,17 @@ and on synthetic ones; ``bench/forecast.py`` prints the comparison):
    median of the week before it) and the profile is half that weekday's, half the week's.
 3. **Today so far.** The operations before ``now`` are compared with what the profile
    expects of the hours the points cover (a gap is not read as a quiet morning; an hour's
-   burst counts for at most 4 times its usual share), the ratio shrunk towards 1 while
-   little of the day has passed, and blended (9:1 in log space) with the same ratio over
-   the last 3 hours. The rest of the day is level x ratio x the profile's share of the
-   hours to come; ``projected`` = used + rest.
+   burst counts for at most 4 times its usual share), blended (9:1 in log space) with the
+   same ratio over the last 3 hours, shrunk towards 1. How much of that ratio carries into
+   the rest of the day is learnt per index: the least-squares slope, over its last 28
+   days at this time of day, of log(real rest / usual rest) on log(ratio), pulled towards
+   1 by ten days' worth of weight. The rest of the day is level x ratio ** slope x the
+   profile's share of the hours to come; ``projected`` = used + rest.
 4. **Band.** The same forecast made at the same time of day on each of the last 28
    complete days gives the index's own errors (log of real rest / forecast rest); the
    band is their 10th and 90th percentiles (split-conformal order statistics, 9 days or
-   more). With 3 to 8 days the extremes are widened by half their spread, with fewer the
-   band is a fixed 0.5x-2x of the rest of the day; ``reason`` says so.
+   more). With 3 to 8 days the extremes are widened by a quarter of their spread, with
+   fewer the band is a fixed 0.5x-2x of the rest of the day; ``reason`` says so.
 5. **When.** ``hit_at`` is where used + the rest, spread over the hours by the profile,
    crosses the limit (already crossed: the point that crossed it); ``hit_at_earliest``
    uses the band's high end, ``hit_at_latest`` its low end; NaT is "not before the reset".
@@ -355,8 +357,10 @@ def _plan(bins: pf.Bins, tau: float, window: pd.Timedelta) -> dict[str, np.ndarr
     # today as it is, its bins holding only the points before the moment.
     seen_ops, seen_cov = bins.ops * seen, bins.cov * seen
     seen_ops[:, -1], seen_cov[:, -1] = bins.ops[:, -1], bins.cov[:, -1]
-    fc = pf.predict(ref, seen_ops, seen_cov, tau)
     actual = (bins.ops * pf.future_share(tau)).sum(axis=2)
+    outcome = np.where(ref.complete, actual, np.nan)
+    outcome[:, -1] = np.nan  # today's rest is what is forecast
+    fc = pf.predict(ref, seen_ops, seen_cov, tau, outcome)
     errors = pf.log_errors(actual, fc.rest, ref.level)
     errors[:, -1] = np.nan
     low, high, calibrated = pf.band(errors, fc.usable & ref.complete)

@@ -46,11 +46,12 @@ _HOURS = np.arange(24, dtype=np.float64)
 
 WINDOW = 7  # past days for the usual level and profile
 _WEEKS = 4  # same weekdays looked at for the weekly rhythm
-_SHRINK = 0.02  # pseudo-share pulling today's ratio towards 1 at the start of the day
+_SHRINK = 0.001  # a pseudo-share: no ratio from nothing seen (the learnt slope shrinks)
 _SHRINK_RECENT = 0.3  # the same for the last hours' ratio
 _RECENT_HOURS = 3
 _RECENT_WEIGHT = 0.1  # weight of the last hours' ratio, in log space
 _WEEKLY_SHAPE = 0.5  # share of the same weekday's profile once two weeks are stored
+_PRIOR_DAYS = 10.0  # weight of "carry today's ratio as it is" against the learnt slope
 _BURST = 4.0  # an hour counts for at most this multiple of what it usually holds
 CALIBRATION_DAYS = 28
 MIN_CALIBRATION = 9  # the 90th order statistic of n errors needs n >= 9
@@ -290,13 +291,22 @@ class Forecast:
     usable: np.ndarray  # [I, D] a profile forecast was made
 
 
-def predict(ref: Reference, seen_ops: np.ndarray, seen_cov: np.ndarray, tau: float) -> Forecast:
+def predict(
+    ref: Reference,
+    seen_ops: np.ndarray,
+    seen_cov: np.ndarray,
+    tau: float,
+    outcome: np.ndarray | None = None,
+) -> Forecast:
     """Forecast the rest of each day from what was seen of it before ``tau`` hours.
 
     Today's ratio to the usual day is the operations seen (an hour's burst capped at
     ``_BURST`` times its usual share) over what the profile expects of the hours seen,
     shrunk towards 1 while little of the day is seen, blended with the same ratio over
-    the last ``_RECENT_HOURS`` hours.
+    the last ``_RECENT_HOURS`` hours. With ``outcome`` (each day's real rest after
+    ``tau``, NaN where unknown), how much of that ratio carries into the rest of the day
+    is learnt per index from its last ``CALIBRATION_DAYS`` days (a least-squares slope in
+    log space, pulled towards 1 by ``_PRIOR_DAYS`` days' worth of weight).
     """
     level, shape = ref.level, ref.profile
     expected = shape * seen_cov
@@ -309,11 +319,29 @@ def predict(ref: Reference, seen_ops: np.ndarray, seen_cov: np.ndarray, tau: flo
         ratio_recent = ((seen * recent).sum(axis=2) / level + _SHRINK_RECENT) / (
             (expected * recent).sum(axis=2) + _SHRINK_RECENT
         )
-        blend = np.exp((1 - _RECENT_WEIGHT) * np.log(ratio) + _RECENT_WEIGHT * np.log(ratio_recent))
-        amounts = level[..., None] * blend[..., None] * shape * future_share(tau)
+        log_ratio = (1 - _RECENT_WEIGHT) * np.log(ratio) + _RECENT_WEIGHT * np.log(ratio_recent)
+        if outcome is not None:
+            log_ratio = log_ratio * _carry(ref, log_ratio, outcome, tau)
+        amounts = level[..., None] * np.exp(log_ratio)[..., None] * shape * future_share(tau)
     usable = np.isfinite(level) & (level > 0) & np.isfinite(amounts).all(axis=2)
     amounts = np.where(usable[..., None], amounts, np.nan)
     return Forecast(used, amounts.sum(axis=2), amounts, usable)
+
+
+def _carry(ref: Reference, x: np.ndarray, outcome: np.ndarray, tau: float) -> np.ndarray:
+    """Per index and day: the slope of log(real rest / usual rest) on today's log ratio,
+    over the days before, pulled towards 1 (trust the ratio as it is)."""
+    usual = ref.level * (ref.profile * future_share(tau)).sum(axis=2)
+    floor = np.maximum(np.nan_to_num(ref.level), 1.0) * 1e-3
+    y = np.log((outcome + floor) / (usual + floor))
+    known = np.isfinite(x) & np.isfinite(y)
+    xy = windows(np.where(known, x * y, np.nan), CALIBRATION_DAYS)
+    xx = windows(np.where(known, x * x, np.nan), CALIBRATION_DAYS)
+    count = np.isfinite(xx).sum(axis=-1)
+    sum_xy, sum_xx = np.nansum(xy, axis=-1), np.nansum(xx, axis=-1)
+    prior = _PRIOR_DAYS * sum_xx / np.maximum(count, 1)
+    slope = (sum_xy + prior) / (sum_xx + prior)
+    return np.where((count > 0) & (sum_xx > 0), np.clip(slope, 0.0, 1.5), 1.0)
 
 
 def crossing(used: np.ndarray, amounts: np.ndarray, limit: np.ndarray, tau: float) -> np.ndarray:
@@ -350,7 +378,7 @@ def band(errors: np.ndarray, usable: np.ndarray) -> tuple[np.ndarray, np.ndarray
 
     Split-conformal: the order statistics of ranks floor(0.1 (n + 1)) and
     ceil(0.9 (n + 1)) of the n past errors. With 3 to 8 errors the extremes widened by
-    half their spread; with fewer, the fixed :data:`WIDE_BAND`.
+    a quarter of their spread; with fewer, the fixed :data:`WIDE_BAND`.
 
     Returns:
         Low and high multipliers of the rest of the day, and n.
@@ -365,8 +393,8 @@ def band(errors: np.ndarray, usable: np.ndarray) -> tuple[np.ndarray, np.ndarray
     high = np.take_along_axis(ordered, high_rank[..., None], -1)[..., 0]
     few = (count >= _MIN_ERRORS) & (count < MIN_CALIBRATION)
     spread = high - low
-    low = np.where(few, low - 0.5 * spread, low)
-    high = np.where(few, high + 0.5 * spread, high)
+    low = np.where(few, low - 0.25 * spread, low)
+    high = np.where(few, high + 0.25 * spread, high)
     enough = count >= _MIN_ERRORS
     with np.errstate(over="ignore"):
         low = np.where(enough, np.exp(np.minimum(low, 0.0)), WIDE_BAND[0])
