@@ -53,7 +53,7 @@ from searchkit.analytics.usage import (
     utilization_ratio,
 )
 from searchkit.errors import ValidationError
-from searchkit.model.timestamps import utc_instant
+from searchkit.frames.zones import utc_instant
 
 __all__ = [
     "FORECASTABLE_FIELDS",
@@ -400,7 +400,8 @@ def _stale(bins: pf.Bins, tau: float) -> np.ndarray:
     moment = bins.first_day.value + (bins.days - 1) * pf.DAY_NS + round(tau * pf.HOUR_NS)
     ends = bins.newest + np.round(bins.step * 1e9).astype(np.int64)
     allowed = np.maximum(_STALE.value, 3 * np.round(bins.step * 1e9)).astype(np.int64)
-    return (bins.newest == pf.NO_TIME) | (ends < moment - allowed)
+    stale: np.ndarray = (bins.newest == pf.NO_TIME) | (ends < moment - allowed)
+    return stale
 
 
 def _pace(bins: pf.Bins, tau: float, window: pd.Timedelta) -> np.ndarray:

@@ -370,7 +370,8 @@ def log_errors(actual: np.ndarray, predicted: np.ndarray, level: np.ndarray) -> 
     """log(actual / predicted) rest of the day, with a floor of a thousandth of the level."""
     floor = np.maximum(np.nan_to_num(level), 1.0) * 1e-3
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.log((actual + floor) / (predicted + floor))
+        errors: np.ndarray = np.log((actual + floor) / (predicted + floor))
+    return errors
 
 
 def band(errors: np.ndarray, usable: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
