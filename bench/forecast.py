@@ -239,34 +239,27 @@ def accuracy(with_statsmodels: bool) -> None:
 
 
 def speed(indexes: int) -> None:
+    """Time forecast_limits (14 days stored) and backtest_forecast (28 days, 7 hours)."""
     sys.path.insert(0, str(HERE))
-    from history import write_dataset  # the same synthetic per-minute layout
+    from history import END, write_dataset  # the same per-minute layout as collect's
 
     import searchkit as sk
 
     with tempfile.TemporaryDirectory() as tmp:
-        root = pathlib.Path(tmp) / "hist"
-        write_dataset(root, indexes, 28)
-        hist = sk.History(str(root))
-        from history import END
-
-        short = pathlib.Path(tmp) / "short"
-        short.mkdir()
-        for path in sorted(root.glob("throughput/day=*"))[-14:]:
-            (short / "throughput").mkdir(exist_ok=True)
-            (short / "throughput" / path.name).symlink_to(path)
-        (short / "limits").symlink_to(root / "limits")
-        recent = sk.History(str(short))
-        now = END - pd.Timedelta(hours=5)
+        short = pathlib.Path(tmp) / "fourteen"
+        write_dataset(short, indexes, 14)
+        now = END - pd.Timedelta(hours=5)  # 19:00 on the last stored day
         started = time.perf_counter()
-        out = sk.forecast_limits(recent, now=now)
+        out = sk.forecast_limits(sk.History(str(short)), now=now)
         took = time.perf_counter() - started
         print(
             f"\nforecast_limits, {indexes} indexes x 14 days (per minute): {took:.2f} s "
             f"(target < 2 s), {out['projected'].notna().sum()} forecasts"
         )
+        long = pathlib.Path(tmp) / "twenty-eight"
+        write_dataset(long, indexes, 28)
         started = time.perf_counter()
-        result = sk.backtest_forecast(hist, limit="median")
+        result = sk.backtest_forecast(sk.History(str(long)), limit="median")
         took = time.perf_counter() - started
         print(
             f"backtest_forecast, {indexes} indexes x 28 days x 7 hours: {took:.2f} s "

@@ -24,7 +24,7 @@ from collections.abc import Iterator, Mapping
 from datetime import datetime, tzinfo
 from functools import lru_cache
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 from zoneinfo import ZoneInfo
 
 if TYPE_CHECKING:
@@ -307,27 +307,19 @@ class _ValuesBlock:
         self.values = array("d")
 
 
-class _Rhythm:
+class _Rhythm(NamedTuple):
     """A series' days: weekends, day-to-day variation, a slow trend, burst episodes.
 
     Drawn after the daily shape from the same generator, so a series keeps its daily curve;
     each day's factor and burst is a pure function of the series and the day (one block).
     """
 
-    __slots__ = ("burst_chance", "spread", "trend", "trend_days", "trend_phase", "weekend")
-
-    def __init__(
-        self,
-        weekend: float,
-        spread: float,
-        trend: float,
-        trend_days: float,
-        trend_phase: float,
-        burst_chance: float,
-    ) -> None:
-        self.weekend, self.spread = weekend, spread
-        self.trend, self.trend_days, self.trend_phase = trend, trend_days, trend_phase
-        self.burst_chance = burst_chance
+    weekend: float
+    spread: float
+    trend: float
+    trend_days: float
+    trend_phase: float
+    burst_chance: float
 
     @classmethod
     def draw(cls, shape: random.Random) -> _Rhythm:
