@@ -321,9 +321,6 @@ MAX_FUNCTION_LINES = 80
 OVERSIZED: dict[str, int] = {
     "searchkit.analytics.usage:usage_frame": 88,
     "searchkit.api.client": 739,
-    "searchkit.cli.main:_parser": 122,
-    "searchkit.emulator.app": 617,
-    "searchkit.emulator.app:openapi_document": 207,
     "searchkit.emulator.server": 906,
     "searchkit.emulator.store": 750,
     "searchkit.model._decode:_scan_group": 102,
