@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -19,6 +19,9 @@ from searchkit.analytics import profile as pf
 from searchkit.analytics.forecast import check_field, check_value_unit, field_limit
 from searchkit.analytics.usage import is_history, source_frames
 from searchkit.errors import ValidationError
+
+if TYPE_CHECKING:
+    from searchkit.analytics.usage import Source
 
 __all__ = ["BACKTEST_HOURS", "METHODS", "Backtest", "backtest_forecast", "replay"]
 
@@ -67,7 +70,7 @@ class Backtest:
 
 
 def backtest_forecast(
-    source: Any,
+    source: Source,
     *,
     hours: Sequence[float] = BACKTEST_HOURS,
     field: str | None = None,

@@ -39,7 +39,7 @@ one; the first two weeks know no weekly rhythm; all values are read in one assum
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -53,7 +53,10 @@ from searchkit.analytics.usage import (
     utilization_ratio,
 )
 from searchkit.errors import ValidationError
-from searchkit.frames.zones import utc_instant
+from searchkit.frames.zones import Instant, utc_instant
+
+if TYPE_CHECKING:
+    from searchkit.analytics.usage import Source
 
 __all__ = [
     "FORECASTABLE_FIELDS",
@@ -125,7 +128,7 @@ def field_limit(limits: pd.DataFrame, label: str) -> pd.Series:
     return total
 
 
-def _check_now(now: Any) -> pd.Timestamp | None:
+def _check_now(now: Instant | None) -> pd.Timestamp | None:
     if now is None:
         return None
     if isinstance(now, int | float) and not isinstance(now, bool):
@@ -156,8 +159,8 @@ def _check_window(pace_window: Any) -> pd.Timedelta:
 
 
 def forecast_limits(
-    source: Any,
-    now: Any = None,
+    source: Source,
+    now: Instant | None = None,
     *,
     field: str | None = None,
     pace_window: str | pd.Timedelta = "1h",

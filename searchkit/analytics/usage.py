@@ -17,15 +17,29 @@ API JSON, or a :class:`~searchkit.History` (as far back as it was collected).
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 import numpy as np
 import pandas as pd
 
 from searchkit.errors import ValidationError
-from searchkit.frames.frames import as_nanos, limits_frame, median_spacing, throughput_frame
+from searchkit.frames.frames import (
+    Indexes,
+    as_nanos,
+    limits_frame,
+    median_spacing,
+    throughput_frame,
+)
 from searchkit.frames.zones import TimeZone, resolve_zone
 from searchkit.model.limits import LIMIT_FIELDS
+
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    from searchkit.history.store import History
+
+    #: What usage is computed from: indexes (models or raw API JSON) or a History.
+    Source: TypeAlias = Indexes | History
 
 __all__ = [
     "DAILY_FIELDS",
@@ -47,7 +61,7 @@ _DAY = pd.Timedelta(days=1)
 _MINUTE = pd.Timedelta(minutes=1)
 
 
-def _frames(source: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _frames(source: Source) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Return (throughput, limits) of a History, an IndexList or raw JSON."""
     from searchkit.history.store import History
 
@@ -132,7 +146,7 @@ def _utilization(used: Any, limit: Any) -> np.ndarray:
 
 
 def usage_frame(
-    source: Any,
+    source: Source,
     freq: str = "D",
     tz: TimeZone = "UTC",
     field: str | None = None,
@@ -267,7 +281,7 @@ def _usage_parts(
     )
 
 
-def is_history(source: Any) -> bool:
+def is_history(source: Source) -> TypeGuard[History]:
     """Whether ``source`` is a :class:`~searchkit.History` (read day by day)."""
     from searchkit.history.store import History
 
@@ -275,7 +289,7 @@ def is_history(source: Any) -> bool:
 
 
 def _limits_as_of(
-    out: pd.DataFrame, source: Any, field: str | None, freq: str, latest: np.ndarray
+    out: pd.DataFrame, source: History, field: str | None, freq: str, latest: np.ndarray
 ) -> np.ndarray:
     """The limit in force at the end of each period, from the history's snapshots.
 
