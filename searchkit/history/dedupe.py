@@ -14,6 +14,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from searchkit.history.accounts import canonical
 from searchkit.history.layout import KEY, LIMITS_SCHEMA
 
 __all__ = [
@@ -71,6 +72,7 @@ def latest(table: pa.Table) -> pa.Table:
     """Keep one row per (account, index_id, time): the one collected last."""
     if table.num_rows < 2:
         return table
+    table = canonical(table)  # one index, one account, whatever older writers keyed it by
     order = table.sort_by(
         [
             ("account", "ascending"),
@@ -112,6 +114,7 @@ def tidy(table: pa.Table, zone: dt.tzinfo, rename: dict[str, str] | None = None)
             }
         )
         return empty
+    table = canonical(table)  # one index, one account, whatever older writers keyed it by
     account = pc.dictionary_encode(table["account"].combine_chunks())
     index_id = pc.dictionary_encode(table["index_id"].combine_chunks())
     times = table["time"].combine_chunks().cast(pa.int64()).to_numpy()
