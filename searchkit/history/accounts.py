@@ -71,10 +71,11 @@ def canonical(table: pa.Table) -> pa.Table:
     if table.num_rows == 0 or "account" not in table.column_names:
         return table
     accounts = pc.fill_null(table["account"].combine_chunks(), "")
-    good = pc.invert(pc.is_in(pc.utf8_trim_whitespace(accounts), pa.array(_NO_ACCOUNT)))
-    good = good.to_numpy(zero_copy_only=False)
-    if good.all() and len(pc.unique(accounts)) == 1:
+    encoded = pc.dictionary_encode(accounts)
+    labels = encoded.dictionary.to_pylist()
+    if len(labels) == 1 and usable(labels[0]):
         return table  # one account throughout (the usual store): nothing to relabel
+    good = np.array([usable(label) for label in labels], dtype=bool)[encoded.indices.to_numpy()]
     ids = pc.dictionary_encode(pc.fill_null(table[id_column].combine_chunks(), ""))
     codes = ids.indices.to_numpy()
     if "collected_at" in table.column_names:
