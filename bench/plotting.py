@@ -33,7 +33,7 @@ from matplotlib.figure import Figure
 from searchkit.frames.frames import throughput_frame
 from searchkit.model.index import IndexList, SearchIndex
 from searchkit.render.plots import plot_throughput
-from searchkit.ui.widgets import index_browser
+from searchkit.ui.browser import index_browser
 
 POINTS = 1440  # one day per minute
 START = dt.datetime(2026, 11, 19, 12, 0, tzinfo=dt.timezone.utc)

@@ -15,6 +15,7 @@ import types as _types
 from typing import TYPE_CHECKING, Any
 
 from searchkit._version import __version__
+from searchkit.model import hooks as _hooks
 
 if TYPE_CHECKING:
     from searchkit.analytics.usage import forecast_limits, usage_frame
@@ -46,21 +47,15 @@ if TYPE_CHECKING:
         throughput_series,
     )
     from searchkit.history.store import History
-    from searchkit.model.index import (
-        LIMIT_FIELDS,
-        REGIONS,
-        TYPES,
-        IndexList,
-        IndexType,
-        Region,
-        SearchIndex,
-        Secret,
-    )
-    from searchkit.model.timestamps import parse_timestamps
-    from searchkit.render.display import limits_summary, limits_table
+    from searchkit.model.gotime import parse_timestamps
+    from searchkit.model.index import IndexList, SearchIndex
+    from searchkit.model.limits import LIMIT_FIELDS, REGIONS, TYPES, IndexType, Region
+    from searchkit.model.secret import Secret
     from searchkit.render.plots import plot_limits, plot_throughput
+    from searchkit.render.tables import limits_summary, limits_table
     from searchkit.render.utilization import plot_utilization
-    from searchkit.ui.widgets import create_index_form, index_browser
+    from searchkit.ui.browser import index_browser
+    from searchkit.ui.form import create_index_form
 
 #: Each public name and the module that defines it; a name is imported on first access.
 _EXPORTS: dict[str, str] = {
@@ -75,30 +70,30 @@ _EXPORTS: dict[str, str] = {
     "IndexExistsError": "searchkit.errors",
     "IndexMismatchWarning": "searchkit.errors",
     "IndexList": "searchkit.model.index",
-    "IndexType": "searchkit.model.index",
+    "IndexType": "searchkit.model.limits",
     "InvalidResponseError": "searchkit.errors",
-    "LIMIT_FIELDS": "searchkit.model.index",
+    "LIMIT_FIELDS": "searchkit.model.limits",
     "NotFoundError": "searchkit.errors",
     "PermissionDeniedError": "searchkit.errors",
-    "REGIONS": "searchkit.model.index",
+    "REGIONS": "searchkit.model.limits",
     "RateLimitError": "searchkit.errors",
-    "Region": "searchkit.model.index",
+    "Region": "searchkit.model.limits",
     "SearchIndex": "searchkit.model.index",
     "SearchKitError": "searchkit.errors",
-    "Secret": "searchkit.model.index",
+    "Secret": "searchkit.model.secret",
     "ServerError": "searchkit.errors",
-    "TYPES": "searchkit.model.index",
+    "TYPES": "searchkit.model.limits",
     "TimestampError": "searchkit.errors",
     "TransportError": "searchkit.errors",
     "ValidationError": "searchkit.errors",
     "connect": "searchkit.connection",
-    "create_index_form": "searchkit.ui.widgets",
+    "create_index_form": "searchkit.ui.form",
     "forecast_limits": "searchkit.analytics.usage",
-    "index_browser": "searchkit.ui.widgets",
+    "index_browser": "searchkit.ui.browser",
     "limits_frame": "searchkit.frames.frames",
-    "limits_summary": "searchkit.render.display",
-    "limits_table": "searchkit.render.display",
-    "parse_timestamps": "searchkit.model.timestamps",
+    "limits_summary": "searchkit.render.tables",
+    "limits_table": "searchkit.render.tables",
+    "parse_timestamps": "searchkit.model.gotime",
     "plot_limits": "searchkit.render.plots",
     "plot_throughput": "searchkit.render.plots",
     "plot_utilization": "searchkit.render.utilization",
@@ -153,6 +148,17 @@ __all__ = [  # noqa: RUF022 - plain sorted(), as tests/test_public_api.py checks
     "throughput_series",
     "usage_frame",
 ]
+
+
+def _notebook_html(model: object) -> str:
+    """Render a SearchIndex or IndexList as notebook HTML (loads render on first use)."""
+    from searchkit.render.html import model_html
+
+    return model_html(model)
+
+
+# The model shows itself through this hook, so it never imports the layer above it.
+_hooks.set_html_renderer(_notebook_html)
 
 
 def __getattr__(name: str) -> Any:

@@ -23,8 +23,8 @@ import pandas as pd
 
 from searchkit.errors import ValidationError
 from searchkit.frames.frames import as_nanos, limits_frame, median_spacing, throughput_frame
-from searchkit.model.index import LIMIT_FIELDS
-from searchkit.model.timestamps import TimeZone, resolve_zone, utc_instant
+from searchkit.frames.zones import TimeZone, resolve_zone, utc_instant
+from searchkit.model.limits import LIMIT_FIELDS
 
 __all__ = [
     "DAILY_FIELDS",
@@ -107,22 +107,26 @@ def _operations(frame: pd.DataFrame, value_unit: str, intervals: pd.Series) -> n
     values = np.where(_invalid(values), 0.0, values)  # counted apart, never negative usage
     per = VALUE_UNITS[value_unit]
     if per is None:
-        return np.nan_to_num(values)
+        result: np.ndarray = np.nan_to_num(values)
+        return result
     codes, ids = _codes(frame["index_id"])
     per_id = _seconds(intervals.reindex(pd.Index(ids, name="index_id")))
     seconds = per_id[codes] if len(ids) else np.zeros(len(codes))
-    return np.nan_to_num(values) * seconds / per
+    result = np.nan_to_num(values) * seconds / per
+    return result
 
 
 def _invalid(values: np.ndarray) -> np.ndarray:
     """Which values no usage can have: negative or infinite (NaN is a missing value)."""
     with np.errstate(invalid="ignore"):
-        return np.isinf(values) | (values < 0)
+        invalid: np.ndarray = np.isinf(values) | (values < 0)
+    return invalid
 
 
 def _seconds(intervals: pd.Series) -> np.ndarray:
     """Intervals in seconds, a minute where unknown (NaT)."""
-    return intervals.fillna(_MINUTE).dt.total_seconds().to_numpy(dtype=np.float64)
+    result: np.ndarray = intervals.fillna(_MINUTE).dt.total_seconds().to_numpy(dtype=np.float64)
+    return result
 
 
 def _codes(column: pd.Series) -> tuple[np.ndarray, list[str]]:
@@ -141,7 +145,8 @@ def _utilization(used: Any, limit: Any) -> np.ndarray:
         ratio = used / limit
     ratio[np.isinf(limit)] = 0.0  # unlimited: never any share of it used
     ratio[limit == 0] = np.where(used[limit == 0] > 0, np.inf, 0.0)
-    return ratio
+    result: np.ndarray = ratio
+    return result
 
 
 def usage_frame(
@@ -339,7 +344,8 @@ def _complete(out: pd.DataFrame, intervals: pd.Series, freq: str) -> np.ndarray:
         return np.full(len(out), True)
     step = _seconds(intervals.reindex(pd.Index(out["index_id"].astype(str))))
     points = out["points"].to_numpy(dtype=np.float64)
-    return points * step >= length.total_seconds() * 0.99
+    result: np.ndarray = points * step >= length.total_seconds() * 0.99
+    return result
 
 
 def _period(now: pd.Timestamp, monthly: bool) -> tuple[pd.Timestamp, pd.Timestamp]:

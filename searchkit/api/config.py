@@ -10,22 +10,27 @@ credentials travel only over https, except to a loopback host (the emulator).
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import re
 from collections.abc import Mapping
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from searchkit._net import is_loopback_host as is_loopback
-from searchkit.errors import ConfigError
+from searchkit.errors import ConfigError, ValidationError
 
 __all__ = [
+    "DEFAULT_TIMEOUT",
     "ENV_BASE_URL",
     "ENV_PASSWORD",
     "ENV_TIMEOUT",
     "ENV_USERNAME",
     "Credentials",
     "is_loopback",
+    "normalise_timeout",
     "parse_timeout",
+    "positive",
     "resolve_base_url",
     "resolve_credentials",
     "validate_base_url",
@@ -228,3 +233,37 @@ def _shown(url: str) -> str:
     scheme = re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", url)
     prefix = scheme.group() if scheme and "@" not in scheme.group() else ""
     return f"{prefix}***@{url.rpartition('@')[2]}"
+
+
+#: Seconds to connect and to read, used when no timeout is given (nor SEARCHKIT_TIMEOUT).
+DEFAULT_TIMEOUT: tuple[float, float] = (5.0, 30.0)
+
+
+def normalise_timeout(
+    timeout: float | tuple[float, float] | None, source: str = "timeout"
+) -> tuple[float, float]:
+    if timeout is None:
+        return DEFAULT_TIMEOUT
+    pair = (timeout, timeout) if isinstance(timeout, int | float) else tuple(timeout)
+    if len(pair) != 2 or not all(
+        isinstance(t, int | float) and not isinstance(t, bool) and math.isfinite(t) and t > 0
+        for t in pair
+    ):
+        raise ValidationError(
+            f"{source} must be a positive number of seconds or a (connect, read) pair, "
+            f"got {timeout!r}"
+        )
+    return (float(pair[0]), float(pair[1]))
+
+
+def positive(value: object, name: str, *, whole: bool = False) -> Any:
+    kind = int if whole else (int, float)
+    if (
+        not isinstance(value, kind)
+        or isinstance(value, bool)
+        or not math.isfinite(value)
+        or value <= 0
+    ):
+        what = "a whole number" if whole else "a number"
+        raise ValidationError(f"{name} must be {what} above 0, got {value!r}")
+    return value

@@ -31,8 +31,8 @@ def run_demo(
     from matplotlib.figure import Figure
 
     from searchkit.emulator import Emulator
-    from searchkit.render.display import limits_text_table
     from searchkit.render.plots import plot_limits, plot_throughput
+    from searchkit.render.text import limits_text_table
 
     stream = stream or sys.stdout
     folder = pathlib.Path(out)
@@ -78,7 +78,7 @@ def _write_usage(folder: pathlib.Path, stream: TextIO) -> dict[str, pathlib.Path
 
     from searchkit.analytics.usage import forecast_limits
     from searchkit.emulator import Emulator
-    from searchkit.render.display import format_limit
+    from searchkit.render.formats import format_limit
     from searchkit.render.utilization import plot_utilization
 
     with Emulator(demo=True, seed=DEMO_SEED, window_minutes=7 * 1440) as emulator:

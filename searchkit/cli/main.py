@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from searchkit._version import __version__
 from searchkit.errors import ConfigError, SearchKitError, describe_failure
-from searchkit.model.index import REGIONS, SECRET_FIELDS, TYPES
+from searchkit.model.index import SECRET_FIELDS
+from searchkit.model.limits import REGIONS, TYPES
 
 if TYPE_CHECKING:
     import pathlib
@@ -198,7 +199,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _safe(text: object) -> str:
-    from searchkit.render.display import terminal_safe
+    from searchkit.render.text import terminal_safe
 
     return terminal_safe(text)
 
@@ -239,7 +240,7 @@ def _plain(value: Any) -> Any:
 def _json_records(
     indexes: Sequence[SearchIndex], *, show_secrets: bool, with_throughput: bool
 ) -> list[dict[str, Any]]:
-    from searchkit.render.display import MASK
+    from searchkit.model.secret import MASK
 
     records = []
     for index in indexes:
@@ -266,11 +267,11 @@ def _cmd_list(args: argparse.Namespace) -> int:
         # ensure_ascii: every control or bidi character is written as a \u escape.
         print(json.dumps(records, indent=2, default=_plain))
     elif args.format == "csv":
-        from searchkit.render.display import limits_csv_text
+        from searchkit.render.text import limits_csv_text
 
         sys.stdout.write(limits_csv_text(indexes, show_secrets=args.show_secrets))
     else:
-        from searchkit.render.display import limits_text_table
+        from searchkit.render.text import limits_text_table
 
         print(limits_text_table(indexes, show_secrets=args.show_secrets))
     return 0
@@ -279,7 +280,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
 def _cmd_create(args: argparse.Namespace) -> int:
     from searchkit.api.client import mismatch
     from searchkit.errors import IndexExistsError, ValidationError
-    from searchkit.render.display import limits_text_table
+    from searchkit.render.text import limits_text_table
 
     verb = "created"
     # Re-running a create (a shell history, a cron job) must not make a second paid index:

@@ -170,7 +170,8 @@ class _ChunkedBody(io.RawIOBase):
             if len(line) > self._MAX_LINE:
                 raise MalformedChunkError(f"the {what} is too long")
             raise MalformedChunkError(f"the {what} does not end in CRLF")
-        return line[:-2]
+        result: bytes = line[:-2]
+        return result
 
     def _next_size(self) -> int:
         size = self._line("chunk size line").split(b";", 1)[0].strip(b" \t")

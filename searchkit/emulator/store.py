@@ -540,11 +540,13 @@ class Store:
         def read() -> int:
             with self._connection() as conn:
                 if account is None:
-                    return conn.execute("SELECT COUNT(*) FROM indexes").fetchone()[0]
-                return conn.execute(
+                    result: int = conn.execute("SELECT COUNT(*) FROM indexes").fetchone()[0]
+                    return result
+                result = conn.execute(
                     "SELECT COUNT(*) FROM indexes WHERE customer_id = ?",
                     (account.customer_id,),
                 ).fetchone()[0]
+                return result
 
         return self._retrying(read)
 
@@ -647,11 +649,12 @@ class Store:
 
     def _account_row(self, username: str) -> tuple[Any, ...] | None:
         with self._connection() as conn:
-            return conn.execute(
+            result: tuple[Any, ...] | None = conn.execute(
                 "SELECT username, read_only, customer_id, password_hash FROM accounts"
                 " WHERE username = ?",
                 (username,),
             ).fetchone()
+            return result
 
     def _init_schema(self) -> None:
         with self._write() as conn:

@@ -16,24 +16,18 @@ position unless ``errors="coerce"``.
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal, cast
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
 
 from searchkit.errors import InvalidResponseError, ValidationError
-from searchkit.model.index import (
-    LIMIT_FIELDS,
-    REGIONS,
-    TYPES,
-    UNLIMITED,
-    IndexList,
-    SearchIndex,
-    secret_value,
-)
-from searchkit.model.timestamps import nanos_to_index, resolve_zone
+from searchkit.frames.zones import TimeZone, resolve_zone
+from searchkit.model.gotime import ErrorsMode, check_errors, nanos_to_index
+from searchkit.model.index import IndexList, SearchIndex
+from searchkit.model.limits import LIMIT_FIELDS, REGIONS, TYPES, UNLIMITED
+from searchkit.model.secret import secret_value
 
 __all__ = [
     "LIMITS_COLUMNS",
@@ -48,9 +42,6 @@ __all__ = [
 
 #: What the frame functions accept: models, raw API JSON objects, or a sequence of either.
 Indexes = SearchIndex | Mapping[str, Any] | Iterable[SearchIndex | Mapping[str, Any]]
-#: A time zone: an IANA name such as ``"Europe/Berlin"`` or a ``tzinfo``.
-TimeZone = str | dt.tzinfo | None
-ErrorsMode = Literal["raise", "coerce"]
 
 #: Columns of :func:`limits_frame` without secrets, in order (the index is ``id``).
 LIMITS_COLUMNS: tuple[str, ...] = (
@@ -102,11 +93,6 @@ def _as_indexes(indexes: Any) -> list[SearchIndex]:
         for position, model in zip(raw, IndexList.from_json([items[p] for p in raw]), strict=True):
             items[position] = model
     return items
-
-
-def _check_errors(errors: str) -> None:
-    if errors not in ("raise", "coerce"):
-        raise ValidationError(f"errors must be 'raise' or 'coerce', got {errors!r}")
 
 
 # --- limits ------------------------------------------------------------------------------
@@ -325,7 +311,7 @@ def throughput_frame(
         0 2026-01-01 11:00:00.000+00:00    3.0
         1 2026-01-01 11:01:00.500+00:00    NaN
     """
-    _check_errors(errors)
+    check_errors(errors)
     resolve_zone(tz)
     data = _Throughput(_select(_as_indexes(indexes), names), errors)
     if wide:
@@ -458,6 +444,6 @@ def throughput_series(
         raise ValidationError(
             f"expected one SearchIndex or JSON object, got {type(index).__name__}"
         )
-    _check_errors(errors)
+    check_errors(errors)
     data = _Throughput(_as_indexes(index), errors)
     return pd.Series(data.values, index=data.times(tz), name=data.names[0], copy=False)

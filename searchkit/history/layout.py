@@ -22,7 +22,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from searchkit.errors import HistoryError, ValidationError, mask_url
-from searchkit.model.index import LIMIT_FIELDS
+from searchkit.model.limits import LIMIT_FIELDS
 
 __all__ = [
     "ATTEMPTS",

@@ -93,7 +93,8 @@ def storable_points(frame: pd.DataFrame, skipped: Skipped) -> pd.DataFrame:
             f"skipped {_points(count)} of {name!r} ({ids.categories[code]}): "
             + " and ".join(reasons)
         )
-    return frame[~bad]
+    kept: pd.DataFrame = frame[~bad]
+    return kept
 
 
 def _points(count: int) -> str:

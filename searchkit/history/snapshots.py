@@ -10,7 +10,7 @@ import pyarrow as pa
 
 from searchkit.frames.frames import LIMITS_COLUMNS
 from searchkit.history.layout import LIMITS_SCHEMA
-from searchkit.model.index import REGIONS, TYPES
+from searchkit.model.limits import REGIONS, TYPES
 
 __all__ = ["limits_table", "snapshot_frame"]
 

@@ -40,6 +40,7 @@ import pyarrow.fs as pafs
 
 from searchkit.errors import HistoryError, mask_url
 from searchkit.frames.frames import limits_frame, throughput_frame
+from searchkit.frames.zones import TimeZone, resolve_zone, utc_instant
 from searchkit.history import accounts, dedupe, reader, screen
 from searchkit.history.gaps import Gap, day_gaps, listing_gap
 from searchkit.history.layout import (
@@ -53,7 +54,6 @@ from searchkit.history.layout import (
 )
 from searchkit.history.reports import CollectSummary, HistoryInfo
 from searchkit.history.snapshots import limits_table, snapshot_frame
-from searchkit.model.timestamps import TimeZone, resolve_zone, utc_instant
 
 if TYPE_CHECKING:
     from searchkit.api.client import Client

@@ -27,100 +27,26 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import enum
-import hmac
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, overload
 
 from searchkit.errors import AmbiguousNameError, InvalidResponseError
 from searchkit.model._frozen import FrozenMapping, thaw
+from searchkit.model.hooks import notebook_html
+from searchkit.model.limits import (
+    LIMIT_FIELDS,
+    UNLIMITED,
+    IndexType,
+    Region,
+    check_limit_field,
+)
+from searchkit.model.secret import MASK, Secret, masked, secret_value
 
 if TYPE_CHECKING:
-    from searchkit.model._points import Throughput
+    from searchkit.model.throughput import Throughput
 
-__all__ = [
-    "LIMIT_FIELDS",
-    "REGIONS",
-    "SECRET_FIELDS",
-    "TYPES",
-    "UNLIMITED",
-    "FrozenMapping",
-    "IndexList",
-    "IndexType",
-    "Region",
-    "SearchIndex",
-    "Secret",
-    "ThroughputPoint",
-    "secret_value",
-    "thaw",
-]
+__all__ = ["SECRET_FIELDS", "IndexList", "SearchIndex", "ThroughputPoint"]
 
-
-class Region(str, enum.Enum):
-    """Regions the spec names; responses may carry others, kept as plain text."""
-
-    EU_WEST_1 = "eu-west-1"
-    US_CENTRAL1 = "us-central1"
-
-    def __str__(self) -> str:
-        return self.value
-
-
-class IndexType(str, enum.Enum):
-    """Payment plans the spec names; ``fixed`` is listed but may not be available."""
-
-    FREE = "free"
-    PAYG = "payg"
-    FIXED = "fixed"
-
-    def __str__(self) -> str:
-        return self.value
-
-
-REGIONS: tuple[str, ...] = tuple(r.value for r in Region)
-TYPES: tuple[str, ...] = tuple(t.value for t in IndexType)
-
-#: The nine usage and rate limits, in the spec's order.
-LIMIT_FIELDS: tuple[str, ...] = (
-    "max_vector_count",
-    "max_monthly_reranks",
-    "max_daily_updates",
-    "max_daily_queries",
-    "max_monthly_bandwidth",
-    "max_writes_per_second",
-    "max_query_per_second",
-    "max_reads_per_request",
-    "max_writes_per_request",
-)
-
-
-class LimitInfo(NamedTuple):
-    """How to show one limit: a short label, a title for plots, its unit and period."""
-
-    label: str  #: short column label with its unit, e.g. "queries / day"
-    title: str  #: plot title, e.g. "Queries per day"
-    unit: str  #: what is counted, e.g. "queries" ("bytes" for the bandwidth)
-    period: str | None  #: "day", "month", "second", "request", or None for a total
-
-
-#: The one label table of the nine limits, in LIMIT_FIELDS order.
-LIMIT_INFO: Mapping[str, LimitInfo] = {
-    "max_vector_count": LimitInfo("vectors", "Vectors", "vectors", None),
-    "max_monthly_reranks": LimitInfo("reranks / month", "Reranks per month", "reranks", "month"),
-    "max_daily_updates": LimitInfo("updates / day", "Updates per day", "updates", "day"),
-    "max_daily_queries": LimitInfo("queries / day", "Queries per day", "queries", "day"),
-    "max_monthly_bandwidth": LimitInfo(
-        "bandwidth / month", "Bandwidth per month", "bytes", "month"
-    ),
-    "max_writes_per_second": LimitInfo("writes / s", "Writes per second", "writes", "second"),
-    "max_query_per_second": LimitInfo("queries / s", "Queries per second", "queries", "second"),
-    "max_reads_per_request": LimitInfo("reads / request", "Reads per request", "reads", "request"),
-    "max_writes_per_request": LimitInfo(
-        "writes / request", "Writes per request", "writes", "request"
-    ),
-}
-
-#: The value the service sends for "no limit".
-UNLIMITED = -1
 
 SECRET_FIELDS: tuple[str, ...] = ("token", "read_only_token")
 
@@ -129,7 +55,6 @@ _ALIASES = {"vercel_email": "partner_email"}
 
 # Limits and times are int64 on the service's side: a larger integer is malformed.
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
-_MASK = "••••••••"
 
 
 class ThroughputPoint(NamedTuple):
@@ -137,87 +62,6 @@ class ThroughputPoint(NamedTuple):
 
     x: str
     y: float | None
-
-
-class Secret(str):
-    """A token that never shows itself: as text it *is* its mask.
-
-    A ``Secret`` is a ``str`` whose characters are the mask ``••••••••``; the real value is
-    kept aside and read with :meth:`get_secret_value` (the pydantic convention). So every
-    conversion that treats it as text (``str``, ``repr``, f-strings, ``json.dumps``,
-    ``pd.DataFrame(indexes)`` and Parquet, Feather or CSV written from it) gives the mask,
-    and nothing but that one explicit call gives the token. Two secrets are equal when their
-    values are (a secret equals no plain text, the mask included); a secret is hashable, true
-    when its value is not empty, and its ``len`` is its value's (the length is not the secret).
-
-    Example:
-        >>> token = Secret("s3cr3t")
-        >>> str(token), f"{token}", token.get_secret_value()
-        ('••••••••', '••••••••', 's3cr3t')
-    """
-
-    _value: str
-
-    def __new__(cls, value: str) -> Secret:
-        if isinstance(value, Secret):
-            return value
-        if not isinstance(value, str):
-            raise TypeError(f"a Secret holds text, got {type(value).__name__}")
-        self = super().__new__(cls, _MASK)
-        object.__setattr__(self, "_value", value)
-        return self
-
-    def get_secret_value(self) -> str:
-        """Return the real value."""
-        return self._value
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError("a Secret is immutable")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError("a Secret is immutable")
-
-    def __str__(self) -> str:
-        return _MASK
-
-    def __repr__(self) -> str:
-        return f"Secret({_MASK!r})"
-
-    def __format__(self, spec: str) -> str:
-        return format(_MASK, spec)
-
-    def __eq__(self, other: object) -> bool:
-        # Not NotImplemented for plain text: str's own == would then find the mask equal.
-        if isinstance(other, Secret):
-            return hmac.compare_digest(self._value.encode(), other._value.encode())
-        return False
-
-    def __ne__(self, other: object) -> bool:
-        return not self == other
-
-    def __hash__(self) -> int:
-        return hash((Secret, self._value))
-
-    def __bool__(self) -> bool:
-        return bool(self._value)
-
-    def __len__(self) -> int:
-        # As pydantic's SecretStr: the length is not the secret.
-        return len(self._value)
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (Secret, (self._value,))
-
-    def __copy__(self) -> Secret:
-        return self
-
-    def __deepcopy__(self, memo: Any) -> Secret:
-        return self
-
-
-def secret_value(value: Secret | str | None) -> str | None:
-    """Return the real text of a token whether it is a :class:`Secret`, text or None."""
-    return value.get_secret_value() if isinstance(value, Secret) else value
 
 
 _NOTHING = FrozenMapping()
@@ -291,7 +135,8 @@ def _unalias(data: Mapping[str, Any]) -> Mapping[str, Any]:
 
 def _build_many(objects: list[Mapping[str, Any]]) -> list[SearchIndex]:
     """Build indexes from decoded JSON objects, reading all their points in one pass."""
-    from searchkit.model import _points
+    from searchkit.model import _decode
+    from searchkit.model.throughput import EMPTY
 
     datas = [_unalias(o) for o in objects]
     vectors: list[Sequence[Any]] = []
@@ -301,9 +146,9 @@ def _build_many(objects: list[Mapping[str, Any]]) -> list[SearchIndex]:
         if isinstance(points, list | tuple) and points:
             vectors.append(points)
             with_points.append(number)
-    throughputs = [_points.EMPTY] * len(datas)
+    throughputs = [EMPTY] * len(datas)
     if vectors:
-        for number, throughput in zip(with_points, _points.read_vectors(vectors), strict=True):
+        for number, throughput in zip(with_points, _decode.read_vectors(vectors), strict=True):
             throughputs[number] = throughput
     return [SearchIndex._build(d, t) for d, t in zip(datas, throughputs, strict=True)]
 
@@ -360,7 +205,7 @@ class SearchIndex:
     def __post_init__(self) -> None:
         set_ = object.__setattr__
         if self.throughput is None:
-            from searchkit.model._points import EMPTY
+            from searchkit.model.throughput import EMPTY
 
             set_(self, "throughput", EMPTY)
         for name in SECRET_FIELDS:
@@ -399,12 +244,12 @@ class SearchIndex:
             InvalidResponseError: the body is not JSON (the message gives the byte
                 position) or not an object.
         """
-        from searchkit.model import _points
+        from searchkit.model import _decode
 
         body = bytes(body)
-        items = _points.decode_object(body)
+        items = _decode.decode_object(body)
         if items is None:
-            return cls.from_dict(_points.decode_any(body))
+            return cls.from_dict(_decode.decode_any(body))
         return _from_raw_items(body, [items])[0]
 
     @classmethod
@@ -455,7 +300,7 @@ class SearchIndex:
             if isinstance(value, enum.Enum):
                 value = value.value
             if f.name in SECRET_FIELDS:
-                value = secret_value(value) if include_secrets or value is None else _MASK
+                value = secret_value(value) if include_secrets or value is None else MASK
             elif f.name in self.invalid:
                 value = thaw(self.invalid[f.name])
             out[f.name] = value
@@ -502,10 +347,13 @@ class SearchIndex:
         return {f: getattr(self, f) for f in LIMIT_FIELDS}
 
     def is_unlimited(self, field: str) -> bool:
-        """Return whether a limit field is unlimited (-1)."""
-        if field not in LIMIT_FIELDS:
-            raise ValueError(f"unknown limit {field!r}; limits are: {', '.join(LIMIT_FIELDS)}")
-        return getattr(self, field) == UNLIMITED
+        """Return whether a limit field is unlimited (-1).
+
+        Raises:
+            ValidationError: ``field`` is not one of the nine limits.
+        """
+        result: bool = getattr(self, check_limit_field(field)) == UNLIMITED
+        return result
 
     def __repr__(self) -> str:
         parts = [
@@ -514,29 +362,23 @@ class SearchIndex:
             f"type={str(self.type) if self.type is not None else None!r}",
             f"region={str(self.region) if self.region is not None else None!r}",
             f"endpoint={self.endpoint!r}",
-            f"token={_mask(self.token)!r}",
-            f"read_only_token={_mask(self.read_only_token)!r}",
+            f"token={masked(self.token)!r}",
+            f"read_only_token={masked(self.read_only_token)!r}",
             f"points={len(self.throughput)}",
         ]
         return f"SearchIndex({', '.join(parts)})"
 
     __str__ = __repr__
 
-    def _repr_html_(self) -> str:
-        from searchkit.render.display import index_card_html
-
-        return index_card_html(self)
-
-
-def _mask(secret: Secret | str | None) -> str:
-    return _MASK if secret else "—"
+    def _repr_html_(self) -> str | None:
+        return notebook_html(self)
 
 
 def _from_raw_items(body: bytes, items: list[Any]) -> list[SearchIndex]:
     """Build indexes from objects whose fields are still raw JSON inside ``body``."""
-    from searchkit.model import _points
+    from searchkit.model import _decode
 
-    fields_of, throughputs = _points.read_raw_items(body, items)
+    fields_of, throughputs = _decode.read_raw_items(body, items)
     del items
     generic = [i for i in range(len(fields_of)) if i not in throughputs]
     built = _build_many([fields_of[i] for i in generic])
@@ -603,12 +445,12 @@ class IndexList(Sequence[SearchIndex]):
             InvalidResponseError: the body is not JSON (the message gives the byte
                 position) or not an array of objects (it gives the element's position).
         """
-        from searchkit.model import _points
+        from searchkit.model import _decode
 
         body = bytes(body)
-        items = _points.decode_list(body)
+        items = _decode.decode_list(body)
         if items is None:
-            return cls.from_json(_points.decode_any(body))
+            return cls.from_json(_decode.decode_any(body))
         return cls(_from_raw_items(body, items))
 
     @overload
@@ -682,10 +524,8 @@ class IndexList(Sequence[SearchIndex]):
 
     __str__ = __repr__
 
-    def _repr_html_(self) -> str:
-        from searchkit.render.display import index_list_html
-
-        return index_list_html(self)
+    def _repr_html_(self) -> str | None:
+        return notebook_html(self)
 
 
 def _json_kind(value: Any) -> str:

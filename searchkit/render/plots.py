@@ -17,10 +17,10 @@ import numpy as np
 import pandas as pd
 
 from searchkit.errors import ValidationError
-from searchkit.frames.frames import Indexes, TimeZone, limits_frame, throughput_frame
-from searchkit.model.index import LIMIT_FIELDS, LIMIT_INFO
-from searchkit.model.timestamps import resolve_zone
-from searchkit.render.display import format_bytes, format_limit, short_id
+from searchkit.frames.frames import Indexes, limits_frame, throughput_frame
+from searchkit.frames.zones import TimeZone, resolve_zone
+from searchkit.model.limits import LIMIT_FIELDS, LIMIT_INFO
+from searchkit.render.formats import format_bytes, format_limit, short_id
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from pandas.tseries.offsets import BaseOffset
 
-__all__ = ["plot_limits", "plot_throughput"]
+__all__ = ["draw_throughput", "new_axes", "plot_limits", "plot_throughput"]
 
 # Levels spanning at least this ratio get a log axis, so the quiet lines do not lie flat:
 # at a 10x spread the lowest line would use a tenth of the height on a linear axis.
@@ -146,7 +146,7 @@ def plot_throughput(
         >>> ax = plot_throughput(indexes, tz="Europe/Berlin", resample="15min")  # doctest: +SKIP
         >>> ax.figure.savefig("throughput.png")  # doctest: +SKIP
     """
-    return _draw_throughput(
+    return draw_throughput(
         indexes_or_frame,
         ax=ax,
         tz=tz,
@@ -158,7 +158,7 @@ def plot_throughput(
     )
 
 
-def _draw_throughput(
+def draw_throughput(
     data: Any,
     *,
     ax: Axes | None = None,

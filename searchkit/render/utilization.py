@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from searchkit.analytics.usage import usage_frame
-from searchkit.model.index import LIMIT_INFO
-from searchkit.model.timestamps import TimeZone, resolve_zone
+from searchkit.frames.zones import TimeZone, resolve_zone
+from searchkit.model.limits import LIMIT_INFO
 from searchkit.render.plots import literal, new_axes
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ import warnings
 import pytest
 
 import searchkit as sk
-from searchkit.model.index import LIMIT_FIELDS
+from searchkit.model.limits import LIMIT_FIELDS
 from tests.conftest import FIXED_CLOCK
 
 

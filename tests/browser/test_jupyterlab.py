@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from searchkit.ui.widgets import TYPE_LABELS
+from searchkit.ui.form import TYPE_LABELS
 
 if TYPE_CHECKING:
     from collections.abc import Callable

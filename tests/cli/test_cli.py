@@ -17,8 +17,10 @@ import pytest
 
 from searchkit._version import __version__
 from searchkit.cli.main import copy_notebooks, main
-from searchkit.model.index import LIMIT_FIELDS, SearchIndex
-from searchkit.render.display import MASK, limits_text_table, terminal_safe, text_width
+from searchkit.model.index import SearchIndex
+from searchkit.model.limits import LIMIT_FIELDS
+from searchkit.model.secret import MASK
+from searchkit.render.text import limits_text_table, terminal_safe, text_width
 from tests.faults.harness import FaultServer, hang, reply
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -78,7 +80,7 @@ def test_list_table_formats_limits_like_the_html(configured, capsys):
         index = client.list_indexes()[0]
     assert "bandwidth/month" in header and "queries/day" in header
     # Grouped thousands, "unlimited", bytes in units: the same text as the HTML table shows.
-    from searchkit.render.display import format_limit
+    from searchkit.render.formats import format_limit
 
     expected = [format_limit(getattr(index, field), field) for field in LIMIT_FIELDS]
     assert "unlimited" in expected and "2,000,000,000" in expected

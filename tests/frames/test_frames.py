@@ -21,7 +21,8 @@ from searchkit.frames.frames import (
     throughput_intervals,
     throughput_series,
 )
-from searchkit.model.index import LIMIT_FIELDS, REGIONS, TYPES, IndexList, SearchIndex
+from searchkit.model.index import IndexList, SearchIndex
+from searchkit.model.limits import LIMIT_FIELDS, REGIONS, TYPES
 from tests.analytics_data import raw_index, realistic_indexes
 
 UTC = dt.timezone.utc

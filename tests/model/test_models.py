@@ -14,7 +14,9 @@ import pytest
 
 from searchkit import IndexList, IndexType, InvalidResponseError, Region, SearchIndex
 from searchkit.errors import AmbiguousNameError, SearchKitError, TimestampError
-from searchkit.model.index import LIMIT_FIELDS, Secret, ThroughputPoint
+from searchkit.model.index import ThroughputPoint
+from searchkit.model.limits import LIMIT_FIELDS
+from searchkit.model.secret import Secret
 from tests.index_json import index_json
 
 TOKEN = "AXxsecretTOKENvalue0123456789abcdef"

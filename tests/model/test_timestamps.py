@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from searchkit.errors import SearchKitError, TimestampError, ValidationError
-from searchkit.model.timestamps import parse_timestamps
+from searchkit.model.gotime import parse_timestamps
 from tests.analytics_data import ZONES, epoch_nanos, go_format
 
 UTC = dt.timezone.utc
@@ -308,7 +308,7 @@ def test_property_go_rendering_round_trips_to_the_same_instant(samples):
 
 
 def _general_path_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    import searchkit.model.timestamps as timestamps
+    import searchkit.model.gotime as timestamps
 
     def nothing_understood(strings: pa.Array) -> tuple[np.ndarray, np.ndarray]:
         size = len(strings)
@@ -370,7 +370,7 @@ def test_fast_and_general_paths_agree_on_every_single_byte_edit(monkeypatch):
 
 
 def test_resolve_zone_accepts_names_and_tzinfo_and_suggests_close_names():
-    from searchkit.model.timestamps import resolve_zone
+    from searchkit.frames.zones import resolve_zone
 
     assert resolve_zone("Europe/Berlin") == zoneinfo.ZoneInfo("Europe/Berlin")
     assert resolve_zone("UTC") is dt.timezone.utc
@@ -395,7 +395,7 @@ def test_resolve_zone_accepts_names_and_tzinfo_and_suggests_close_names():
     ],
 )
 def test_utc_instant_reads_numbers_as_epoch_seconds_and_naive_times_as_utc(given, expected):
-    from searchkit.model.timestamps import utc_instant
+    from searchkit.frames.zones import utc_instant
 
     assert utc_instant(given) == expected
     if expected is not None:

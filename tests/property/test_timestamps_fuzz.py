@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from searchkit.errors import TimestampError
-from searchkit.model.timestamps import parse_timestamps
+from searchkit.model.gotime import parse_timestamps
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

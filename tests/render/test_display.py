@@ -10,18 +10,12 @@ import pandas as pd
 import pytest
 
 from searchkit.frames.frames import limits_frame
-from searchkit.model.index import LIMIT_FIELDS, LIMIT_INFO, IndexList, SearchIndex
-from searchkit.render.display import (
-    MASK,
-    display_limits_frame,
-    format_bytes,
-    format_limit,
-    index_card_html,
-    index_list_html,
-    limits_summary,
-    limits_table,
-    message_html,
-)
+from searchkit.model.index import IndexList, SearchIndex
+from searchkit.model.limits import LIMIT_FIELDS, LIMIT_INFO
+from searchkit.model.secret import MASK
+from searchkit.render.formats import format_bytes, format_limit
+from searchkit.render.html import index_card_html, index_list_html, message_html
+from searchkit.render.tables import display_limits_frame, limits_summary, limits_table
 from tests.analytics_data import realistic_indexes
 from tests.index_json import index_json
 

@@ -26,7 +26,8 @@ from searchkit.errors import (
     ValidationError,
     describe_failure,
 )
-from searchkit.ui.widgets import CreateIndexForm, IndexBrowser, create_index_form, index_browser
+from searchkit.ui.browser import IndexBrowser, index_browser
+from searchkit.ui.form import CreateIndexForm, create_index_form
 from tests.wall import HANG_S, held, stopwatch
 
 matplotlib.use("Agg")

@@ -22,11 +22,7 @@ from __future__ import annotations
 
 import calendar
 import concurrent.futures
-import datetime as dt
-import difflib
-import functools
 import re
-import zoneinfo
 from collections.abc import Iterable
 from typing import Any, Literal
 
@@ -37,14 +33,13 @@ import pyarrow.compute as pc
 
 from searchkit.errors import TimestampError, ValidationError
 
-__all__ = ["GO_LAYOUT", "TimeZone", "parse_timestamps", "resolve_zone", "utc_instant"]
+__all__ = ["GO_LAYOUT", "ErrorsMode", "check_errors", "parse_timestamps"]
 
 #: The Go layout of the texts this module reads (``time.Time.String()`` without ``m=``).
 GO_LAYOUT = "2006-01-02 15:04:05.999999999 -0700 MST"
 
 ErrorsMode = Literal["raise", "coerce"]
 #: A time zone as users give it: an IANA name such as ``"Europe/Berlin"`` or a ``tzinfo``.
-TimeZone = str | dt.tzinfo | None
 
 # Width of the byte window the fast path copies per text. The longest text it accepts is
 # 19 (date and time) + 10 (dot and nine digits) + 7 (" -0700 ") + 5 (zone name) = 41 bytes.
@@ -119,14 +114,15 @@ def parse_timestamps(
         >>> [str(t) for t in times]
         ['2026-03-29 00:59:59.500000+00:00', '2026-03-29 01:00:00+00:00']
     """
-    _check_errors(errors)
+    check_errors(errors)
     name = getattr(texts, "name", None) if isinstance(texts, pd.Series | pd.Index) else None
     strings = to_arrow_strings(texts, errors=errors)
     nanos = parse_to_nanos(strings, errors=errors)
     return nanos_to_index(nanos, name=name)
 
 
-def _check_errors(errors: str) -> None:
+def check_errors(errors: str) -> None:
+    """Refuse an ``errors`` argument that is not ``"raise"`` or ``"coerce"`` (ValidationError)."""
     if errors not in ("raise", "coerce"):
         raise ValidationError(f"errors must be 'raise' or 'coerce', got {errors!r}")
 
@@ -489,7 +485,8 @@ def _regex_fields(strings: pa.Array) -> tuple[dict[str, np.ndarray], np.ndarray]
         column = parts.field(name)
         # Unmatched rows carry "" (or null): make them parseable, they are masked anyway.
         column = pc.if_else(pc.equal(column, ""), "0", column).fill_null("0")
-        return column.cast(pa.int64()).to_numpy(zero_copy_only=False)
+        result: np.ndarray = column.cast(pa.int64()).to_numpy(zero_copy_only=False)
+        return result
 
     fields = {
         name: number(name)
@@ -551,85 +548,3 @@ def _why(text: str) -> str:
     if parts["off_h"] > 23 or parts["off_m"] > 59:
         return "UTC offset out of range"
     return "outside the range of nanosecond timestamps (1677-09-21 to 2262-04-11)"
-
-
-# --- time zones --------------------------------------------------------------------------
-
-
-@functools.lru_cache(maxsize=1)
-def _zone_names() -> tuple[str, ...]:
-    return tuple(sorted(zoneinfo.available_timezones()))
-
-
-def _zone_suggestion(name: str) -> str:
-    """Return a hint naming the IANA zones ``name`` probably meant ("" when none)."""
-    names = _zone_names()
-    folded = name.strip().lower().replace(" ", "_")
-    # "Berlin" -> "Europe/Berlin": a city typed without its region.
-    exact = [z for z in names if z.lower().rsplit("/", 1)[-1] == folded]
-    close = exact or [
-        z
-        for z in difflib.get_close_matches(folded, [z.lower() for z in names], n=3, cutoff=0.75)
-        for z in [next(n for n in names if n.lower() == z)]
-    ]
-    if not close:
-        return ""
-    return "; did you mean " + " or ".join(repr(z) for z in close[:3]) + "?"
-
-
-def resolve_zone(tz: TimeZone, *, default: dt.tzinfo | None = None) -> dt.tzinfo | None:
-    """Return the ``tzinfo`` for a zone given as an IANA name or a ``tzinfo``.
-
-    The one place where searchkit turns a user's time zone into an object: frames, plots,
-    widgets and the history all call it, so they accept and refuse the same things.
-
-    Args:
-        tz: An IANA name (``"Europe/Berlin"``, ``"UTC"``), a ``tzinfo``, or None.
-        default: What None gives.
-
-    Returns:
-        The zone (``datetime.timezone.utc`` for ``"UTC"``), or ``default`` for None.
-
-    Raises:
-        ValidationError: ``tz`` is not a known zone; the message suggests close names
-            (``"Berlin"`` suggests ``"Europe/Berlin"``).
-
-    Example:
-        >>> resolve_zone("Europe/Berlin")
-        zoneinfo.ZoneInfo(key='Europe/Berlin')
-    """
-    if tz is None:
-        return default
-    if isinstance(tz, dt.tzinfo):
-        return tz
-    if not isinstance(tz, str):
-        raise ValidationError(
-            f"a time zone is an IANA name such as 'Europe/Berlin' or a tzinfo, "
-            f"got {type(tz).__name__}"
-        )
-    if tz.upper() in ("UTC", "Z"):
-        return dt.timezone.utc
-    try:
-        return zoneinfo.ZoneInfo(tz)
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError) as exc:
-        raise ValidationError(f"unknown time zone {tz!r}{_zone_suggestion(tz)}") from exc
-
-
-def utc_instant(value: Any) -> pd.Timestamp | None:
-    """Return a time a user gave as an aware UTC Timestamp (None stays None).
-
-    Numbers are epoch seconds; texts, datetimes and Timestamps without a zone are read as
-    UTC, the toolkit's convention; aware ones are converted.
-
-    Example:
-        >>> utc_instant("2026-11-20 06:00")
-        Timestamp('2026-11-20 06:00:00+0000', tz='UTC')
-        >>> utc_instant(0)
-        Timestamp('1970-01-01 00:00:00+0000', tz='UTC')
-    """
-    if value is None:
-        return None
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return pd.Timestamp(round(value * 1e9), unit="ns", tz="UTC")  # epoch seconds
-    stamp = pd.Timestamp(value)
-    return stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")

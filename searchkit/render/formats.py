@@ -1,0 +1,119 @@
+"""How values read to people: limits, byte counts, short ids and creation times."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import numbers
+from typing import TYPE_CHECKING, Any
+
+from searchkit.model.index import SearchIndex
+from searchkit.model.limits import UNLIMITED
+
+if TYPE_CHECKING:
+    pass
+
+__all__ = [
+    "KEY_LIMITS",
+    "SHORT_ID",
+    "created_text",
+    "format_bytes",
+    "format_limit",
+    "plain_text",
+    "short_id",
+]
+
+#: Characters of an id shown in tables: enough to tell two same-named indexes apart.
+SHORT_ID = 8
+#: The limits the index browser's table shows; the others are one click away.
+KEY_LIMITS: tuple[str, ...] = (
+    "max_daily_queries",
+    "max_daily_updates",
+    "max_query_per_second",
+    "max_writes_per_second",
+)
+
+
+def format_bytes(value: float) -> str:
+    """Return a byte count in decimal (SI) units with at most one decimal: ``50 GB``.
+
+    The one way searchkit writes bytes: tables, cards, the CLI and plot axes all use it.
+
+    Example:
+        >>> format_bytes(5e10), format_bytes(1.5e9), format_bytes(999)
+        ('50 GB', '1.5 GB', '999 B')
+    """
+    size = float(value)
+    if not math.isfinite(size):
+        return str(size)
+    units = ("B", "kB", "MB", "GB", "TB", "PB")
+    step = 0
+    while step < len(units) - 1 and abs(round(size, 1)) >= 1000:
+        size /= 1000
+        step += 1
+    unit = units[step]
+    text = f"{size:,.0f}" if unit == "B" else f"{size:,.1f}".removesuffix(".0")
+    return f"{text} {unit}"
+
+
+def format_limit(value: Any, field: str | None = None) -> str:
+    """Return a limit as display text: "unlimited", "—" when absent, else a grouped number.
+
+    Accepts the frame's floats (``inf`` unlimited, NaN absent) and the API's integers
+    (-1 unlimited, None absent). The text is plain, not HTML-escaped, and this never raises:
+    a value that is not a number is shown as it is.
+
+    Args:
+        value: One limit value.
+        field: The limit's name; ``max_monthly_bandwidth`` is shown in byte units.
+
+    Returns:
+        The text to show.
+
+    Example:
+        >>> format_limit(float("inf")), format_limit(None), format_limit(1234567.0)
+        ('unlimited', '—', '1,234,567')
+        >>> format_limit(5e10, "max_monthly_bandwidth")
+        '50 GB'
+    """
+    if value is None:
+        return "—"
+    # bool is an int, numpy's bool_ is not a Real: both are shown as they are.
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return str(value)
+    try:
+        number = float(value)
+    except (OverflowError, ValueError):  # an integer too big for a float: show its digits
+        return f"{value:,}" if isinstance(value, numbers.Integral) else str(value)
+    if math.isnan(number):
+        return "—"
+    if number == math.inf or number == UNLIMITED:
+        return "unlimited"
+    if math.isinf(number):  # -inf: not something the service sends, shown as is
+        return str(number)
+    if field == "max_monthly_bandwidth":
+        return format_bytes(number)
+    return f"{number:,.0f}" if number.is_integer() else f"{number:,}"
+
+
+def short_id(value: Any) -> str:
+    """Return the first characters of an id, enough to tell indexes apart in a table."""
+    return "—" if value is None or value != value else str(value)[:SHORT_ID]
+
+
+def created_text(index: SearchIndex, layout: str = "%Y-%m-%d %H:%M UTC") -> str:
+    """Return when an index was created, in UTC (``layout``), or "—" when unknown."""
+    try:
+        created = index.created
+    except (OverflowError, OSError, ValueError):
+        return "—"
+    return created.strftime(layout) if isinstance(created, dt.datetime) else "—"
+
+
+def plain_text(value: Any) -> str:
+    """Return a value as text: an enum's value, "—" for None or empty."""
+    if value is None:
+        return "—"
+    if hasattr(value, "value"):
+        value = value.value
+    return str(value) if str(value) != "" else "—"
