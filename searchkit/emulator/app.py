@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import json
 import logging
 import math
@@ -16,6 +17,7 @@ import threading
 import time
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from importlib import resources
 from types import MappingProxyType
 from typing import Any
 
@@ -25,7 +27,6 @@ from werkzeug.wrappers import Request, Response
 
 from searchkit.emulator import data
 from searchkit.emulator.store import (
-    MAX_NAME_LENGTH,
     Account,
     InvalidRequestError,
     Store,
@@ -411,207 +412,21 @@ def _limit_schema(description: str) -> dict[str, Any]:
 def openapi_document(server_url: str | None = None) -> dict[str, Any]:
     """Return the OpenAPI 3.1 description of the emulated API.
 
+    The document is the file ``openapi.json`` beside this module (data, not code; a test
+    checks that it names the emulator's regions, plans and limit fields).
+
     Args:
         server_url: Base address to list under ``servers``; omitted when ``None``.
 
     Returns:
-        The document as a JSON-ready dict.
+        The document as a JSON-ready dict (a new one each call).
     """
-    error_responses = {
-        "400": {"$ref": "#/components/responses/BadRequest"},
-        "401": {"$ref": "#/components/responses/Unauthorized"},
-    }
-    # Any request can meet these: a slow client, a full server, a stopping one.
-    connection_responses = {
-        "408": {"$ref": "#/components/responses/Timeout"},
-        "503": {"$ref": "#/components/responses/Unavailable"},
-    }
-    limits = {
-        "max_vector_count": "Maximum number of vectors allowed in the index.",
-        "max_monthly_reranks": "Maximum monthly rerank operations; -1 means unlimited.",
-        "max_daily_updates": "Maximum daily update operations; -1 means unlimited.",
-        "max_daily_queries": "Maximum daily query operations; -1 means unlimited.",
-        "max_monthly_bandwidth": "Maximum monthly bandwidth in bytes; -1 means unlimited.",
-        "max_writes_per_second": "Write rate limit, operations per second.",
-        "max_query_per_second": "Query rate limit, operations per second.",
-        "max_reads_per_request": "Maximum number of reads allowed in one request.",
-        "max_writes_per_request": "Maximum number of writes allowed in one request.",
-    }
-    index_properties: dict[str, Any] = {
-        "customer_id": {"type": "string", "description": "ID of the owner of the index."},
-        "id": {"type": "string", "format": "uuid", "description": "Unique ID of the index."},
-        "name": {"type": "string", "description": "Name of the index."},
-        "endpoint": {"type": "string", "description": "The REST endpoint of the index."},
-        "type": {"type": "string", "enum": list(data.TYPES), "description": "Payment plan."},
-        "region": {
-            "type": "string",
-            "enum": list(data.REGIONS),
-            "description": "Region where the index is currently deployed.",
-        },
-        "partner_email": {
-            "type": "string",
-            "description": "Hosting-platform integration e-mail; empty string otherwise.",
-        },
-        "token": {"type": "string", "description": "REST token of the index."},
-        "read_only_token": {"type": "string", "description": "Read-only REST token."},
-        **{field: _limit_schema(text) for field, text in limits.items()},
-        "creation_time": {
-            "type": "integer",
-            "format": "int64",
-            "description": "Unix timestamp of creation (seconds).",
-        },
-        "input_enrichment_enabled": {"type": "boolean"},
-        "throughput_vector": {
-            "type": "array",
-            "description": "Synthetic per-minute throughput over the last day.",
-            "items": {"$ref": "#/components/schemas/ThroughputPoint"},
-        },
-    }
-    document: dict[str, Any] = {
-        "openapi": "3.1.0",
-        "info": {
-            "title": "Search Index Management API (searchkit emulator)",
-            "version": "2",
-            "description": (
-                "Offline emulator of the Search Index Management API. Limit values per "
-                "type are the emulator's presets, not the real service's."
-            ),
-        },
-        "security": [{"basicAuth": []}],
-        "paths": {
-            "/v2/search": {
-                "get": {
-                    "operationId": "listSearchIndexes",
-                    "summary": "List the search indexes of the authenticated account.",
-                    "responses": {
-                        "200": {
-                            "description": "The indexes, oldest first.",
-                            "content": {
-                                "application/json": {
-                                    "schema": {
-                                        "type": "array",
-                                        "items": {"$ref": "#/components/schemas/SearchIndex"},
-                                    }
-                                }
-                            },
-                        },
-                        "401": error_responses["401"],
-                        **connection_responses,
-                    },
-                },
-                "post": {
-                    "operationId": "createSearchIndex",
-                    "summary": "Create a search index.",
-                    "requestBody": {
-                        "required": True,
-                        "content": {
-                            "application/json": {
-                                "schema": {"$ref": "#/components/schemas/CreateSearchIndex"}
-                            }
-                        },
-                    },
-                    "responses": {
-                        "200": {
-                            "description": "The created index.",
-                            "content": {
-                                "application/json": {
-                                    "schema": {"$ref": "#/components/schemas/SearchIndex"}
-                                }
-                            },
-                        },
-                        **error_responses,
-                        "403": {"$ref": "#/components/responses/Forbidden"},
-                        "413": {"$ref": "#/components/responses/TooLarge"},
-                        "415": {"$ref": "#/components/responses/UnsupportedMediaType"},
-                        **connection_responses,
-                    },
-                },
-            }
-        },
-        "components": {
-            "securitySchemes": {
-                "basicAuth": {
-                    "type": "http",
-                    "scheme": "basic",
-                    "description": "Credentials are UTF-8 (RFC 7617).",
-                }
-            },
-            "schemas": {
-                "SearchIndex": {
-                    "type": "object",
-                    "properties": index_properties,
-                    "required": list(index_properties),
-                },
-                "ThroughputPoint": {
-                    "type": "object",
-                    "properties": {
-                        "x": {
-                            "type": "string",
-                            "description": (
-                                "Go time text, layout '2006-01-02 15:04:05.999999999 -0700 MST'."
-                            ),
-                        },
-                        "y": {"type": "number", "minimum": 0},
-                    },
-                    "required": ["x", "y"],
-                },
-                "CreateSearchIndex": {
-                    "type": "object",
-                    "properties": {
-                        "name": {"type": "string", "minLength": 1, "maxLength": MAX_NAME_LENGTH},
-                        "region": {"type": "string", "enum": list(data.REGIONS)},
-                        "type": {"type": "string", "enum": list(data.TYPES)},
-                    },
-                    "required": list(_REQUIRED_FIELDS),
-                },
-                "Error": {
-                    "type": "object",
-                    "properties": {"error": {"type": "string"}},
-                    "required": ["error"],
-                },
-            },
-            "responses": {
-                name: {
-                    "description": description,
-                    "content": {
-                        "application/json": {"schema": {"$ref": "#/components/schemas/Error"}}
-                    },
-                    **extra,
-                }
-                for name, description, extra in (
-                    ("BadRequest", "Invalid JSON or field.", {}),
-                    (
-                        "Unauthorized",
-                        "Missing or wrong credentials.",
-                        {
-                            "headers": {
-                                "WWW-Authenticate": {
-                                    "schema": {"type": "string"},
-                                    "description": CHALLENGE["WWW-Authenticate"],
-                                }
-                            }
-                        },
-                    ),
-                    ("Forbidden", "The account is read-only.", {}),
-                    ("TooLarge", "Request body too large.", {}),
-                    ("UnsupportedMediaType", "Content-Type is not application/json.", {}),
-                    ("Timeout", "The request header or body was not received in time.", {}),
-                    (
-                        "Unavailable",
-                        "Too many open connections, or the emulator is shutting down.",
-                        {
-                            "headers": {
-                                "Retry-After": {
-                                    "schema": {"type": "integer"},
-                                    "description": "Seconds to wait before trying again.",
-                                }
-                            }
-                        },
-                    ),
-                )
-            },
-        },
-    }
+    document: dict[str, Any] = json.loads(_openapi_text())
     if server_url is not None:
         document["servers"] = [{"url": server_url}]
     return document
+
+
+@functools.lru_cache(maxsize=1)
+def _openapi_text() -> str:
+    return resources.files("searchkit.emulator").joinpath("openapi.json").read_text("utf-8")

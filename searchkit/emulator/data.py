@@ -24,11 +24,8 @@ from collections.abc import Iterator, Mapping
 from datetime import datetime, tzinfo
 from functools import lru_cache
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from zoneinfo import ZoneInfo
-
-if TYPE_CHECKING:
-    from searchkit.emulator.store import Account, Store
 
 __all__ = [
     "DEMO_INDEXES",
@@ -38,7 +35,6 @@ __all__ = [
     "REGION_CODES",
     "TYPES",
     "ThroughputVector",
-    "demo_indexes",
     "demo_series_seed",
     "format_go_time",
     "new_endpoint",
@@ -492,32 +488,3 @@ def demo_series_seed(name: str, plan: str) -> int | None:
                 return seed
         elif 1.2 * daily <= base * _DAY <= 1.5 * daily:
             return seed
-
-
-def demo_indexes(store: Store, account: Account) -> list[dict[str, Any]]:
-    """Create the demo set for ``account`` unless it already owns indexes.
-
-    The check and the inserts are one transaction, so two processes starting on the same
-    database file cannot both add the set.
-
-    Args:
-        store: The emulator store.
-        account: The account that will own the demo indexes.
-
-    Returns:
-        The created indexes, or an empty list when the account already had some.
-    """
-    now = int(store.now())
-    specs = [
-        {
-            "name": name,
-            "region": region,
-            "type": plan,
-            "zone": zone,
-            "creation_time": now - age,
-            "partner_email": partner_email,
-            "series_seed": demo_series_seed(name, plan),
-        }
-        for name, region, plan, zone, age, partner_email in DEMO_INDEXES
-    ]
-    return store.create_many(account, specs, only_if_empty=True)

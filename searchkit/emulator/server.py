@@ -551,7 +551,7 @@ class Emulator:
             self._account: Account = created[0]
             self._password: str = accounts[0][1]
             if demo:
-                data.demo_indexes(self._store, self._account)
+                self._store.seed_demo(self._account)
             self._app = EmulatorApp(self._store, allow_fixed=allow_fixed, delay=delay)
         except BaseException:
             self._store.close()

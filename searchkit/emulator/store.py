@@ -353,10 +353,32 @@ class Store:
 
         return self._retrying(write)
 
-    def get_account(self, username: str) -> Account | None:
-        """Return the account called ``username``, or ``None``."""
-        row = self._retrying(lambda: self._account_row(username))
-        return None if row is None else Account(row[0], row[2], bool(row[1]))
+    def seed_demo(self, account: Account) -> list[dict[str, Any]]:
+        """Create the demo set for ``account`` unless it already owns indexes.
+
+        The check and the inserts are one transaction, so two processes starting on the same
+        database file cannot both add the set.
+
+        Args:
+            account: The account that will own the demo indexes.
+
+        Returns:
+            The created indexes, or an empty list when the account already had some.
+        """
+        now = int(self.now())
+        specs = [
+            {
+                "name": name,
+                "region": region,
+                "type": plan,
+                "zone": zone,
+                "creation_time": now - age,
+                "partner_email": partner_email,
+                "series_seed": data.demo_series_seed(name, plan),
+            }
+            for name, region, plan, zone, age, partner_email in data.DEMO_INDEXES
+        ]
+        return self.create_many(account, specs, only_if_empty=True)
 
     def authenticate(self, username: str, password: str) -> Account | None:
         """Return the account when ``username`` and ``password`` match, else ``None``.

@@ -80,9 +80,9 @@ def test_demo_has_an_index_past_its_daily_limit_and_one_on_course(seed):
 
 
 def test_serve_accepts_window_minutes():
-    from searchkit.cli.main import _parser
+    from searchkit.cli.parser import build_parser
 
-    args = _parser().parse_args(["serve", "--window-minutes", "60"])
+    args = build_parser().parse_args(["serve", "--window-minutes", "60"])
     assert args.window_minutes == 60
 
 

@@ -1,0 +1,205 @@
+"""The command line's arguments: one parser, a function per command (or pair) that adds it."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+from searchkit._version import __version__
+from searchkit.model.limits import REGIONS, TYPES
+
+__all__ = ["DEFAULT_LAB_DIR", "build_parser"]
+
+if TYPE_CHECKING:
+    #: The object each command is added to.
+    Subcommands = argparse._SubParsersAction[argparse.ArgumentParser]
+
+#: Where ``searchkit lab`` copies the example notebooks when no ``--dir`` is given.
+DEFAULT_LAB_DIR = "searchkit-notebooks"
+
+
+def _user(text: str) -> tuple[str, str]:
+    name, sep, password = text.partition(":")
+    if not sep or not name or not password:
+        raise argparse.ArgumentTypeError("expected NAME:PASSWORD with both parts non-empty")
+    return name, password
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value
+
+
+def _add_timeout(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--timeout",
+        type=_seconds,
+        metavar="SECONDS",
+        help="seconds to wait for the service to connect and to answer each request "
+        "(default: the client's default)",
+    )
+
+
+def _duration(text: str) -> float:
+    import re
+
+    match = re.fullmatch(r"(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?", text.strip())
+    if not text.strip() or match is None:
+        raise argparse.ArgumentTypeError(
+            f"expected a duration such as 30s, 10m, 1h or 1h30m: {text!r}"
+        )
+    hours, minutes, seconds = (int(part or 0) for part in match.groups())
+    return hours * 3600.0 + minutes * 60.0 + seconds
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the parser of ``searchkit``'s command line, every command added."""
+    parser = argparse.ArgumentParser(
+        prog="searchkit",
+        description="Manage search indexes. The service is named by the environment "
+        "variables SEARCHKIT_BASE_URL, SEARCHKIT_USERNAME and SEARCHKIT_PASSWORD; to try "
+        "searchkit offline, start the emulator with `searchkit serve --demo`.",
+    )
+    parser.add_argument("--version", action="version", version=f"searchkit {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _add_list_and_create(sub)
+    _add_serve(sub)
+    _add_collect_and_history(sub)
+    _add_demo_and_lab(sub)
+    return parser
+
+
+def _add_list_and_create(sub: Subcommands) -> None:
+    """Add the ``list`` and ``create`` commands."""
+    p = sub.add_parser("list", help="list the account's indexes and their limits")
+    p.add_argument(
+        "--format",
+        choices=("table", "csv", "json"),
+        default="table",
+        help="table for people; csv (limits as integers, -1 written 'unlimited') or json "
+        "(the API's fields, tokens masked as '••••••••') for programs (default: table)",
+    )
+    p.add_argument(
+        "--show-secrets", action="store_true", help="include index tokens (hidden by default)"
+    )
+    p.add_argument(
+        "--with-throughput",
+        action="store_true",
+        help="with --format json: include every throughput point (large; left out by default)",
+    )
+    _add_timeout(p)
+
+    p = sub.add_parser("create", help="create an index")
+    p.add_argument("name")
+    p.add_argument("--region", required=True, choices=REGIONS)
+    p.add_argument("--type", required=True, choices=TYPES)
+    p.add_argument("--show-secrets", action="store_true", help="print the new index's tokens")
+    p.add_argument(
+        "--if-exists",
+        choices=("raise", "return", "create"),
+        default="raise",
+        help="when an index of that name exists: refuse (raise), use it (return), or make "
+        "another of the same name (create) (default: %(default)s)",
+    )
+    _add_timeout(p)
+
+
+def _add_serve(sub: Subcommands) -> None:
+    """Add the ``serve`` command."""
+    p = sub.add_parser(
+        "serve",
+        help="run the emulator of the API as a server",
+        description="Run the offline emulator of the API over HTTP until Ctrl-C or SIGTERM.",
+    )
+    p.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to bind; loopback only unless --allow-remote (default: 127.0.0.1)",
+    )
+    p.add_argument(
+        "--port", type=int, default=8787, help="port to bind; 0 picks a free one (default: 8787)"
+    )
+    p.add_argument(
+        "--db",
+        metavar="FILE",
+        help="SQLite file to keep indexes in across restarts (default: in memory, lost on exit)",
+    )
+    p.add_argument(
+        "--user",
+        action="append",
+        type=_user,
+        default=[],
+        metavar="NAME:PASSWORD",
+        help="an account (repeatable; default: one generated account, printed at start)",
+    )
+    p.add_argument(
+        "--read-only-user",
+        action="append",
+        type=_user,
+        default=[],
+        metavar="NAME:PASSWORD",
+        help="an account that may list but not create (repeatable; default: none)",
+    )
+    p.add_argument(
+        "--demo", action="store_true", help="start with a set of demo indexes (default: empty)"
+    )
+    p.add_argument(
+        "--seed", type=int, help="make ids, tokens and series repeatable (default: random)"
+    )
+    p.add_argument(
+        "--allow-fixed", action="store_true", help="accept type 'fixed' (default: refused)"
+    )
+    p.add_argument(
+        "--window-minutes",
+        type=int,
+        default=1440,
+        help="per-minute throughput points returned per index (default 1440, one day)",
+    )
+    p.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="allow binding a non-loopback --host (the emulator has no TLS; default: off)",
+    )
+
+
+def _add_collect_and_history(sub: Subcommands) -> None:
+    """Add the ``collect`` and ``history`` commands."""
+    p = sub.add_parser(
+        "collect",
+        help="collect usage history into a Parquet dataset",
+        description="Collect usage history. With --every, a failed round is reported and "
+        "tried again after a growing pause (at most --every); bad credentials or settings "
+        "stop it. Ctrl-C stops after the round under way; a second Ctrl-C stops at once.",
+    )
+    p.add_argument("--store", required=True, help="folder or URL (s3://bucket/prefix)")
+    p.add_argument("--every", type=_duration, help="collect again after this long, e.g. 10m")
+    p.add_argument("--count", type=int, help="stop after this many rounds")
+    _add_timeout(p)
+
+    p = sub.add_parser("history", help="summarise a collected usage history")
+    p.add_argument("--store", required=True, help="folder or URL (s3://bucket/prefix)")
+
+
+def _add_demo_and_lab(sub: Subcommands) -> None:
+    """Add the ``demo`` and ``lab`` commands."""
+    p = sub.add_parser("demo", help="run the demo on an embedded emulator and write plots")
+    p.add_argument(
+        "--out", default="searchkit-demo", help="folder for the PNG files (default: %(default)s)"
+    )
+
+    p = sub.add_parser(
+        "lab",
+        help="open JupyterLab on the example notebooks",
+        description="Copy the example notebooks that ship with searchkit into a folder "
+        "(files already there are kept, never overwritten) and open JupyterLab on it.",
+    )
+    p.add_argument(
+        "--dir",
+        default=DEFAULT_LAB_DIR,
+        help="folder for the notebooks; created when missing (default: %(default)s)",
+    )
