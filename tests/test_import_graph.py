@@ -205,7 +205,7 @@ def test_a_circle_is_found(tmp_path):
 # subpackages beside them), and the names they give out are public names of that module.
 
 #: Each layer and the layers it may import, besides itself and the bottom (``errors`` and
-#: the package's private helpers ``_version`` and ``_net``), which every layer may import.
+#: the package's private helpers ``_version``, ``_net``, ``_units``), which all may import.
 #: The package face (``searchkit/__init__.py``, ``connection.py``) is on top.
 LAYERS: dict[str, set[str]] = {
     "model": set(),
@@ -223,7 +223,7 @@ LAYERS: dict[str, set[str]] = {
 }
 
 
-BOTTOM = {"errors", "_version", "_net"}
+BOTTOM = {"errors", "_version", "_net", "_units"}
 
 
 def layer_of(module: str) -> str:

@@ -16,15 +16,29 @@ API JSON, or a :class:`~searchkit.History` (as far back as it was collected).
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 import numpy as np
 import pandas as pd
 
 from searchkit.errors import ValidationError
-from searchkit.frames.frames import as_nanos, limits_frame, median_spacing, throughput_frame
-from searchkit.frames.zones import TimeZone, resolve_zone, utc_instant
+from searchkit.frames.frames import (
+    Indexes,
+    as_nanos,
+    limits_frame,
+    median_spacing,
+    throughput_frame,
+)
+from searchkit.frames.zones import Instant, TimeZone, resolve_zone, utc_instant
 from searchkit.model.limits import LIMIT_FIELDS
+
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    from searchkit.history.store import History
+
+    #: What usage is computed from: indexes (models or raw API JSON) or a History.
+    Source: TypeAlias = Indexes | History
 
 __all__ = [
     "DAILY_FIELDS",
@@ -61,7 +75,7 @@ _DAY = pd.Timedelta(days=1)
 _MINUTE = pd.Timedelta(minutes=1)
 
 
-def _frames(source: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _frames(source: Source) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Return (throughput, limits) of a History, an IndexList or raw JSON."""
     from searchkit.history.store import History
 
@@ -150,7 +164,7 @@ def _utilization(used: Any, limit: Any) -> np.ndarray:
 
 
 def usage_frame(
-    source: Any,
+    source: Source,
     freq: str = "D",
     tz: TimeZone = "UTC",
     field: str | None = None,
@@ -285,14 +299,14 @@ def _usage_parts(
     )
 
 
-def _is_history(source: Any) -> bool:
+def _is_history(source: Source) -> TypeGuard[History]:
     from searchkit.history.store import History
 
     return isinstance(source, History)
 
 
 def _limits_as_of(
-    out: pd.DataFrame, source: Any, field: str | None, freq: str, latest: np.ndarray
+    out: pd.DataFrame, source: History, field: str | None, freq: str, latest: np.ndarray
 ) -> np.ndarray:
     """The limit in force at the end of each period, from the history's snapshots.
 
@@ -357,8 +371,8 @@ def _period(now: pd.Timestamp, monthly: bool) -> tuple[pd.Timestamp, pd.Timestam
 
 
 def forecast_limits(
-    source: Any,
-    now: Any = None,
+    source: Source,
+    now: Instant | None = None,
     *,
     field: str | None = None,
     pace_window: str | pd.Timedelta = "1h",
@@ -499,7 +513,7 @@ def forecast_limits(
 
 
 def _forecast_frames(
-    source: Any, now: pd.Timestamp | None, monthly: bool, window: pd.Timedelta
+    source: Source, now: pd.Timestamp | None, monthly: bool, window: pd.Timedelta
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Like :func:`_frames`, but from a History read only what the forecast looks at."""
     from searchkit.history.store import History

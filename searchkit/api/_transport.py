@@ -464,10 +464,3 @@ def read_chunks(
                     return
                 raise TooLarge
             chunks.append(piece)
-
-
-def size_text(n: int) -> str:
-    for unit, factor in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= factor:
-            return f"{n / factor:g} {unit}"
-    return f"{n} bytes"

@@ -34,6 +34,7 @@ from urllib3.exceptions import (
     ReadTimeoutError,
 )
 
+from searchkit._units import binary_size
 from searchkit._version import __version__
 from searchkit.api._transport import (
     CHUNK,
@@ -56,7 +57,6 @@ from searchkit.api._transport import (
     read_whole,
     retry_after_seconds,
     shutdown_at,
-    size_text,
     socket_of,
     was_sent,
 )
@@ -87,6 +87,7 @@ from searchkit.errors import (
 )
 from searchkit.model.index import IndexList, SearchIndex
 from searchkit.model.limits import REGIONS, TYPES
+from searchkit.model.secret import secret_value
 
 __all__ = ["DEFAULT_MAX_RESPONSE_BYTES", "DEFAULT_TIMEOUT", "Client", "mismatch"]
 
@@ -450,8 +451,7 @@ class Client:
     def _remember_tokens(self, indexes: Iterable[SearchIndex]) -> None:
         for index in indexes:
             for value in (index.token, index.read_only_token):
-                # A token may be a Secret object (its real value read explicitly).
-                real = getattr(value, "get_secret_value", lambda v=value: v)()
+                real = secret_value(value)
                 if real:
                     self._known_tokens.add(str(real))
 
@@ -581,7 +581,7 @@ class Client:
             ) from None
         except TooLarge:
             raise BodyFault(
-                self._too_large(method, status, f"is larger than {size_text(cap)}")
+                self._too_large(method, status, f"is larger than {binary_size(cap)}")
             ) from None
         except Late:
             raise BodyFault(self._deadline_error(call, method, path, 0)) from None
@@ -615,7 +615,7 @@ class Client:
             method,
             status,
             f"the answer {what}, over the limit of max_response_bytes="
-            f"{self.max_response_bytes} ({size_text(self.max_response_bytes)})",
+            f"{self.max_response_bytes} ({binary_size(self.max_response_bytes)})",
         )
 
     def _deadline_error(self, call: Call, method: str, path: str, retries: int) -> TransportError:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from searchkit.cli.parser import build_parser
 from searchkit.errors import ConfigError, SearchKitError, describe_failure
 from searchkit.model.index import SECRET_FIELDS
+from searchkit.model.secret import secret_value
 
 if TYPE_CHECKING:
     import pathlib
@@ -64,12 +65,6 @@ def _client(args: argparse.Namespace) -> Client:
     return Client(timeout=args.timeout)
 
 
-def _reveal(value: Any) -> Any:
-    """Return a token's real value, whether it is plain text or a masked Secret."""
-    reveal = getattr(value, "get_secret_value", None)
-    return reveal() if callable(reveal) else value
-
-
 def _plain(value: Any) -> Any:
     # JSON for the fields of a future model type: arrays and the like become lists or text.
     return value.tolist() if hasattr(value, "tolist") else str(value)
@@ -84,7 +79,7 @@ def _json_records(
     for index in indexes:
         record = index.to_dict(include_secrets=True)
         for field in SECRET_FIELDS:
-            value = _reveal(record.get(field))
+            value = secret_value(record.get(field))
             # A masked token stays distinguishable from no token (null).
             record[field] = value if show_secrets or not value else MASK
         if not with_throughput:
@@ -155,7 +150,7 @@ def _cmd_create(args: argparse.Namespace) -> int:
     print(limits_text_table([index]))
     if args.show_secrets:
         for field in SECRET_FIELDS:
-            print(_safe(f"{field}: {_reveal(getattr(index, field))}"))
+            print(_safe(f"{field}: {secret_value(getattr(index, field))}"))
     return 0
 
 

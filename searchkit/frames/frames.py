@@ -61,7 +61,6 @@ THROUGHPUT_COLUMNS: tuple[str, ...] = ("index_id", "name", "time", "value")
 _SECRET_COLUMNS = ("token", "read_only_token")
 _TEXT_COLUMNS = ("name", "short_id", "endpoint", "partner_email")
 _NAT = np.iinfo(np.int64).min
-_SHORT_ID = 8
 
 
 # --- inputs ------------------------------------------------------------------------------

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
-import html
 
 import pandas as pd
 
+from searchkit._units import binary_size
 from searchkit.history.gaps import Gap
+from searchkit.model.hooks import notebook_html
 
 __all__ = ["CollectSummary", "HistoryInfo"]
 
@@ -48,21 +49,8 @@ class CollectSummary:
         )
         return "\n".join([head, *(f"  - {line}" for line in self.problems)])
 
-    def _repr_html_(self) -> str:
-        rows = "".join(
-            f"<tr><td>{html.escape(name)}</td><td style='text-align:right'>{count:,}</td></tr>"
-            for name, count in self.points_by_index.items()
-        )
-        problems = "".join(f"<li>{html.escape(line)}</li>" for line in self.problems)
-        return (
-            f"<div><strong>Collected</strong> {self.collected_at:%Y-%m-%d %H:%M:%S} UTC: "
-            f"{self.indexes} indexes, <strong>{self.new_points:,}</strong> new points"
-            f"{html.escape(self._skipped_text())}"
-            f"<table><thead><tr><th>index</th><th>new points</th></tr></thead>"
-            f"<tbody>{rows}</tbody></table>"
-            + (f"<ul style='color:#a33'>{problems}</ul>" if problems else "")
-            + "</div>"
-        )
+    def _repr_html_(self) -> str | None:
+        return notebook_html(self)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -89,18 +77,8 @@ class HistoryInfo:
             f"  indexes   {self.indexes}",
             f"  time span {span}",
             f"  points    {self.points:,}",
-            f"  on disk   {size(self.bytes)} in {self.files} files",
+            f"  on disk   {binary_size(self.bytes)} in {self.files} files",
             f"  gaps      {len(self.gaps)}",
         ]
         lines += [f"    - {gap}" for gap in self.gaps]
         return "\n".join(lines)
-
-
-def size(count: int) -> str:
-    """Say how large ``count`` bytes are, e.g. ``"4.0 MiB"``."""
-    value = float(count)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if value < 1024 or unit == "GiB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{count} B"  # pragma: no cover

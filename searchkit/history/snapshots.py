@@ -10,6 +10,7 @@ import pyarrow as pa
 
 from searchkit.frames.frames import LIMITS_COLUMNS
 from searchkit.history.layout import LIMITS_SCHEMA
+from searchkit.model.index import SHORT_ID
 from searchkit.model.limits import REGIONS, TYPES
 
 __all__ = ["limits_table", "snapshot_frame"]
@@ -20,7 +21,7 @@ def snapshot_frame(frame: pd.DataFrame) -> pd.DataFrame:
     out = pd.DataFrame(index=pd.Index(frame["id"].astype("str"), dtype="str", name="id"))
     for name in LIMITS_COLUMNS:
         if name == "short_id":  # derived from the id, not stored
-            out[name] = pd.array(out.index.str[:8].to_numpy(), dtype="str")
+            out[name] = pd.array(out.index.str[:SHORT_ID].to_numpy(), dtype="str")
             continue
         values = frame[name].to_numpy()
         if name in ("type", "region"):

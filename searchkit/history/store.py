@@ -39,8 +39,8 @@ import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 
 from searchkit.errors import HistoryError, mask_url
-from searchkit.frames.frames import limits_frame, throughput_frame
-from searchkit.frames.zones import TimeZone, resolve_zone, utc_instant
+from searchkit.frames.frames import Indexes, limits_frame, throughput_frame
+from searchkit.frames.zones import Instant, TimeZone, resolve_zone, utc_instant
 from searchkit.history import accounts, dedupe, reader, screen
 from searchkit.history.gaps import Gap, day_gaps, listing_gap
 from searchkit.history.layout import (
@@ -127,7 +127,9 @@ class History:
 
     # --- collect -----------------------------------------------------------------------
 
-    def collect(self, client: Client, *, indexes: Any = None, now: Any = None) -> CollectSummary:
+    def collect(
+        self, client: Client, *, indexes: Indexes | None = None, now: Instant | None = None
+    ) -> CollectSummary:
         """Take one snapshot: every index's limits and the throughput points not stored yet.
 
         Collecting twice in a row stores nothing new the second time (but a limits row
@@ -338,8 +340,8 @@ class History:
 
     def throughput(
         self,
-        start: Any = None,
-        end: Any = None,
+        start: Instant | None = None,
+        end: Instant | None = None,
         names: Iterable[str] | str | None = None,
         tz: TimeZone = "UTC",
         *,
@@ -443,7 +445,7 @@ class History:
             if n is not None
         }
 
-    def limits(self, at: Any = None) -> pd.DataFrame:
+    def limits(self, at: Instant | None = None) -> pd.DataFrame:
         """Return the limits as of an instant: each index's latest snapshot up to ``at``.
 
         Args:

@@ -528,10 +528,8 @@ def read_raw_items(
         fields_of.append(fields)
     scanned = _scan(buffer, np.array(starts, np.int64), np.array(ends, np.int64)) if arrays else []
     throughputs: dict[int, Throughput] = {}
-    leftovers: list[int] = []
     for number, result in zip(arrays, scanned, strict=True):
         if result is None:
-            leftovers.append(number)
             fields_of[number]["throughput_vector"] = _decode(items[number]["throughput_vector"])
         else:
             throughputs[number] = result

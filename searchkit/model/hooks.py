@@ -1,9 +1,9 @@
 """How a model shows itself in a notebook without importing the layer that draws it.
 
-``SearchIndex._repr_html_`` and ``IndexList._repr_html_`` call :func:`notebook_html`, which
+``_repr_html_`` of SearchIndex, IndexList and CollectSummary calls :func:`notebook_html`, which
 calls the renderer installed with :func:`set_html_renderer`. The package face
 (``searchkit/__init__.py``) installs render's HTML when searchkit is imported, so the model
-never imports rendering and rendering is loaded only when a notebook asks for HTML.
+(and the history) never imports rendering, which loads only when a notebook asks for HTML.
 """
 
 from __future__ import annotations

@@ -45,10 +45,12 @@ from searchkit.model.secret import MASK, Secret, masked, secret_value
 if TYPE_CHECKING:
     from searchkit.model.throughput import Throughput
 
-__all__ = ["SECRET_FIELDS", "IndexList", "SearchIndex", "ThroughputPoint"]
+__all__ = ["SECRET_FIELDS", "SHORT_ID", "IndexList", "SearchIndex", "ThroughputPoint"]
 
 
 SECRET_FIELDS: tuple[str, ...] = ("token", "read_only_token")
+#: Characters of an id that tell same-named indexes apart: ``short_id`` everywhere.
+SHORT_ID = 8
 
 # Older upstream name of partner_email.
 _ALIASES = {"vercel_email": "partner_email"}
@@ -339,7 +341,7 @@ class SearchIndex:
     @property
     def short_id(self) -> str | None:
         """The first 8 characters of the id: enough to tell same-named indexes apart."""
-        return None if self.id is None else self.id[:8]
+        return None if self.id is None else self.id[:SHORT_ID]
 
     @property
     def limits(self) -> dict[str, int | None]:

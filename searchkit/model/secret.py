@@ -87,9 +87,15 @@ class Secret(str):
         return self
 
 
-def secret_value(value: Secret | str | None) -> str | None:
-    """Return the real text of a token whether it is a :class:`Secret`, text or None."""
-    return value.get_secret_value() if isinstance(value, Secret) else value
+def secret_value(value: object) -> str | None:
+    """Return the real text of a token: a :class:`Secret`'s value, other text as it is.
+
+    The one way searchkit reads a secret (tables with ``show_secrets``, ``to_dict``, the
+    client's list of texts to mask). None stays None.
+    """
+    if isinstance(value, Secret):
+        return value.get_secret_value()
+    return None if value is None else str(value)
 
 
 def masked(secret: object) -> str:

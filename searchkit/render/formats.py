@@ -7,7 +7,8 @@ import math
 import numbers
 from typing import TYPE_CHECKING, Any
 
-from searchkit.model.index import SearchIndex
+from searchkit._units import format_bytes
+from searchkit.model.index import SHORT_ID, SearchIndex
 from searchkit.model.limits import UNLIMITED
 
 if TYPE_CHECKING:
@@ -15,7 +16,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "KEY_LIMITS",
-    "SHORT_ID",
     "created_text",
     "format_bytes",
     "format_limit",
@@ -23,8 +23,6 @@ __all__ = [
     "short_id",
 ]
 
-#: Characters of an id shown in tables: enough to tell two same-named indexes apart.
-SHORT_ID = 8
 #: The limits the index browser's table shows; the others are one click away.
 KEY_LIMITS: tuple[str, ...] = (
     "max_daily_queries",
@@ -32,28 +30,6 @@ KEY_LIMITS: tuple[str, ...] = (
     "max_query_per_second",
     "max_writes_per_second",
 )
-
-
-def format_bytes(value: float) -> str:
-    """Return a byte count in decimal (SI) units with at most one decimal: ``50 GB``.
-
-    The one way searchkit writes bytes: tables, cards, the CLI and plot axes all use it.
-
-    Example:
-        >>> format_bytes(5e10), format_bytes(1.5e9), format_bytes(999)
-        ('50 GB', '1.5 GB', '999 B')
-    """
-    size = float(value)
-    if not math.isfinite(size):
-        return str(size)
-    units = ("B", "kB", "MB", "GB", "TB", "PB")
-    step = 0
-    while step < len(units) - 1 and abs(round(size, 1)) >= 1000:
-        size /= 1000
-        step += 1
-    unit = units[step]
-    text = f"{size:,.0f}" if unit == "B" else f"{size:,.1f}".removesuffix(".0")
-    return f"{text} {unit}"
 
 
 def format_limit(value: Any, field: str | None = None) -> str:

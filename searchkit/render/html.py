@@ -26,13 +26,17 @@ from searchkit.model.secret import MASK
 from searchkit.render.formats import KEY_LIMITS, created_text, format_limit, plain_text, short_id
 
 if TYPE_CHECKING:
+    from searchkit.history.reports import CollectSummary
+
     pass
 
 __all__ = [
     "MAX_ROWS",
+    "collect_summary_html",
     "create_form_html",
     "index_browser_html",
     "index_card_html",
+    "index_cards_html",
     "index_list_html",
     "message_html",
     "model_html",
@@ -98,11 +102,16 @@ def _td(text: str) -> str:
 
 
 def model_html(model: object) -> str:
-    """Return the notebook HTML of a SearchIndex (a card) or an IndexList (a table)."""
+    """Return the notebook HTML of a SearchIndex (card), an IndexList (table), a CollectSummary."""
     if isinstance(model, IndexList):
         return index_list_html(model)
     if isinstance(model, SearchIndex):
         return index_card_html(model)
+    # Only now: a card or a table must not load the history (and pandas) to be drawn.
+    from searchkit.history.reports import CollectSummary
+
+    if isinstance(model, CollectSummary):
+        return collect_summary_html(model)
     raise TypeError(f"no notebook HTML for {type(model).__name__}")
 
 
@@ -371,3 +380,27 @@ def themed_images_html(light: bytes, dark: bytes, note: str, names: list[str]) -
     )
     caption = f'<div class="sk-plot-note">{html.escape(note)}</div>' if note else ""
     return f"{style}{img(light, 'light')}{img(dark, 'dark')}{caption}"
+
+
+def index_cards_html(indexes: Iterable[SearchIndex]) -> str:
+    """Return the cards of several indexes side by side, wrapping on narrow outputs."""
+    cards = "".join(f'<div style="flex:0 1 420px">{index_card_html(i)}</div>' for i in indexes)
+    return f'<div style="display:flex;flex-wrap:wrap;gap:8px">{cards}</div>'
+
+
+def collect_summary_html(summary: CollectSummary) -> str:
+    """Return what one History.collect stored, as notebook HTML: points per index, problems."""
+    rows = "".join(
+        f"<tr><td>{html.escape(name)}</td><td style='text-align:right'>{count:,}</td></tr>"
+        for name, count in summary.points_by_index.items()
+    )
+    problems = "".join(f"<li>{html.escape(line)}</li>" for line in summary.problems)
+    return (
+        f"<div><strong>Collected</strong> {summary.collected_at:%Y-%m-%d %H:%M:%S} UTC: "
+        f"{summary.indexes} indexes, <strong>{summary.new_points:,}</strong> new points"
+        + (f" ({summary.skipped_points:,} skipped)" if summary.skipped_points else "")
+        + "<table><thead><tr><th>index</th><th>new points</th></tr></thead>"
+        f"<tbody>{rows}</tbody></table>"
+        + (f"<ul style='color:#a33'>{problems}</ul>" if problems else "")
+        + "</div>"
+    )

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from searchkit.model.index import IndexList, SearchIndex
 from searchkit.model.limits import LIMIT_FIELDS, LIMIT_INFO
+from searchkit.model.secret import secret_value
 from searchkit.render.formats import created_text, format_limit, plain_text, short_id
 
 if TYPE_CHECKING:
@@ -69,12 +70,6 @@ def text_width(text: str) -> int:
     return width if width >= 0 else sum(max(wcwidth(char), 0) for char in text)
 
 
-def _secret_text(value: Any) -> str | None:
-    # Tokens may be plain text or a masked Secret whose real value is read explicitly.
-    value = getattr(value, "get_secret_value", lambda: value)()
-    return None if value is None else str(value)
-
-
 def _pad(text: str, width: int, *, right: bool) -> str:
     gap = " " * max(width - text_width(text), 0)
     return gap + text if right else text + gap
@@ -121,7 +116,7 @@ def limits_text_table(
         ]
         row += [format_limit(getattr(index, f, None), f) for f in LIMIT_FIELDS]
         if show_secrets:
-            row += [_secret_text(index.token) or "—", _secret_text(index.read_only_token) or "—"]
+            row += [secret_value(index.token) or "—", secret_value(index.read_only_token) or "—"]
         rows.append([terminal_safe(cell) for cell in row])
     if show_secrets:
         head += ["token", "read_only_token"]
@@ -186,6 +181,6 @@ def limits_csv_text(indexes: IndexList | Iterable[SearchIndex], show_secrets: bo
         ]
         row += [_csv_limit(getattr(index, f, None)) for f in LIMIT_FIELDS]
         if show_secrets:
-            row += [_secret_text(index.token) or "", _secret_text(index.read_only_token) or ""]
+            row += [secret_value(index.token) or "", secret_value(index.read_only_token) or ""]
         writer.writerow([terminal_safe(cell) for cell in row])
     return out.getvalue()

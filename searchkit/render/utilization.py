@@ -18,11 +18,13 @@ from searchkit.render.plots import literal, new_axes
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
+    from searchkit.analytics.usage import Source
+
 __all__ = ["plot_utilization"]
 
 
 def plot_utilization(
-    source: Any,
+    source: Source,
     ax: Axes | None = None,
     *,
     field: str | None = None,

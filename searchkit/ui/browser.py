@@ -28,7 +28,7 @@ from searchkit.model.index import IndexList, SearchIndex
 from searchkit.render.formats import KEY_LIMITS
 from searchkit.render.html import (
     index_browser_html,
-    index_card_html,
+    index_cards_html,
     index_list_html,
     message_html,
     themed_images_html,
@@ -502,12 +502,9 @@ class IndexBrowser(widgets.VBox):
         self._show_details()
 
     def _show_details(self) -> None:
-        cards = "".join(
-            f'<div style="flex:0 1 420px">{index_card_html(i)}</div>' for i in self.selected
-        )
         self._details.value = (
-            f'<div style="display:flex;flex-wrap:wrap;gap:8px">{cards}</div>'
-            if cards
+            index_cards_html(self.selected)
+            if len(self.selected)
             else message_html("Select indexes to see their details.", "info")
         )
 
@@ -532,7 +529,7 @@ def _labelled(indexes: IndexList) -> list[tuple[str, str]]:
     for name in names:
         counts[name] = counts.get(name, 0) + 1
     return [
-        (name if counts[name] == 1 else f"{name} ({str(i.id)[:8]})", str(i.id))
+        (name if counts[name] == 1 else f"{name} ({i.short_id})", str(i.id))
         for name, i in zip(names, indexes, strict=True)
     ]
 
