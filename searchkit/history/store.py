@@ -161,21 +161,7 @@ class History:
             items, str(getattr(client, "username", "") or ""), self._stored_accounts()
         )
         frame = screen.storable_points(throughput_frame(items, errors="coerce"), skipped)
-        account_of = dict(zip(limits.index, keys, strict=True))
-        new = pa.Table.from_pandas(
-            pd.DataFrame(
-                {
-                    "account": frame["index_id"].map(account_of).astype(str).to_numpy(),
-                    "index_id": frame["index_id"].astype(str).to_numpy(),
-                    "name": frame["name"].astype(str).to_numpy(),
-                    "time": frame["time"].dt.tz_convert("UTC").array,
-                    "value": frame["value"].to_numpy(),
-                    "collected_at": np.full(len(frame), stamp, dtype="datetime64[ns]"),
-                }
-            ),
-            schema=THROUGHPUT_SCHEMA,
-            preserve_index=False,
-        )
+        new = _points_table(frame, dict(zip(limits.index, keys, strict=True)), stamp)
         notes = skipped.notes + self._index_changes(limits, keys)
         gaps: list[Gap] = []
         if new.num_rows:
@@ -581,6 +567,24 @@ class History:
             raise HistoryError(
                 f"no history at {self._location!r}: it is a file, not a history folder"
             )
+
+
+def _points_table(frame: pd.DataFrame, account_of: dict[str, str], stamp: int) -> pa.Table:
+    """Return a throughput frame's rows as the stored table, each keyed by its account."""
+    return pa.Table.from_pandas(
+        pd.DataFrame(
+            {
+                "account": frame["index_id"].map(account_of).astype(str).to_numpy(),
+                "index_id": frame["index_id"].astype(str).to_numpy(),
+                "name": frame["name"].astype(str).to_numpy(),
+                "time": frame["time"].dt.tz_convert("UTC").array,
+                "value": frame["value"].to_numpy(),
+                "collected_at": np.full(len(frame), stamp, dtype="datetime64[ns]"),
+            }
+        ),
+        schema=THROUGHPUT_SCHEMA,
+        preserve_index=False,
+    )
 
 
 def _items(indexes: Any) -> list[Any]:
