@@ -327,8 +327,6 @@ OVERSIZED: dict[str, int] = {
     "searchkit.model._decode:_scan_group": 102,
     "searchkit.render.plots:draw_throughput": 99,
     "searchkit.render.plots:plot_limits": 123,
-    "searchkit.ui.browser": 639,
-    "searchkit.ui.browser:__init__": 84,
 }
 
 
