@@ -325,8 +325,6 @@ OVERSIZED: dict[str, int] = {
     "searchkit.emulator.server": 906,
     "searchkit.emulator.store": 750,
     "searchkit.model._decode:_scan_group": 102,
-    "searchkit.render.plots:draw_throughput": 99,
-    "searchkit.render.plots:plot_limits": 123,
 }
 
 
