@@ -322,7 +322,6 @@ OVERSIZED: dict[str, int] = {
     "searchkit.analytics.usage:forecast_limits": 140,
     "searchkit.analytics.usage:usage_frame": 88,
     "searchkit.api.client": 739,
-    "searchkit.emulator.server": 906,
     "searchkit.emulator.store": 750,
     "searchkit.model._decode:_scan_group": 102,
 }
