@@ -19,13 +19,13 @@ import threading
 import time
 import unicodedata
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from searchkit.emulator import data
+from searchkit.emulator._sqlite import Database, StoreBusyError, StoreClosedError
 
 __all__ = [
     "MAX_NAME_LENGTH",
@@ -44,11 +44,8 @@ MAX_NAME_LENGTH = 128
 # every account added and every new credential seen pays it (verified ones are then cached
 # in memory, never on disk), which a test suite starting many emulators feels.
 PBKDF2_ITERATIONS = 20_000
-_BUSY_TIMEOUT_S = 10.0
-_RETRY_DEADLINE_S = 30.0
 
 Clock = datetime | float | int | Callable[[], float] | None
-T = TypeVar("T")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS accounts (
@@ -118,14 +115,6 @@ class InvalidRequestError(ValueError):
         super().__init__(message)
         self.message = message
         self.field = field
-
-
-class StoreClosedError(RuntimeError):
-    """The store was used after :meth:`Store.close`."""
-
-
-class StoreBusyError(RuntimeError):
-    """The database stayed locked by other writers for longer than the store waits."""
 
 
 @dataclass(frozen=True)
@@ -233,11 +222,6 @@ def _check_password(stored: str, password: str) -> bool:
 _DUMMY_HASH = f"pbkdf2_sha256${PBKDF2_ITERATIONS}${'00' * 16}${'00' * 32}"
 
 
-def _is_transient(error: sqlite3.OperationalError) -> bool:
-    text = str(error).lower()
-    return "locked" in text or "busy" in text
-
-
 class Store:
     """Emulator state in SQLite: accounts and their search indexes.
 
@@ -279,18 +263,10 @@ class Store:
         if not 1 <= window_minutes <= 43_200:
             raise ValueError("window_minutes must be between 1 and 43200 (30 days)")
         self._window = window_minutes
-        self._closed = False
-        self._lock = threading.Lock()
-        self._write_lock = threading.Lock()
-        self._idle: list[sqlite3.Connection] = []
-        self._memory: sqlite3.Connection | None = None
+        self._lock = threading.Lock()  # of the verified-credentials cache
         self._auth_key = secrets.token_bytes(32)
         self._verified: set[bytes] = set()
-        if self._path is None:
-            self._memory = sqlite3.connect(
-                ":memory:", isolation_level=None, check_same_thread=False
-            )
-        self._retrying(self._init_schema)
+        self._db = Database(self._path, _SCHEMA)
 
     @property
     def path(self) -> str | None:
@@ -300,7 +276,7 @@ class Store:
     @property
     def closed(self) -> bool:
         """Whether :meth:`close` has been called."""
-        return self._closed
+        return self._db.closed
 
     def now(self) -> float:
         """Return the store's current time in epoch seconds."""
@@ -334,7 +310,7 @@ class Store:
         customer_id = data.new_uuid(data.rng_for(self._seed, "account", username))
 
         def write() -> Account:
-            with self._write() as conn:
+            with self._db.write() as conn:
                 row = conn.execute(
                     "SELECT customer_id FROM accounts WHERE username = ?", (username,)
                 ).fetchone()
@@ -351,7 +327,7 @@ class Store:
                 )
                 return Account(username, row[0], read_only)
 
-        return self._retrying(write)
+        return self._db.retrying(write)
 
     def seed_demo(self, account: Account) -> list[dict[str, Any]]:
         """Create the demo set for ``account`` unless it already owns indexes.
@@ -392,7 +368,7 @@ class Store:
         """
         username = unicodedata.normalize("NFC", username)
         password = unicodedata.normalize("NFC", password)
-        row = self._retrying(lambda: self._account_row(username))
+        row = self._db.retrying(lambda: self._account_row(username))
         if row is None:
             _check_password(_DUMMY_HASH, password)
             return None
@@ -477,7 +453,7 @@ class Store:
         now = math.floor(self._clock())
 
         def write() -> list[tuple[Any, ...]]:
-            with self._write() as conn:
+            with self._db.write() as conn:
                 if (
                     only_if_empty
                     and conn.execute(
@@ -495,7 +471,7 @@ class Store:
                 return rows
 
         now_for_series = self._clock()
-        return [self._render(row, now_for_series) for row in self._retrying(write)]
+        return [self._render(row, now_for_series) for row in self._db.retrying(write)]
 
     def list_indexes(self, account: Account) -> list[dict[str, Any]]:
         """Return the indexes of ``account``, oldest first (ties in creation order).
@@ -531,13 +507,13 @@ class Store:
         """Read the index rows of ``account``, oldest first (retried while the file is busy)."""
 
         def read() -> list[tuple[Any, ...]]:
-            with self._connection() as conn:
+            with self._db.connection() as conn:
                 return conn.execute(
                     f"{_SELECT_INDEXES} WHERE customer_id = ? ORDER BY creation_time, seq",
                     (account.customer_id,),
                 ).fetchall()
 
-        return self._retrying(read)
+        return self._db.retrying(read)
 
     def _render_json(self, rows: list[tuple[Any, ...]], now: float) -> Iterator[str]:
         # Popped as they go, so a half-sent list does not keep the rows already sent.
@@ -560,7 +536,7 @@ class Store:
         """Return how many indexes exist, for one account or in total."""
 
         def read() -> int:
-            with self._connection() as conn:
+            with self._db.connection() as conn:
                 if account is None:
                     result: int = conn.execute("SELECT COUNT(*) FROM indexes").fetchone()[0]
                     return result
@@ -570,20 +546,11 @@ class Store:
                 ).fetchone()[0]
                 return result
 
-        return self._retrying(read)
+        return self._db.retrying(read)
 
     def close(self) -> None:
         """Close the database connections; later calls raise :class:`StoreClosedError`."""
-        with self._lock:
-            if self._closed:
-                return
-            self._closed = True
-            idle, self._idle = self._idle, []
-            memory, self._memory = self._memory, None
-        for conn in idle:
-            conn.close()
-        if memory is not None:
-            memory.close()
+        self._db.close()
 
     def __enter__(self) -> Store:
         return self
@@ -593,7 +560,7 @@ class Store:
 
     def __repr__(self) -> str:
         where = "memory" if self._path is None else repr(self._path)
-        state = " closed" if self._closed else ""
+        state = " closed" if self._db.closed else ""
         return f"<Store {where}{state}>"
 
     def _new_row(
@@ -670,97 +637,13 @@ class Store:
         return index
 
     def _account_row(self, username: str) -> tuple[Any, ...] | None:
-        with self._connection() as conn:
+        with self._db.connection() as conn:
             result: tuple[Any, ...] | None = conn.execute(
                 "SELECT username, read_only, customer_id, password_hash FROM accounts"
                 " WHERE username = ?",
                 (username,),
             ).fetchone()
             return result
-
-    def _init_schema(self) -> None:
-        with self._write() as conn:
-            for statement in _SCHEMA.split(";"):
-                if statement.strip():
-                    conn.execute(statement)
-
-    def _open(self) -> sqlite3.Connection:
-        assert self._path is not None
-        conn = sqlite3.connect(
-            self._path,
-            timeout=_BUSY_TIMEOUT_S,
-            isolation_level=None,
-            check_same_thread=False,
-        )
-        try:
-            conn.execute(f"PRAGMA busy_timeout = {int(_BUSY_TIMEOUT_S * 1000)}")
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = NORMAL")
-        except BaseException:
-            conn.close()
-            raise
-        return conn
-
-    @contextmanager
-    def _connection(self) -> Iterator[sqlite3.Connection]:
-        if self._path is None:
-            with self._lock:
-                if self._memory is None:
-                    raise StoreClosedError("the store is closed")
-                # The in-memory database lives in this one connection, so all threads
-                # take turns on it.
-                yield self._memory
-            return
-        with self._lock:
-            if self._closed:
-                raise StoreClosedError("the store is closed")
-            conn = self._idle.pop() if self._idle else None
-        if conn is None:
-            conn = self._open()
-        try:
-            yield conn
-        finally:
-            with self._lock:
-                keep = not self._closed and len(self._idle) < 32
-                if keep:
-                    self._idle.append(conn)
-            if not keep:
-                conn.close()
-
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        # Threads of one process queue here, in order, rather than in SQLite's busy handler,
-        # which sleeps and retries unfairly; only one per process then contends for the
-        # file's write lock with other processes.
-        with self._write_lock, self._connection() as conn:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield conn
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            try:
-                conn.execute("COMMIT")
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
-
-    def _retrying(self, operation: Callable[[], T]) -> T:
-        # The busy timeout covers nearly all contention; this covers the cases SQLite
-        # reports as busy without waiting (e.g. WAL recovery by another process).
-        deadline = time.monotonic() + _RETRY_DEADLINE_S
-        delay = 0.005
-        while True:
-            try:
-                return operation()
-            except sqlite3.OperationalError as error:
-                if not _is_transient(error):
-                    raise
-                if time.monotonic() + delay > deadline:
-                    raise StoreBusyError("the database stayed locked; try again") from error
-            time.sleep(delay)
-            delay = min(delay * 2, 0.25)
 
 
 def _check_zone(zone: object) -> None:
