@@ -308,8 +308,7 @@ class AuthenticationError(SearchKitError):
 
     def describe(self) -> str:
         return _sentence(
-            f"The service did not accept the username and password ({self.message})"
-            f"{self._nothing()}"
+            f"The service did not accept the username and password: {self.message}{self._nothing()}"
         )
 
 

@@ -61,6 +61,7 @@ from searchkit.api._transport import (
     was_sent,
 )
 from searchkit.api.config import (
+    API_PATH,
     DEFAULT_TIMEOUT,
     ENV_TIMEOUT,
     Credentials,
@@ -96,7 +97,7 @@ log = logging.getLogger("searchkit")
 #: Largest answer read, after decompression: 512 MiB, over four times the largest list
 #: seen on a real account (1,542 indexes, 117.6 MB).
 DEFAULT_MAX_RESPONSE_BYTES = 512 * 1024 * 1024
-PATH = "/v2/search"
+PATH = API_PATH
 # How far the service's clock may lag ours when matching a lost create by creation_time.
 CLOCK_SKEW_SECONDS = 300
 
@@ -671,9 +672,11 @@ class Client:
             "retries": retries,
         }
         if cls is AuthenticationError:
+            # No parentheses: describe() and the CLI wrap this text, and nested brackets
+            # read badly in one line.
             text += (
-                f" (the service refused user {self.username!r}; credentials from "
-                f"{self._credential_origin()})"
+                f"; the service refused user {self.username!r}, whose credentials come from "
+                f"{self._credential_origin()}"
             )
         if cls is RateLimitError:
             retry_after = retry_after_seconds(response.headers.get("Retry-After"))
@@ -684,8 +687,8 @@ class Client:
 
     def _credential_origin(self) -> str:
         if self._credentials.source == "environment":
-            return "the environment (SEARCHKIT_USERNAME / SEARCHKIT_PASSWORD)"
-        return "the username=/password= arguments"
+            return "the environment variables SEARCHKIT_USERNAME and SEARCHKIT_PASSWORD"
+        return "the username= and password= arguments"
 
     def _transport_error(
         self, method: str, path: str, exc: requests.RequestException, retries: int

@@ -40,6 +40,8 @@ ENV_USERNAME = "SEARCHKIT_USERNAME"
 ENV_PASSWORD = "SEARCHKIT_PASSWORD"  # noqa: S105 - the variable's name, not a password
 ENV_BASE_URL = "SEARCHKIT_BASE_URL"
 ENV_TIMEOUT = "SEARCHKIT_TIMEOUT"
+#: The path of the API under the base URL, appended to every request.
+API_PATH = "/v2/search"
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -180,7 +182,8 @@ def validate_base_url(url: str) -> str:
         url: e.g. ``https://api.example.com`` or ``http://127.0.0.1:8787``.
 
     Returns:
-        The URL without a trailing slash; ``/v2/search`` is appended per request.
+        The URL without a trailing slash, nor a trailing ``/v2/search`` (which is appended
+        per request).
 
     Raises:
         ConfigError: the rule broken, named.
@@ -223,7 +226,12 @@ def validate_base_url(url: str) -> str:
     netloc = host if ":" not in host else f"[{host}]"
     if port is not None:
         netloc = f"{netloc}:{port}"
-    return urlunsplit((scheme, netloc, parts.path.rstrip("/"), "", ""))
+    path = parts.path.rstrip("/")
+    # "https://api.example.com/v2/search" is the address people copy from the API's docs:
+    # searchkit appends that path itself, so it is dropped here rather than doubled.
+    if path.endswith(API_PATH):
+        path = path[: -len(API_PATH)].rstrip("/")
+    return urlunsplit((scheme, netloc, path, "", ""))
 
 
 def _shown(url: str) -> str:

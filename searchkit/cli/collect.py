@@ -109,7 +109,7 @@ def _progress(done: int, history: History, client: object) -> None:
 
 def cmd_collect(args: argparse.Namespace) -> int:
     """Run ``searchkit collect``: one round, or rounds ``--every`` so long."""
-    from searchkit.api.client import Client
+    from searchkit.cli.service import client_from_environment
 
     if args.count is not None and args.count < 1:
         raise ConfigError("--count must be at least 1")
@@ -119,7 +119,7 @@ def cmd_collect(args: argparse.Namespace) -> int:
     done = failed = in_a_row = 0
     with _Stopper() as stopper:
         try:
-            with Client(timeout=args.timeout) as client:
+            with client_from_environment(args.timeout) as client:
                 while not stopper.event.is_set() and (rounds is None or done < rounds):
                     done += 1
                     try:

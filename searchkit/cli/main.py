@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
@@ -25,8 +24,6 @@ from searchkit.model.index import SECRET_FIELDS
 from searchkit.model.secret import secret_value
 
 if TYPE_CHECKING:
-    import pathlib
-
     from searchkit.api.client import Client
     from searchkit.model.index import IndexList, SearchIndex
 
@@ -44,25 +41,9 @@ def _safe(text: object) -> str:
 
 
 def _client(args: argparse.Namespace) -> Client:
-    """Return a client from the environment, checking the address before the credentials."""
-    from searchkit.api.config import ENV_BASE_URL, ENV_PASSWORD, ENV_USERNAME, validate_base_url
+    from searchkit.cli.service import client_from_environment
 
-    address = os.environ.get(ENV_BASE_URL, "")
-    if not address.strip():
-        raise ConfigError(
-            f"no service address: set {ENV_BASE_URL} to the API's address (e.g. "
-            f"https://api.example.com), {ENV_USERNAME} and {ENV_PASSWORD} to your account; "
-            "to try searchkit offline, run `searchkit serve --demo` and set the values it prints"
-        )
-    validate_base_url(address)
-    if not os.environ.get(ENV_USERNAME) and not os.environ.get(ENV_PASSWORD):
-        raise ConfigError(
-            f"no credentials: set {ENV_USERNAME} and {ENV_PASSWORD} to the account's "
-            f"username and password (the address {ENV_BASE_URL} is set)"
-        )
-    from searchkit.api.client import Client
-
-    return Client(timeout=args.timeout)
+    return client_from_environment(getattr(args, "timeout", None))
 
 
 def _plain(value: Any) -> Any:
@@ -228,10 +209,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         if not args.user:
             # The operator asked for a generated account: they must be told its password.
             print(f"account: {emulator.username}:{emulator.password}")
-        print(
-            f"try: SEARCHKIT_BASE_URL={emulator.url} SEARCHKIT_USERNAME=... "
-            "SEARCHKIT_PASSWORD=... searchkit list"
-        )
+        print(_try_line(args, emulator))
         sys.stdout.flush()
         stop.wait()
         print("stopping (SIGTERM)")
@@ -243,6 +221,26 @@ def _cmd_serve(args: argparse.Namespace) -> int:
             signal.signal(signal.SIGTERM, previous)
         sys.stdout.flush()
     return 0
+
+
+def _try_line(args: argparse.Namespace, emulator: Any) -> str:
+    """The command line to paste into another terminal to list this emulator's indexes.
+
+    On loopback it holds the first account's password: the operator just chose it (or was
+    just shown the generated one), it is an emulator's, and it is good only on this machine.
+    Bound to another address (--allow-remote) the password stays out of the terminal and its
+    scrollback: ``SEARCHKIT_PASSWORD=...`` is to be filled in.
+    """
+    import shlex
+
+    from searchkit._net import is_loopback_host
+
+    username, password = args.user[0] if args.user else (emulator.username, emulator.password)
+    shown = shlex.quote(password) if is_loopback_host(args.host) else "..."
+    return (
+        f"try: SEARCHKIT_BASE_URL={shlex.quote(emulator.url)} "
+        f"SEARCHKIT_USERNAME={shlex.quote(username)} SEARCHKIT_PASSWORD={shown} searchkit list"
+    )
 
 
 def _cmd_collect(args: argparse.Namespace) -> int:
@@ -275,49 +273,14 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def copy_notebooks(folder: str | pathlib.Path) -> tuple[list[str], list[str]]:
-    """Copy the example notebooks shipped with searchkit into ``folder``.
-
-    Files already in ``folder`` are kept as they are (never overwritten).
-
-    Returns:
-        The names copied and the names kept.
-
-    Raises:
-        ConfigError: this installation of searchkit holds no notebooks.
-        OSError: the folder cannot be created or written.
-    """
-    import importlib.resources
-    import pathlib
-
-    shipped = importlib.resources.files("searchkit") / "notebooks"
-    names = sorted(
-        entry.name
-        for entry in (shipped.iterdir() if shipped.is_dir() else ())
-        if entry.name.endswith(".ipynb")
-    )
-    if not names:
-        raise ConfigError("this installation of searchkit holds no example notebooks")
-    target = pathlib.Path(folder)
-    target.mkdir(parents=True, exist_ok=True)
-    copied, kept = [], []
-    for name in names:
-        path = target / name
-        if path.exists():
-            kept.append(name)
-            continue
-        path.write_bytes((shipped / name).read_bytes())
-        copied.append(name)
-    return copied, kept
-
-
 def _cmd_lab(args: argparse.Namespace) -> int:
     import importlib.util
-    import subprocess
+
+    from searchkit.cli.lab import copy_notebooks, run_jupyterlab
 
     # The same interpreter as searchkit, so an unactivated venv still finds its JupyterLab.
     if importlib.util.find_spec("jupyterlab") is None:
-        raise ConfigError("JupyterLab is not installed here: pip install jupyterlab")
+        raise ConfigError("JupyterLab is not installed here: pip install 'searchkit[notebooks]'")
     try:
         copied, kept = copy_notebooks(args.dir)
     except OSError as exc:
@@ -328,12 +291,7 @@ def _cmd_lab(args: argparse.Namespace) -> int:
         print(f"searchkit: copied {', '.join(copied)} to {args.dir}", file=sys.stderr)
     if kept:
         print(f"searchkit: kept your copies of {', '.join(kept)} in {args.dir}", file=sys.stderr)
-    command = [sys.executable, "-m", "jupyterlab", args.dir]
-    if hasattr(os, "geteuid") and os.geteuid() == 0:
-        # Containers and CI-like machines run as root, where JupyterLab refuses to start.
-        print("searchkit: running as root, so JupyterLab gets --allow-root", file=sys.stderr)
-        command.append("--allow-root")
-    return subprocess.call(command)
+    return run_jupyterlab(args.dir)
 
 
 COMMANDS = {

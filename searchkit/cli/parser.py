@@ -25,23 +25,30 @@ def _user(text: str) -> tuple[str, str]:
     return name, password
 
 
-def _seconds(text: str) -> float:
+def _timeout(text: str) -> float | tuple[float, float]:
+    # The same reader as SEARCHKIT_TIMEOUT, so "--timeout 5,30" means what the variable does.
+    from searchkit.api.config import parse_timeout
+    from searchkit.errors import ConfigError
+
     try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+        value = parse_timeout(text)
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(
+            exc.message.replace("timeout must be", "expected")
+        ) from None
+    assert value is not None  # text is given, so parse_timeout reads it
     return value
 
 
 def _add_timeout(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--timeout",
-        type=_seconds,
+        type=_timeout,
         metavar="SECONDS",
-        help="seconds to wait for the service to connect and to answer each request "
-        "(default: the client's default)",
+        help="give up after this many seconds: connecting, each wait for an answer and the "
+        "whole call with its retries; or CONNECT,READ (e.g. 5,30: the call ends within "
+        "READ). Same as SEARCHKIT_TIMEOUT (default: that variable, else 5,30 with 70 s for "
+        "the whole call)",
     )
 
 
@@ -85,20 +92,30 @@ def _add_list_and_create(sub: Subcommands) -> None:
         "(the API's fields, tokens masked as '••••••••') for programs (default: table)",
     )
     p.add_argument(
-        "--show-secrets", action="store_true", help="include index tokens (hidden by default)"
+        "--show-secrets",
+        action="store_true",
+        help="include index tokens (default: masked as '••••••••')",
     )
     p.add_argument(
         "--with-throughput",
         action="store_true",
-        help="with --format json: include every throughput point (large; left out by default)",
+        help="with --format json: include every throughput point (large; default: left out)",
     )
     _add_timeout(p)
 
     p = sub.add_parser("create", help="create an index")
-    p.add_argument("name")
-    p.add_argument("--region", required=True, choices=REGIONS)
-    p.add_argument("--type", required=True, choices=TYPES)
-    p.add_argument("--show-secrets", action="store_true", help="print the new index's tokens")
+    p.add_argument("name", help="the index's name, sent as typed; required")
+    p.add_argument(
+        "--region", required=True, choices=REGIONS, help="where the index lives; required"
+    )
+    p.add_argument(
+        "--type", required=True, choices=TYPES, help="the plan (fixed may be refused); required"
+    )
+    p.add_argument(
+        "--show-secrets",
+        action="store_true",
+        help="print the new index's tokens (default: not printed)",
+    )
     p.add_argument(
         "--if-exists",
         choices=("raise", "return", "create"),
@@ -172,17 +189,40 @@ def _add_collect_and_history(sub: Subcommands) -> None:
     p = sub.add_parser(
         "collect",
         help="collect usage history into a Parquet dataset",
-        description="Collect usage history. With --every, a failed round is reported and "
-        "tried again after a growing pause (at most --every); bad credentials or settings "
-        "stop it. Ctrl-C stops after the round under way; a second Ctrl-C stops at once.",
+        description="Store one snapshot of every index's throughput and limits in a Parquet "
+        "dataset, or one every --every until Ctrl-C, SIGTERM or --count rounds. The service "
+        "is the one `searchkit list` uses (SEARCHKIT_BASE_URL, SEARCHKIT_USERNAME, "
+        "SEARCHKIT_PASSWORD). With --every, a failed round is reported and tried again after "
+        "a growing pause (at most --every); bad credentials or settings stop it. Ctrl-C stops "
+        "after the round under way; a second Ctrl-C stops at once.",
     )
-    p.add_argument("--store", required=True, help="folder or URL (s3://bucket/prefix)")
-    p.add_argument("--every", type=_duration, help="collect again after this long, e.g. 10m")
-    p.add_argument("--count", type=int, help="stop after this many rounds")
+    p.add_argument(
+        "--store",
+        required=True,
+        metavar="LOCATION",
+        help="folder or URL (s3://bucket/prefix) of the dataset; required, no default",
+    )
+    p.add_argument(
+        "--every",
+        type=_duration,
+        metavar="DURATION",
+        help="collect again after this long, e.g. 30s, 10m, 1h (default: collect once)",
+    )
+    p.add_argument(
+        "--count",
+        type=int,
+        metavar="N",
+        help="stop after N rounds (default: 1 without --every, no limit with it)",
+    )
     _add_timeout(p)
 
     p = sub.add_parser("history", help="summarise a collected usage history")
-    p.add_argument("--store", required=True, help="folder or URL (s3://bucket/prefix)")
+    p.add_argument(
+        "--store",
+        required=True,
+        metavar="LOCATION",
+        help="folder or URL (s3://bucket/prefix) of the dataset; required, no default",
+    )
 
 
 def _add_demo_and_lab(sub: Subcommands) -> None:

@@ -108,7 +108,7 @@ def test_wrong_password_is_authentication_error_naming_the_source(emulator):
     text = str(info.value)
     assert info.value.status == 401
     assert f"refused user {emulator.username!r}" in text
-    assert "username=/password= arguments" in text
+    assert "whose credentials come from the username= and password= arguments" in text
     assert "wrong-password-1234" not in text and emulator.password not in text
 
 

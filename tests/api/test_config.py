@@ -70,6 +70,12 @@ def test_credentials_repr_hides_password():
         ("http://localhost:9/", "http://localhost:9"),
         ("http://[::1]:8787", "http://[::1]:8787"),
         ("HTTPS://API.example.com", "https://api.example.com"),
+        # The API's own path, copied from its docs, is appended per request: not doubled.
+        ("https://api.example.com/v2/search", "https://api.example.com"),
+        ("https://api.example.com/v2/search/", "https://api.example.com"),
+        ("https://api.example.com/base/v2/search", "https://api.example.com/base"),
+        ("http://127.0.0.1:8787/v2/search", "http://127.0.0.1:8787"),
+        ("https://api.example.com/v2/searches", "https://api.example.com/v2/searches"),
     ],
 )
 def test_valid_base_urls_are_normalised(url, expected):

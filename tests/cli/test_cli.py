@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import csv
 import io
 import json
@@ -16,12 +17,14 @@ import unicodedata
 import pytest
 
 from searchkit._version import __version__
-from searchkit.cli.main import copy_notebooks, main
+from searchkit.cli.lab import copy_notebooks
+from searchkit.cli.main import main
 from searchkit.model.index import SearchIndex
 from searchkit.model.limits import LIMIT_FIELDS
 from searchkit.model.secret import MASK
 from searchkit.render.text import limits_text_table, terminal_safe, text_width
 from tests.faults.harness import FaultServer, hang, reply
+from tests.wall import HANG_S, stopwatch
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 
@@ -214,8 +217,12 @@ def test_auth_failure_is_one_line_and_exit_1(configured, monkeypatch, capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert err.startswith("searchkit: ")
-    assert err.rstrip().endswith("[AuthenticationError, GET /v2/search -> 401]")
-    assert "definitely-wrong-pw" not in err
+    assert err == (
+        "searchkit: The service did not accept the username and password: invalid username "
+        f"or password; the service refused user {configured.username!r}, whose credentials "
+        "come from the environment variables SEARCHKIT_USERNAME and SEARCHKIT_PASSWORD. "
+        "[AuthenticationError, GET /v2/search -> 401]\n"
+    )
 
 
 def test_nothing_configured_names_the_variables_and_the_demo(capsys):
@@ -635,3 +642,148 @@ def test_cli_and_emulator_share_one_loopback_check(host, loopback):
             Emulator(host=host)
         result = main(["serve", "--host", host, "--port", "0"])
         assert result == 2
+
+
+# --- help, timeouts and addresses as a terminal user meets them ------------------------------
+
+
+@pytest.mark.parametrize(
+    "command", ["list", "create", "serve", "collect", "history", "demo", "lab"]
+)
+def test_every_option_of_every_command_says_its_default_or_that_it_is_required(command):
+    from searchkit.cli.parser import build_parser
+
+    (sub,) = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    undocumented = [
+        action.dest
+        for action in sub.choices[command]._actions
+        if action.dest != "help"
+        and not ("default" in (action.help or "") or "required" in (action.help or ""))
+    ]
+    assert undocumented == []
+
+
+def test_collect_with_nothing_configured_speaks_command_line(tmp_path, capsys):
+    assert main(["collect", "--store", str(tmp_path / "h")]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        "searchkit: configuration error: no service address: set SEARCHKIT_BASE_URL to the "
+        "API's address (e.g. https://api.example.com), SEARCHKIT_USERNAME and "
+        "SEARCHKIT_PASSWORD to your account; to try searchkit offline, run `searchkit serve "
+        "--demo` and set the values it prints\n"
+    )
+    assert not (tmp_path / "h").exists()
+
+
+@pytest.mark.parametrize("given", [["--timeout", "1,2"], ["--timeout", " 3 "]])
+def test_timeout_flag_takes_what_the_variable_takes(configured, capsys, given):
+    assert main(["list", "--format", "csv", *given]) == 0
+    assert capsys.readouterr().out.startswith("id,")
+
+
+@pytest.mark.parametrize("value", ["1,2,3", "0,2", "a,b"])
+def test_timeout_flag_refuses_what_the_variable_refuses(value, capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["list", "--timeout", value])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.endswith(
+        "error: argument --timeout: expected seconds, one number or 'connect,read' (e.g. '10' "
+        f"or '5,30'), got {value!r}\n"
+    )
+
+
+@pytest.mark.timeout(120)
+def test_list_timeout_against_a_silent_server_bounds_the_whole_call(monkeypatch, capsys):
+    # The call's deadline is the timeout: one wait of 2 s, no retries begun past it. Without
+    # it, three waits and their backoff took 8-9 s; HANG_S is the ceiling, the figure printed.
+    with FaultServer(max_hang=4 * HANG_S) as server:
+        server.script("GET", then=hang())
+        monkeypatch.setenv("SEARCHKIT_BASE_URL", server.url)
+        monkeypatch.setenv("SEARCHKIT_USERNAME", "u")
+        monkeypatch.setenv("SEARCHKIT_PASSWORD", "pw-123456")
+        with stopwatch("list --timeout 2 against a silent server") as took:
+            assert main(["list", "--timeout", "2"]) == 1
+        assert server.count("GET") == 1  # no retry begun past the deadline
+    err = capsys.readouterr().err
+    assert err.startswith(f"searchkit: Could not reach the service at {server.url} to list indexes")
+    assert 2.0 <= took.seconds < HANG_S
+
+
+def test_a_base_url_ending_in_the_api_path_is_stripped(configured, monkeypatch, capsys):
+    monkeypatch.setenv("SEARCHKIT_BASE_URL", f"{configured.url}/v2/search/")
+    assert main(["list", "--format", "csv"]) == 0
+    assert capsys.readouterr().out.count("\n") == 3  # header, docs, tiny
+
+
+@pytest.mark.timeout(120)
+def test_the_try_line_of_serve_can_be_pasted_into_a_shell():
+    password = "pw with 'quotes' & $dollars"
+    command = [sys.executable, "-m", "searchkit", "serve", "--port", "0", "--demo"]
+    process = subprocess.Popen(
+        [*command, "--user", f"ann:{password}"], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        banner = process.stdout.readline()
+        tried = process.stdout.readline()
+        url = banner.split()[4]
+        assert tried == (
+            f"try: SEARCHKIT_BASE_URL={url} SEARCHKIT_USERNAME=ann "
+            "SEARCHKIT_PASSWORD='pw with '\"'\"'quotes'\"'\"' & $dollars' searchkit list\n"
+        )
+        env = {k: v for k, v in os.environ.items() if not k.startswith("SEARCHKIT_")}
+        env["PATH"] = f"{os.path.dirname(sys.executable)}{os.pathsep}{env['PATH']}"
+        pasted = subprocess.run(
+            ["sh", "-c", tried.removeprefix("try: ")],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=HANG_S,
+            check=False,
+        )
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=HANG_S)
+    assert pasted.returncode == 0, pasted.stderr
+    assert "docs-search" in pasted.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="finds the child in /proc")
+def test_sigterm_to_searchkit_lab_stops_jupyterlab_too(tmp_path):
+    env = {**os.environ, "BROWSER": "true", "JUPYTER_RUNTIME_DIR": str(tmp_path / "rt")}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "searchkit", "lab", "--dir", str(tmp_path / "nb")],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
+    lab_pid = None
+    try:
+        # JupyterLab says where it serves once it is up.
+        for line in process.stderr:
+            if "http://127.0.0.1:" in line or "http://localhost:" in line:
+                break
+        children = pathlib.Path(f"/proc/{process.pid}/task/{process.pid}/children")
+        (lab_pid,) = [int(p) for p in children.read_text().split()]
+        process.send_signal(signal.SIGTERM)
+        process.wait(HANG_S)
+        lab_left = running(lab_pid)
+    finally:
+        for pid in (process.pid, lab_pid):
+            if pid is not None and running(pid):
+                os.kill(pid, signal.SIGKILL)
+    assert not lab_left, "JupyterLab still ran after searchkit lab got SIGTERM"
+    assert process.returncode == 0
+    assert "searchkit: JupyterLab stopped" in process.stderr.read()
+
+
+def running(pid: int) -> bool:
+    """Whether ``pid`` is alive (a zombie waiting to be reaped counts as ended)."""
+    try:
+        return pathlib.Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except FileNotFoundError:
+        return False

@@ -56,8 +56,8 @@ def test_authentication_error_names_the_user_and_where_the_credentials_came_from
     with pytest.raises(sk.AuthenticationError) as info:
         client.list_indexes()
     assert str(info.value) == (
-        "list indexes (GET /v2/search -> 401): bad credentials (the service refused user "
-        "'fault-tester'; credentials from the username=/password= arguments)"
+        "list indexes (GET /v2/search -> 401): bad credentials; the service refused user "
+        "'fault-tester', whose credentials come from the username= and password= arguments"
     )
 
 

@@ -1,0 +1,99 @@
+"""``searchkit lab``: the example notebooks copied out of the package, JupyterLab on them.
+
+JupyterLab runs as a child process that ends with ``searchkit lab``: SIGTERM or Ctrl-C to
+searchkit stop it too, so no server is left on its port.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import sys
+from typing import Any
+
+from searchkit.errors import ConfigError
+
+__all__ = ["copy_notebooks", "run_jupyterlab"]
+
+
+def copy_notebooks(folder: str | pathlib.Path) -> tuple[list[str], list[str]]:
+    """Copy the example notebooks shipped with searchkit into ``folder``.
+
+    Files already in ``folder`` are kept as they are (never overwritten).
+
+    Returns:
+        The names copied and the names kept.
+
+    Raises:
+        ConfigError: this installation of searchkit holds no notebooks.
+        OSError: the folder cannot be created or written.
+    """
+    import importlib.resources
+
+    shipped = importlib.resources.files("searchkit") / "notebooks"
+    names = sorted(
+        entry.name
+        for entry in (shipped.iterdir() if shipped.is_dir() else ())
+        if entry.name.endswith(".ipynb")
+    )
+    if not names:
+        raise ConfigError("this installation of searchkit holds no example notebooks")
+    target = pathlib.Path(folder)
+    target.mkdir(parents=True, exist_ok=True)
+    copied, kept = [], []
+    for name in names:
+        path = target / name
+        if path.exists():
+            kept.append(name)
+            continue
+        path.write_bytes((shipped / name).read_bytes())
+        copied.append(name)
+    return copied, kept
+
+
+def run_jupyterlab(folder: str) -> int:
+    """Run JupyterLab on ``folder`` with this interpreter until it ends or is signalled.
+
+    Returns:
+        JupyterLab's exit status, or 0 when searchkit was told to stop it.
+    """
+    import subprocess
+
+    command = [sys.executable, "-m", "jupyterlab", folder]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        # Containers and CI-like machines run as root, where JupyterLab refuses to start.
+        print("searchkit: running as root, so JupyterLab gets --allow-root", file=sys.stderr)
+        command.append("--allow-root")
+    return _run_until_signalled(subprocess.Popen(command))
+
+
+def _run_until_signalled(process: Any) -> int:
+    """Wait for ``process``; SIGTERM or Ctrl-C here stop it too, so no server is left behind.
+
+    JupyterLab shuts its kernels down on SIGTERM; it is killed only if it has not ended
+    10 s later.
+    """
+    import signal
+    import subprocess
+
+    def stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGTERM, stop)
+    except ValueError:  # not the main thread: signals stay with whoever owns them
+        previous = None
+    try:
+        return int(process.wait())
+    except KeyboardInterrupt:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        print("searchkit: JupyterLab stopped", file=sys.stderr)
+        return 0
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)

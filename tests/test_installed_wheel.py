@@ -1,0 +1,118 @@
+"""The package as a user gets it: the built wheel, installed with its ``notebooks`` extra
+into a fresh virtual environment, runs every example notebook it ships.
+
+Nothing of the repository is on the path there: the notebooks are the ones inside the
+installed package, run from an empty folder with the venv's own kernel.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb"))
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]
+
+
+def run(*argv: str | Path, cwd: Path, env: dict[str, str] | None = None) -> str:
+    result = subprocess.run(
+        [str(a) for a in argv], cwd=cwd, env=env, capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, (
+        f"{argv} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+    )
+    return result.stdout
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> tuple[Path, dict[str, str]]:
+    """A fresh venv holding the built wheel with ``[notebooks]``, and an environment for it."""
+    work = tmp_path_factory.mktemp("wheel")
+    run(
+        sys.executable,
+        "-m",
+        "pip",
+        "wheel",
+        "--no-deps",
+        "--quiet",
+        "-w",
+        work / "dist",
+        ROOT,
+        cwd=work,
+    )
+    (wheel,) = (work / "dist").glob("searchkit-*.whl")
+    run(sys.executable, "-m", "venv", work / "venv", cwd=work)
+    python = work / "venv" / "bin" / "python"
+    run(python, "-m", "pip", "install", "--quiet", f"{wheel}[notebooks]", cwd=work)
+    # Jupyter's per-user folders point into the test's folder, so a kernel registered by the
+    # developer (another Python) cannot stand in for the venv's own.
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("SEARCHKIT_", "PYTHON", "JUPYTER"))
+    }
+    env.update(
+        JUPYTER_DATA_DIR=str(work / "jupyter-data"),
+        JUPYTER_CONFIG_DIR=str(work / "jupyter-config"),
+        JUPYTER_RUNTIME_DIR=str(work / "jupyter-runtime"),
+        PATH=f"{python.parent}{os.pathsep}{env.get('PATH', '')}",
+        MPLBACKEND="Agg",
+    )
+    return python, env
+
+
+def test_installed_wheel_runs_every_shipped_notebook(installed, tmp_path):
+    python, env = installed
+    where = run(
+        python,
+        "-c",
+        "import searchkit, pathlib; print(pathlib.Path(searchkit.__file__).parent)",
+        cwd=tmp_path,
+        env=env,
+    ).strip()
+    package = Path(where)
+    assert package.is_relative_to(python.parent.parent), f"imported {package}, not the venv's"
+    shipped = sorted(p.name for p in (package / "notebooks").glob("*.ipynb"))
+    assert (
+        shipped
+        == NOTEBOOKS
+        == [
+            "01-quickstart.ipynb",
+            "02-throughput.ipynb",
+            "03-create-index.ipynb",
+            "04-usage-history.ipynb",
+        ]
+    )
+
+    for name in shipped:
+        run(
+            python,
+            "-m",
+            "jupyter",
+            "nbconvert",
+            "--to",
+            "notebook",
+            "--execute",
+            "--ExecutePreprocessor.kernel_name=python3",
+            "--ExecutePreprocessor.timeout=600",
+            "--output-dir",
+            tmp_path / "out",
+            package / "notebooks" / name,
+            cwd=tmp_path,
+            env=env,
+        )
+        executed = json.loads((tmp_path / "out" / name).read_text(encoding="utf-8"))
+        errors = [
+            o
+            for c in executed["cells"]
+            for o in c.get("outputs", ())
+            if o["output_type"] == "error"
+        ]
+        assert errors == [], f"{name}: {errors}"
+        code = [c for c in executed["cells"] if c["cell_type"] == "code"]
+        assert all(c["execution_count"] is not None for c in code), name
