@@ -36,7 +36,7 @@ def plot_limits(
     Args:
         indexes_or_frame: Indexes in any form :func:`~searchkit.frames.frames.limits_frame`
             accepts, or a frame it returned.
-        field: The limit to show, one of :data:`~searchkit.model.index.LIMIT_FIELDS`.
+        field: The limit to show, one of :data:`~searchkit.model.limits.LIMIT_FIELDS`.
         ax: The Axes to draw on; a new figure is made when None.
 
     Returns:
