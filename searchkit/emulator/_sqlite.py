@@ -1,4 +1,4 @@
-"""The emulator's SQLite plumbing: a pool of connections, write transactions, busy retries."""
+"""The emulator's SQLite: its tables, a pool of connections, write transactions, retries."""
 
 from __future__ import annotations
 
@@ -9,7 +9,76 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TypeVar
 
-__all__ = ["Database", "StoreBusyError", "StoreClosedError"]
+from searchkit.emulator import data
+
+__all__ = [
+    "INSERT_INDEX",
+    "SCHEMA",
+    "SELECT_INDEXES",
+    "STORED_COLUMNS",
+    "Database",
+    "StoreBusyError",
+    "StoreClosedError",
+]
+
+#: The tables: accounts, and indexes with what their answers are rebuilt from.
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS accounts (
+    username TEXT PRIMARY KEY,
+    password_hash TEXT NOT NULL,
+    read_only INTEGER NOT NULL,
+    customer_id TEXT NOT NULL UNIQUE
+);
+CREATE TABLE IF NOT EXISTS indexes (
+    seq INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    customer_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    endpoint TEXT NOT NULL UNIQUE,
+    type TEXT NOT NULL,
+    region TEXT NOT NULL,
+    partner_email TEXT NOT NULL,
+    token TEXT NOT NULL,
+    read_only_token TEXT NOT NULL,
+    max_vector_count INTEGER NOT NULL,
+    max_monthly_reranks INTEGER NOT NULL,
+    max_daily_updates INTEGER NOT NULL,
+    max_daily_queries INTEGER NOT NULL,
+    max_monthly_bandwidth INTEGER NOT NULL,
+    max_writes_per_second INTEGER NOT NULL,
+    max_query_per_second INTEGER NOT NULL,
+    max_reads_per_request INTEGER NOT NULL,
+    max_writes_per_request INTEGER NOT NULL,
+    creation_time INTEGER NOT NULL,
+    input_enrichment_enabled INTEGER NOT NULL,
+    series_seed INTEGER NOT NULL,
+    zone TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS indexes_by_owner ON indexes (customer_id, creation_time, seq);
+"""
+
+STORED_COLUMNS = (
+    "seq",
+    "id",
+    "customer_id",
+    "name",
+    "endpoint",
+    "type",
+    "region",
+    "partner_email",
+    "token",
+    "read_only_token",
+    *data.LIMIT_FIELDS,
+    "creation_time",
+    "input_enrichment_enabled",
+    "series_seed",
+    "zone",
+)
+SELECT_INDEXES = f"SELECT {', '.join(STORED_COLUMNS)} FROM indexes"  # noqa: S608
+INSERT_INDEX = (
+    f"INSERT INTO indexes ({', '.join(STORED_COLUMNS)}) "  # noqa: S608
+    f"VALUES ({', '.join('?' * len(STORED_COLUMNS))})"
+)
 
 _BUSY_TIMEOUT_S = 10.0
 _RETRY_DEADLINE_S = 30.0

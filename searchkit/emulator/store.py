@@ -25,7 +25,16 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from searchkit.emulator import data
-from searchkit.emulator._sqlite import Database, StoreBusyError, StoreClosedError
+from searchkit.emulator._passwords import DUMMY_HASH, check_password, hash_password
+from searchkit.emulator._sqlite import (
+    INSERT_INDEX,
+    SCHEMA,
+    SELECT_INDEXES,
+    STORED_COLUMNS,
+    Database,
+    StoreBusyError,
+    StoreClosedError,
+)
 
 __all__ = [
     "MAX_NAME_LENGTH",
@@ -40,70 +49,8 @@ __all__ = [
 ]
 
 MAX_NAME_LENGTH = 128
-# Modest on purpose: the hash only guards emulator accounts in a local SQLite file, and
-# every account added and every new credential seen pays it (verified ones are then cached
-# in memory, never on disk), which a test suite starting many emulators feels.
-PBKDF2_ITERATIONS = 20_000
 
 Clock = datetime | float | int | Callable[[], float] | None
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS accounts (
-    username TEXT PRIMARY KEY,
-    password_hash TEXT NOT NULL,
-    read_only INTEGER NOT NULL,
-    customer_id TEXT NOT NULL UNIQUE
-);
-CREATE TABLE IF NOT EXISTS indexes (
-    seq INTEGER PRIMARY KEY,
-    id TEXT NOT NULL UNIQUE,
-    customer_id TEXT NOT NULL,
-    name TEXT NOT NULL,
-    endpoint TEXT NOT NULL UNIQUE,
-    type TEXT NOT NULL,
-    region TEXT NOT NULL,
-    partner_email TEXT NOT NULL,
-    token TEXT NOT NULL,
-    read_only_token TEXT NOT NULL,
-    max_vector_count INTEGER NOT NULL,
-    max_monthly_reranks INTEGER NOT NULL,
-    max_daily_updates INTEGER NOT NULL,
-    max_daily_queries INTEGER NOT NULL,
-    max_monthly_bandwidth INTEGER NOT NULL,
-    max_writes_per_second INTEGER NOT NULL,
-    max_query_per_second INTEGER NOT NULL,
-    max_reads_per_request INTEGER NOT NULL,
-    max_writes_per_request INTEGER NOT NULL,
-    creation_time INTEGER NOT NULL,
-    input_enrichment_enabled INTEGER NOT NULL,
-    series_seed INTEGER NOT NULL,
-    zone TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS indexes_by_owner ON indexes (customer_id, creation_time, seq);
-"""
-
-_STORED_COLUMNS = (
-    "seq",
-    "id",
-    "customer_id",
-    "name",
-    "endpoint",
-    "type",
-    "region",
-    "partner_email",
-    "token",
-    "read_only_token",
-    *data.LIMIT_FIELDS,
-    "creation_time",
-    "input_enrichment_enabled",
-    "series_seed",
-    "zone",
-)
-_SELECT_INDEXES = f"SELECT {', '.join(_STORED_COLUMNS)} FROM indexes"  # noqa: S608
-_INSERT_INDEX = (
-    f"INSERT INTO indexes ({', '.join(_STORED_COLUMNS)}) "  # noqa: S608
-    f"VALUES ({', '.join('?' * len(_STORED_COLUMNS))})"
-)
 
 
 class InvalidRequestError(ValueError):
@@ -199,29 +146,6 @@ def validate_index_fields(name: object, region: object, type: object) -> None:
             )
 
 
-def _hash_password(password: str) -> str:
-    salt = secrets.token_bytes(16)
-    digest = hashlib.pbkdf2_hmac("sha256", password.encode(), salt, PBKDF2_ITERATIONS)
-    return f"pbkdf2_sha256${PBKDF2_ITERATIONS}${salt.hex()}${digest.hex()}"
-
-
-def _check_password(stored: str, password: str) -> bool:
-    try:
-        scheme, iterations, salt, expected = stored.split("$")
-        if scheme != "pbkdf2_sha256":
-            return False
-        digest = hashlib.pbkdf2_hmac(
-            "sha256", password.encode(), bytes.fromhex(salt), int(iterations)
-        )
-    except ValueError:
-        return False
-    return hmac.compare_digest(digest.hex(), expected)
-
-
-# Verifying against this keeps an unknown user as slow as a wrong password.
-_DUMMY_HASH = f"pbkdf2_sha256${PBKDF2_ITERATIONS}${'00' * 16}${'00' * 32}"
-
-
 class Store:
     """Emulator state in SQLite: accounts and their search indexes.
 
@@ -266,7 +190,7 @@ class Store:
         self._lock = threading.Lock()  # of the verified-credentials cache
         self._auth_key = secrets.token_bytes(32)
         self._verified: set[bytes] = set()
-        self._db = Database(self._path, _SCHEMA)
+        self._db = Database(self._path, SCHEMA)
 
     @property
     def path(self) -> str | None:
@@ -306,7 +230,7 @@ class Store:
         # NFC, as RFC 7617 asks of Basic credentials: the HTTP layer normalises likewise.
         username = unicodedata.normalize("NFC", username)
         password = unicodedata.normalize("NFC", password)
-        password_hash = _hash_password(password)
+        password_hash = hash_password(password)
         customer_id = data.new_uuid(data.rng_for(self._seed, "account", username))
 
         def write() -> Account:
@@ -370,7 +294,7 @@ class Store:
         password = unicodedata.normalize("NFC", password)
         row = self._db.retrying(lambda: self._account_row(username))
         if row is None:
-            _check_password(_DUMMY_HASH, password)
+            check_password(DUMMY_HASH, password)
             return None
         stored = row[3]
         # Keyed by the stored hash too, so a changed password invalidates the entry.
@@ -378,7 +302,7 @@ class Store:
         with self._lock:
             known = proof in self._verified
         if not known:
-            if not _check_password(stored, password):
+            if not check_password(stored, password):
                 return None
             with self._lock:
                 if len(self._verified) >= 4096:
@@ -466,7 +390,7 @@ class Store:
                 rows = []
                 for offset, spec in enumerate(specs, start=1):
                     row = self._new_row(conn, last + offset, account, spec, now)
-                    conn.execute(_INSERT_INDEX, row)
+                    conn.execute(INSERT_INDEX, row)
                     rows.append(row)
                 return rows
 
@@ -509,7 +433,7 @@ class Store:
         def read() -> list[tuple[Any, ...]]:
             with self._db.connection() as conn:
                 return conn.execute(
-                    f"{_SELECT_INDEXES} WHERE customer_id = ? ORDER BY creation_time, seq",
+                    f"{SELECT_INDEXES} WHERE customer_id = ? ORDER BY creation_time, seq",
                     (account.customer_id,),
                 ).fetchall()
 
@@ -519,7 +443,7 @@ class Store:
         # Popped as they go, so a half-sent list does not keep the rows already sent.
         rows.reverse()
         while rows:
-            values = dict(zip(_STORED_COLUMNS, rows.pop(), strict=True))
+            values = dict(zip(STORED_COLUMNS, rows.pop(), strict=True))
             head = json.dumps(
                 self._head(values), ensure_ascii=False, separators=(",", ":"), allow_nan=False
             )
@@ -605,7 +529,7 @@ class Store:
         )
 
     def _render(self, row: Sequence[Any], now: float) -> dict[str, Any]:
-        values = dict(zip(_STORED_COLUMNS, row, strict=True))
+        values = dict(zip(STORED_COLUMNS, row, strict=True))
         index = self._head(values)
         index["throughput_vector"] = data.throughput_vector(
             values["series_seed"],
