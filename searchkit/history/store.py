@@ -171,15 +171,10 @@ class History:
         collected_at = utc_instant(now) or pd.Timestamp(time.time_ns(), unit="ns", tz="UTC")
         collected_at = collected_at.floor("us")  # as stored (see layout.WRITE_OPTIONS)
         stamp = int(collected_at.value)
-        # One bad index or point never costs the others: it is left out, counted, named.
         skipped = screen.Skipped()
-        items = screen.indexes_with_ids(_items(listed), skipped)
-        limits = limits_frame(items)
-        keys = accounts.keys_for(
-            items, str(getattr(client, "username", "") or ""), self._stored_accounts()
+        limits, keys, new = self._listed(
+            listed, str(getattr(client, "username", "") or ""), stamp, skipped
         )
-        frame = screen.storable_points(throughput_frame(items, errors="coerce"), skipped)
-        new = listed_points(frame, dict(zip(limits.index, keys, strict=True)), stamp)
         notes = skipped.notes + index_changes(self._layout, limits, keys)
         gaps: list[Gap] = []
         record = record_of.read(self._layout)
@@ -203,22 +198,30 @@ class History:
         if compact:
             written = [] if days is None else pc.unique(days).to_pylist()
             self._compact_closed(f"{collected_at:%Y-%m-%d}", written)
-        counts = (
-            pd.Series(new["name"].to_numpy(zero_copy_only=False)).value_counts(sort=False)
-            if new.num_rows
-            else pd.Series(dtype=int)
-        )
-        by_index = {str(name): int(counts.get(name, 0)) for name in limits["name"]}
         return CollectSummary(
             collected_at=collected_at,
             indexes=len(limits),
             new_points=new.num_rows,
-            points_by_index=by_index,
+            points_by_index=_points_by_index(new, limits),
             skipped_by_index=skipped.by_index,
             gaps=tuple(gaps),
             warnings=tuple(notes),
             files=tuple(files),
         )
+
+    def _listed(
+        self, listed: Any, username: str, stamp: int, skipped: screen.Skipped
+    ) -> tuple[pd.DataFrame, list[str], pa.Table]:
+        """Return the limits, account keys and points of a list that can be stored.
+
+        One bad index or point never costs the others: it is left out, counted and named
+        in ``skipped``.
+        """
+        items = screen.indexes_with_ids(_items(listed), skipped)
+        limits = limits_frame(items)
+        keys = accounts.keys_for(items, username, self._stored_accounts())
+        frame = screen.storable_points(throughput_frame(items, errors="coerce"), skipped)
+        return limits, keys, listed_points(frame, dict(zip(limits.index, keys, strict=True)), stamp)
 
     def _stored_accounts(self) -> dict[str, str]:
         """Map index ids to the account they are stored under (newest limits day only)."""
@@ -494,6 +497,16 @@ class History:
             raise HistoryError(
                 f"no history at {self._location!r}: it is a file, not a history folder"
             )
+
+
+def _points_by_index(new: pa.Table, limits: pd.DataFrame) -> dict[str, int]:
+    """Count the new points of each listed index, by name (0 for an index without any)."""
+    counts = (
+        pd.Series(new["name"].to_numpy(zero_copy_only=False)).value_counts(sort=False)
+        if new.num_rows
+        else pd.Series(dtype=int)
+    )
+    return {str(name): int(counts.get(name, 0)) for name in limits["name"]}
 
 
 def _items(indexes: Any) -> list[Any]:
