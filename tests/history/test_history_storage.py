@@ -11,6 +11,7 @@ import shutil
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 import pytest
 
@@ -262,3 +263,118 @@ def test_spark_reads_the_store_without_settings_and_agrees_on_the_total(tmp_path
     assert count == len(hist.throughput())
     expected = sk.usage_frame(hist, value_unit="per_point")["operations"].sum()
     assert round(total, 6) == round(expected, 6)
+
+
+def test_a_minute_listed_twice_counts_once_from_a_list_and_from_the_history(tmp_path, emu, client):
+    raw = client.list_indexes().to_dicts()
+    vector = raw[0]["throughput_vector"]
+    vector.insert(1, {**vector[1], "y": vector[1]["y"] + 100.0})  # the same minute, revised
+    hist = History(tmp_path / "h")
+    hist.collect(client, indexes=raw)
+
+    from_list = sk.usage_frame(raw)
+    from_history = sk.usage_frame(hist)
+
+    key = ["index_id", "period"]
+    left = from_list.set_index(key)[["operations", "points"]]
+    right = from_history.set_index(key)[["operations", "points"]]
+    pd.testing.assert_frame_equal(left.sort_index(), right.sort_index())
+    assert from_list["points"].sum() == 6 * 120
+    assert (from_list["operations"] > 0).all()
+
+
+def test_a_collect_that_fails_midway_says_what_it_stored(tmp_path, emu, client):
+    emu.advance(12 * HOUR + 30 * 60)  # 00:30: the window spans two UTC days
+    (tmp_path / "h/throughput").mkdir(parents=True)
+    (tmp_path / "h/throughput/day=2026-11-21").write_text("a file where a folder goes")
+    hist = History(tmp_path / "h")
+
+    with pytest.raises(sk.HistoryError) as info:
+        hist.collect(client, now=emu.now())
+
+    stored = files(tmp_path / "h")
+    assert [p.parent.name for p in stored] == ["day=2026-11-20"]
+    assert len(hist.throughput()) == 6 * 90
+    assert str(info.value).endswith(
+        f"; this collect had stored {6 * 90} new points in 1 file(s) ({stored[0].name}) "
+        "before that; the next collect stores the rest"
+    )
+
+
+class _Vanishing(pafs.FileSystemHandler):
+    """A real local filesystem whose listing of one day always shows a file that is gone
+    by the time it is opened: a compaction that never stops replacing files."""
+
+    def __init__(self, day: str) -> None:
+        self._fs = pafs.LocalFileSystem()
+        self._day = day
+
+    def get_type_name(self) -> str:
+        return "vanishing"
+
+    def equals(self, other: object) -> bool:
+        return other is self
+
+    def normalize_path(self, path: str) -> str:
+        return path
+
+    def get_file_info(self, paths: list[str]) -> list[pafs.FileInfo]:
+        return self._fs.get_file_info(paths)
+
+    def get_file_info_selector(self, selector: pafs.FileSelector) -> list[pafs.FileInfo]:
+        infos = self._fs.get_file_info(selector)
+        folder = f"day={self._day}"
+        found = [i.path for i in infos if i.path.endswith(folder)] if selector.recursive else []
+        if selector.base_dir.endswith(folder) or found:
+            base = selector.base_dir if selector.base_dir.endswith(folder) else found[0]
+            ghost = f"{base}/part-0-{len(infos)}-gone.parquet"
+            infos.append(pafs.FileInfo(ghost, pafs.FileType.File, size=100))
+        return infos
+
+    def open_input_file(self, path: str) -> pa.NativeFile:
+        return self._fs.open_input_file(path)
+
+    def open_input_stream(self, path: str) -> pa.NativeFile:
+        return self._fs.open_input_stream(path)
+
+    def create_dir(self, path: str, recursive: bool) -> None:
+        self._fs.create_dir(path, recursive=recursive)
+
+    def delete_dir(self, path: str) -> None:
+        self._fs.delete_dir(path)
+
+    def delete_dir_contents(self, path: str, missing_dir_ok: bool = False) -> None:
+        self._fs.delete_dir_contents(path, missing_dir_ok=missing_dir_ok)
+
+    def delete_root_dir_contents(self) -> None:
+        raise OSError("not here")
+
+    def delete_file(self, path: str) -> None:
+        self._fs.delete_file(path)
+
+    def move(self, src: str, dest: str) -> None:
+        self._fs.move(src, dest)
+
+    def copy_file(self, src: str, dest: str) -> None:
+        self._fs.copy_file(src, dest)
+
+    def open_output_stream(self, path: str, metadata: object = None) -> pa.NativeFile:
+        return self._fs.open_output_stream(path)
+
+    def open_append_stream(self, path: str, metadata: object = None) -> pa.NativeFile:
+        return self._fs.open_append_stream(path)
+
+
+def test_reads_whose_retries_run_out_end_in_a_history_error(tmp_path):
+    day = tmp_path / "h/throughput/day=2026-11-20"
+    write_points(day / "part-1-a.parquet", 1.0, 1)
+    fs = pafs.PyFileSystem(_Vanishing("2026-11-20"))
+    hist = History(str(tmp_path / "h"), filesystem=fs)
+
+    with pytest.raises(sk.HistoryError) as info:
+        hist.throughput()
+
+    assert str(info.value).startswith(
+        f"the throughput history at {str(tmp_path / 'h')!r} kept changing while it was read ("
+    )
+    assert str(info.value).endswith("); nothing is lost: try again")
