@@ -157,7 +157,7 @@ def plot_throughput(
 
 
 def draw_throughput(
-    data: Any,
+    data: Indexes | pd.DataFrame | pd.Series,
     *,
     ax: Axes | None = None,
     tz: TimeZone = None,
