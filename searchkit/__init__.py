@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from searchkit.model.limits import LIMIT_FIELDS, REGIONS, TYPES, IndexType, Region
     from searchkit.model.secret import Secret
     from searchkit.render.plots import plot_limits, plot_throughput
+    from searchkit.render.themes import plot_theme
     from searchkit.render.tables import limits_summary, limits_table
     from searchkit.render.utilization import plot_utilization
     from searchkit.ui.browser import index_browser
@@ -95,6 +96,7 @@ _EXPORTS: dict[str, str] = {
     "limits_table": "searchkit.render.tables",
     "parse_timestamps": "searchkit.model.gotime",
     "plot_limits": "searchkit.render.plots",
+    "plot_theme": "searchkit.render.themes",
     "plot_throughput": "searchkit.render.plots",
     "plot_utilization": "searchkit.render.utilization",
     "throughput_frame": "searchkit.frames.frames",
@@ -141,6 +143,7 @@ __all__ = [  # noqa: RUF022 - plain sorted(), as tests/test_public_api.py checks
     "limits_table",
     "parse_timestamps",
     "plot_limits",
+    "plot_theme",
     "plot_throughput",
     "plot_utilization",
     "throughput_frame",

@@ -40,6 +40,7 @@ __all__ = [
     "index_list_html",
     "message_html",
     "model_html",
+    "note_html",
 ]
 
 #: Rows an HTML table of indexes shows at most by default; the caption counts the rest.
@@ -246,6 +247,23 @@ def message_html(text: str, kind: str = "info") -> str:
     sign = {"error": "⚠ "}.get(kind, "")  # busy texts end in "…"; italics say the rest
     style = f"{_FONT};padding:4px 0{_MESSAGE_COLOURS[kind]}"
     return f'<div class="sk-message sk-{kind}" style="{style}">{sign}{html.escape(str(text))}</div>'
+
+
+def note_html(text: str) -> str:
+    """Return plain text as a calm note: muted text, a grey rule on its left, no alarm colour.
+
+    For what the user should know but need not act on (the demo emulator started), where a
+    red stderr box would read as an error.
+
+    Example:
+        >>> note_html("a demo emulator was started")  # doctest: +ELLIPSIS
+        '<div class="sk-note" ...>ⓘ a demo emulator was started</div>'
+    """
+    style = (
+        f"{_FONT};{_MUTED};padding:2px 8px;margin:2px 0;"
+        "border-left:3px solid rgba(128,128,128,0.55)"
+    )
+    return f'<div class="sk-note" style="{style}">ⓘ {html.escape(str(text))}</div>'
 
 
 # --- static pictures of the widgets (a saved notebook shows these) --------------------------

@@ -20,7 +20,8 @@ from searchkit.errors import ValidationError
 from searchkit.frames.frames import Indexes, limits_frame, throughput_frame
 from searchkit.frames.zones import TimeZone, resolve_zone
 from searchkit.model.limits import LIMIT_FIELDS, LIMIT_INFO
-from searchkit.render.formats import format_bytes, format_limit, short_id
+from searchkit.render.formats import format_bytes, format_limit, plain_number, short_id
+from searchkit.render.themes import Theme, ThemeName, apply_theme, line_look, theme_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
@@ -37,6 +38,9 @@ _LOG_SPAN = 10.0
 _LIMITS_LOG_SPAN = 100.0
 #: Most lines plot_throughput draws by default; past it, the busiest are drawn.
 MAX_LINES = 20
+#: The y axis's words: DESIGN.md's one documented assumption about throughput values (the
+#: API documents no unit), the same one usage_frame's ``value_unit`` makes.
+THROUGHPUT_LABEL = "throughput (operations/s, assumed)"
 _NOTE_STYLE: dict[str, Any] = {"ha": "center", "va": "center", "color": "0.45", "fontsize": "large"}
 
 
@@ -108,6 +112,7 @@ def plot_throughput(
     names: Iterable[str] | None = None,
     max_lines: int | None = MAX_LINES,
     forecast: pd.DataFrame | None = None,
+    theme: ThemeName | None = None,
 ) -> Axes:
     """Plot throughput over time, one line per index.
 
@@ -127,14 +132,19 @@ def plot_throughput(
         forecast: A :func:`~searchkit.forecast_limits` frame: draw each plotted index's
             recent pace until the reset (dashed), the pace that would use exactly its limit
             (dotted) and when the limit is hit.
+        theme: ``"dark"`` draws for a dark page (JupyterLab Dark), ``"light"`` for a
+            light one; by default the theme of an enclosing ``sk.plot_theme(...)`` block,
+            else matplotlib's own look.
 
     Returns:
         The Axes, with a concise date axis labelled with its time zone, the y axis
-        labelled "throughput", and a legend by index name (shown literally: ``$`` and a
-        leading ``_`` are kept). When levels differ tenfold or more the y axis is
-        "symlog" (linear near zero, logarithmic above) and its label says so. An index
-        with a single point shows as a marker; with no points at all the Axes says
-        "no throughput data".
+        labelled "throughput (operations/s, assumed)" with plain-number ticks (0.1, 1,
+        1,000), and a legend by index name (shown literally: ``$`` and a leading ``_`` are
+        kept). Each line has a look of its own: ten colours, then the same ten dashed,
+        dotted and dash-dotted. When levels differ tenfold or more the y axis is "symlog"
+        (linear near zero, logarithmic above) and its label says so. An index with a
+        single point shows as a marker; with no points at all the Axes says "no
+        throughput data".
 
     Raises:
         ValidationError: The input has an unexpected shape, ``names`` names no index, or
@@ -155,6 +165,7 @@ def plot_throughput(
         names=names,
         max_lines=max_lines,
         forecast=forecast,
+        theme=theme,
     )
 
 
@@ -170,11 +181,13 @@ def draw_throughput(
     colors: Mapping[str, Any] | None = None,
     linewidth: float = 1.1,
     forecast: pd.DataFrame | None = None,
+    theme: ThemeName | None = None,
 ) -> Axes:
     """Draw as :func:`plot_throughput`; ``colors`` maps line keys (index ids) to colours."""
     import matplotlib.dates as mdates
-    from matplotlib.ticker import EngFormatter
+    from matplotlib.ticker import FuncFormatter
 
+    look = theme_of(theme)
     zone_given = resolve_zone(tz)
     offset = _offset(resample) if resample is not None else None
     lines = _throughput_lines(data, zone_given, names)
@@ -197,9 +210,10 @@ def draw_throughput(
         # Naive UTC datetime64 is what matplotlib converts fastest; the locator and the
         # formatter below show it in ``zone``.
         times = pd.DatetimeIndex(line.series.index).tz_convert("UTC").tz_localize(None).to_numpy()
-        style: dict[str, Any] = {}
+        # One look per line: a colour of the palette, then the same colours restyled.
+        style = line_look(len(handles), look)
         if colors is not None and line.key in colors:
-            style["color"] = colors[line.key]
+            style = {"color": colors[line.key], "linestyle": "-"}
         (handle,) = ax.plot(
             times,
             values,
@@ -212,7 +226,7 @@ def draw_throughput(
         handles.append(handle)
         labels.append(literal(line.label))
 
-    ax.set_ylabel("throughput")
+    ax.set_ylabel(THROUGHPUT_LABEL)
     ax.set_xlabel(f"time ({_zone_label(zone)})")
     if title is not None:
         ax.set_title(title)
@@ -220,7 +234,7 @@ def draw_throughput(
         ax.set_xticks([])
         ax.set_yticks([])
         ax.text(0.5, 0.5, "no throughput data", transform=ax.transAxes, **_NOTE_STYLE)
-        return ax
+        return _themed(ax, look)
 
     locator = mdates.AutoDateLocator(tz=zone, minticks=4, maxticks=10)
     ax.xaxis.set_major_locator(locator)
@@ -231,8 +245,9 @@ def draw_throughput(
         # ones onto the axis. symlog keeps exact zeros (a log axis cannot): linear below
         # the threshold, logarithmic above, and the label says exactly that.
         ax.set_yscale("symlog", linthresh=threshold)
-        ax.yaxis.set_major_formatter(EngFormatter(sep=""))
-        ax.set_ylabel(f"throughput (symlog: linear below {EngFormatter(sep='')(threshold)})")
+        ax.set_ylabel(f"{THROUGHPUT_LABEL}\nsymlog: linear below {plain_number(threshold)}")
+    # Plain numbers: an SI tick such as "100m" (0.1) reads as a hundred million.
+    ax.yaxis.set_major_formatter(FuncFormatter(plain_number))
     if _all_non_negative(lines):
         ax.set_ylim(bottom=0)
     if forecast is not None:
@@ -256,6 +271,12 @@ def draw_throughput(
         bbox_to_anchor=(1.01, 1.0),
         ncols=1 + (len(handles) - 1) // 16,
     )
+    return _themed(ax, look)
+
+
+def _themed(ax: Axes, theme: Theme | None) -> Axes:
+    if theme is not None:
+        apply_theme(ax, theme)
     return ax
 
 
@@ -404,6 +425,7 @@ def plot_limits(
     field: str = "max_daily_queries",
     *,
     ax: Axes | None = None,
+    theme: ThemeName | None = None,
 ) -> Axes:
     """Plot one limit across indexes as horizontal bars.
 
@@ -412,6 +434,7 @@ def plot_limits(
             accepts, or a frame it returned.
         field: The limit to show, one of :data:`~searchkit.model.index.LIMIT_FIELDS`.
         ax: The Axes to draw on; a new figure is made when None.
+        theme: ``"dark"`` or ``"light"``, as for :func:`plot_throughput`.
 
     Returns:
         The Axes: one bar per index, labelled with its value; an unlimited index is a
@@ -430,6 +453,7 @@ def plot_limits(
 
     if field not in LIMIT_FIELDS:
         raise ValidationError(f"unknown limit {field!r}; limits are: {', '.join(LIMIT_FIELDS)}")
+    look = theme_of(theme)
     labels, values = _limit_values(indexes_or_frame, field)
     if ax is None:
         ax = new_axes((8, 1.2 + 0.45 * max(len(values), 2)))
@@ -440,7 +464,7 @@ def plot_limits(
         ax.set_xticks([])
         ax.set_yticks([])
         ax.text(0.5, 0.5, "no indexes", transform=ax.transAxes, **_NOTE_STYLE)
-        return ax
+        return _themed(ax, look)
 
     finite = np.isfinite(values)
     unlimited = np.isposinf(values)
@@ -458,7 +482,7 @@ def plot_limits(
         right = top * 1.3 if top > 0 else 1.0
     ax.set_xlim(left, right)
 
-    color = "C0"
+    color = line_look(0, look)["color"]
     bytes_unit = field == "max_monthly_bandwidth"
     byte_format = FuncFormatter(lambda value, _pos=None: format_bytes(value))
     y = np.arange(values.size)
@@ -521,7 +545,7 @@ def plot_limits(
     ax.set_axisbelow(True)
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
-    return ax
+    return _themed(ax, look)
 
 
 def _limit_values(data: Any, field: str) -> tuple[list[str], np.ndarray]:
