@@ -52,8 +52,8 @@ if TYPE_CHECKING:
     from searchkit.model.limits import LIMIT_FIELDS, REGIONS, TYPES, IndexType, Region
     from searchkit.model.secret import Secret
     from searchkit.render.plots import plot_limits, plot_throughput
-    from searchkit.render.themes import plot_theme
     from searchkit.render.tables import limits_summary, limits_table
+    from searchkit.render.themes import plot_theme
     from searchkit.render.utilization import plot_utilization
     from searchkit.ui.browser import index_browser
     from searchkit.ui.form import create_index_form
