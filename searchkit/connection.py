@@ -99,7 +99,7 @@ def _announce(text: str) -> None:
         from searchkit.render.html import note_html
 
         plain = f"searchkit: {text}"
-        display({"text/plain": plain, "text/html": note_html(plain)}, raw=True)
+        display({"text/plain": plain, "text/html": note_html(plain)}, raw=True)  # type: ignore[no-untyped-call]
     else:
         print(f"searchkit: {text}", file=sys.stderr)
 

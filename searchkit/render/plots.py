@@ -201,7 +201,8 @@ def draw_throughput(
     if ax is None:
         ax = new_axes((10, 4))
 
-    handles, labels = [], []
+    handles: list[Any] = []
+    labels: list[str] = []
     for line in lines:
         values = line.series.to_numpy(dtype=np.float64, na_value=np.nan)
         points = int(np.count_nonzero(~np.isnan(values)))
