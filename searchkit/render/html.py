@@ -38,6 +38,7 @@ __all__ = [
     "index_card_html",
     "index_cards_html",
     "index_list_html",
+    "index_list_view_html",
     "message_html",
     "model_html",
     "note_html",
@@ -105,7 +106,7 @@ def _td(text: str) -> str:
 def model_html(model: object) -> str:
     """Return the notebook HTML of a SearchIndex (card), an IndexList (table), a CollectSummary."""
     if isinstance(model, IndexList):
-        return index_list_html(model)
+        return index_list_view_html(model)
     if isinstance(model, SearchIndex):
         return index_card_html(model)
     # Only now: a card or a table must not load the history (and pandas) to be drawn.
@@ -223,6 +224,28 @@ def index_list_html(
             f'<table class="sk-list" style="{_FONT};border-collapse:collapse;margin:0">'
             f'<caption style="text-align:left;{_MUTED};padding-bottom:2px">{caption}</caption>'
             f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+        )
+    except Exception as exc:  # a display must never raise inside a notebook
+        return f"<pre>IndexList (could not render: {html.escape(type(exc).__name__)})</pre>"
+
+
+def index_list_view_html(indexes: IndexList | Iterable[SearchIndex]) -> str:
+    """Return how an IndexList shows in a notebook: a table that fits, the rest on demand.
+
+    Fifteen columns (every limit, the endpoint and the creation time) overflow a notebook's
+    width, so the table shows name, short id, plan, region and the four limits people
+    compare; a ``<details>`` block below it ("every limit, endpoint and creation time")
+    opens the full table. ``sk.limits_table(indexes)`` gives every limit as a DataFrame.
+    """
+    try:
+        items = list(indexes)
+        compact = index_list_html(items, limits=KEY_LIMITS, details=False)
+        if not items:
+            return compact
+        return (
+            f'{compact}<details class="sk-details" style="{_FONT};margin-top:4px">'
+            f'<summary style="cursor:pointer;{_MUTED}">every limit, endpoint and creation '
+            f"time</summary>{index_list_html(items)}</details>"
         )
     except Exception as exc:  # a display must never raise inside a notebook
         return f"<pre>IndexList (could not render: {html.escape(type(exc).__name__)})</pre>"
