@@ -18,7 +18,9 @@ from searchkit._version import __version__
 from searchkit.model import hooks as _hooks
 
 if TYPE_CHECKING:
-    from searchkit.analytics.usage import forecast_limits, usage_frame
+    from searchkit.analytics.backtest import Backtest, backtest_forecast
+    from searchkit.analytics.forecast import forecast_limits
+    from searchkit.analytics.usage import usage_frame
     from searchkit.api.client import Client
     from searchkit.connection import connect
     from searchkit.emulator import Emulator
@@ -63,6 +65,7 @@ _EXPORTS: dict[str, str] = {
     "AmbiguousCreateError": "searchkit.errors",
     "AmbiguousNameError": "searchkit.errors",
     "AuthenticationError": "searchkit.errors",
+    "Backtest": "searchkit.analytics.backtest",
     "Client": "searchkit.api.client",
     "ConfigError": "searchkit.errors",
     "Emulator": "searchkit.emulator",
@@ -87,9 +90,10 @@ _EXPORTS: dict[str, str] = {
     "TimestampError": "searchkit.errors",
     "TransportError": "searchkit.errors",
     "ValidationError": "searchkit.errors",
+    "backtest_forecast": "searchkit.analytics.backtest",
     "connect": "searchkit.connection",
     "create_index_form": "searchkit.ui.form",
-    "forecast_limits": "searchkit.analytics.usage",
+    "forecast_limits": "searchkit.analytics.forecast",
     "index_browser": "searchkit.ui.browser",
     "limits_frame": "searchkit.frames.frames",
     "limits_summary": "searchkit.render.tables",
@@ -109,6 +113,7 @@ __all__ = [  # noqa: RUF022 - plain sorted(), as tests/test_public_api.py checks
     "AmbiguousCreateError",
     "AmbiguousNameError",
     "AuthenticationError",
+    "Backtest",
     "Client",
     "ConfigError",
     "Emulator",
@@ -134,6 +139,7 @@ __all__ = [  # noqa: RUF022 - plain sorted(), as tests/test_public_api.py checks
     "TransportError",
     "ValidationError",
     "__version__",
+    "backtest_forecast",
     "connect",
     "create_index_form",
     "forecast_limits",

@@ -1,4 +1,4 @@
-"""Usage against limits: operations per day, when an index will hit its limit, a heatmap.
+"""Usage against limits: operations per index and day, beside the limit.
 
 The service does not document the unit of throughput. One assumption, stated here and
 nowhere else, and a parameter (``value_unit``) everywhere it matters: **a value is
@@ -7,7 +7,8 @@ value times the interval's length, the interval being the index's median samplin
 Throughput counts queries and updates together, so by default it is compared with
 ``max_daily_queries + max_daily_updates``, days aligned to the limits' reset, UTC midnight.
 Any single limit field can be chosen instead; monthly ones (``max_monthly_*``) reset on the
-first of the month, UTC.
+first of the month, UTC. Forecasts of the daily limits are in
+:mod:`searchkit.analytics.forecast`.
 
 ``source`` is an :class:`~searchkit.IndexList` (the service's current window only), the raw
 API JSON, or a :class:`~searchkit.History` (as far back as it was collected).
@@ -29,7 +30,7 @@ from searchkit.frames.frames import (
     median_spacing,
     throughput_frame,
 )
-from searchkit.frames.zones import Instant, TimeZone, resolve_zone, utc_instant
+from searchkit.frames.zones import TimeZone, resolve_zone
 from searchkit.model.limits import LIMIT_FIELDS
 
 if TYPE_CHECKING:
@@ -42,35 +43,20 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DAILY_FIELDS",
-    "FORECAST_COLUMNS",
     "VALUE_UNITS",
-    "forecast_limits",
+    "index_codes",
+    "index_intervals",
+    "is_history",
+    "point_operations",
+    "source_frames",
     "usage_frame",
+    "utilization_ratio",
 ]
 
 #: The default comparison: throughput counts queries and updates together.
 DAILY_FIELDS: tuple[str, str] = ("max_daily_queries", "max_daily_updates")
 #: Seconds one unit of a throughput value stands for, per interpretation.
 VALUE_UNITS: dict[str, float | None] = {"per_second": 1.0, "per_minute": 60.0, "per_point": None}
-#: Columns of :func:`forecast_limits`, in order (the index is ``index_id``).
-FORECAST_COLUMNS: tuple[str, ...] = (
-    "name",
-    "field",
-    "period_start",
-    "reset",
-    "used",
-    "pace",
-    "projected",
-    "projected_low",
-    "projected_high",
-    "limit",
-    "utilization",
-    "hit_at",
-    "hit_at_low",
-    "hit_at_high",
-    "reason",
-    "as_of",
-)
 _DAY = pd.Timedelta(days=1)
 _MINUTE = pd.Timedelta(minutes=1)
 
@@ -91,10 +77,6 @@ def _field_limit(limits: pd.DataFrame, field: str | None) -> tuple[str, pd.Serie
     if field not in LIMIT_FIELDS:
         raise ValidationError(f"unknown limit field {field!r}; choose one of {LIMIT_FIELDS}")
     return field, limits[field]
-
-
-def _is_monthly(field: str | None) -> bool:
-    return field is not None and "monthly" in field
 
 
 def _intervals(frame: pd.DataFrame) -> pd.Series:
@@ -202,17 +184,21 @@ def usage_frame(
     """
     zone = resolve_zone(tz, default=dt.timezone.utc) or dt.timezone.utc
     columns = ["index_id", "name", "period", "operations", "points", "invalid", "limit"]
-    if _is_history(source):
+    if is_history(source):
         # One day at a time, so memory stays that of a day whatever the history's length.
         parts, names, day_steps = [], {}, []
+        limits = source.limits()
+        rolled = _rollups_by_day(source, zone, freq, value_unit, limits)
         for day in source.days("throughput"):
-            begin = pd.Timestamp(day, tz="UTC")
-            tp = source.throughput(start=begin, end=begin + _DAY)
-            part, part_names, day_step = _usage_parts(tp, zone, freq, value_unit)
+            if day in rolled:
+                part, part_names, day_step = rolled[day]
+            else:
+                begin = pd.Timestamp(day, tz="UTC")
+                tp = source.throughput(start=begin, end=begin + _DAY)
+                part, part_names, day_step = _usage_parts(tp, zone, freq, value_unit)
             parts.append(part)
             names.update(part_names)
             day_steps.append(day_step.dropna())
-        limits = source.limits()
         out = (
             pd.concat(parts, ignore_index=True)
             .groupby(["index_id", "period"], sort=False, as_index=False)[
@@ -248,7 +234,7 @@ def usage_frame(
         )
     out["name"] = out["index_id"].map(names)
     out["limit"] = out["index_id"].map(limit).astype(np.float64).to_numpy()
-    if _is_history(source):
+    if is_history(source):
         out["limit"] = _limits_as_of(out, source, field, freq, out["limit"].to_numpy())
     out = out[(out["points"] > 0) | (out["invalid"] > 0)][columns].reset_index(drop=True)
     out["complete"] = _complete(out, steps, freq)
@@ -299,7 +285,45 @@ def _usage_parts(
     )
 
 
-def _is_history(source: Source) -> TypeGuard[History]:
+def _rollups_by_day(
+    source: Any, zone: dt.tzinfo, freq: str, value_unit: str, limits: pd.DataFrame
+) -> dict[str, tuple[pd.DataFrame, dict[str, Any], pd.Series]]:
+    """Each UTC day a current rollup answers, as :func:`_usage_parts` would from its points.
+
+    Only daily periods in UTC match a rollup's day; anything else reads the points.
+    """
+    if (
+        freq != "D"
+        or pd.Timestamp("2026-01-01", tz=zone).utcoffset()
+        or value_unit not in (VALUE_UNITS)
+    ):
+        return {}
+    rows = source.rollups()
+    if rows.empty:
+        return {}
+    per = VALUE_UNITS[value_unit]
+    seconds = rows["interval_seconds"].fillna(_MINUTE.total_seconds()).to_numpy(np.float64)
+    sums = rows["value_sum"].to_numpy(np.float64)
+    rows["operations"] = sums if per is None else sums * seconds / per
+    rows["period"] = pd.DatetimeIndex(rows["period"]).tz_convert(zone)
+    current = dict(zip(limits.index.astype(str), limits["name"], strict=True))
+    rows["name"] = rows["index_id"].map(current).fillna(rows["name"])
+    out = {}
+    for period, day_rows in rows.groupby("period", sort=True):
+        columns = ["index_id", "period", "operations", "points", "invalid"]
+        part = day_rows[columns].reset_index(drop=True)
+        names = dict(zip(day_rows["index_id"], day_rows["name"], strict=True))
+        step = pd.Series(
+            pd.to_timedelta(day_rows["interval_seconds"].to_numpy(), unit="s"),
+            index=pd.Index(day_rows["index_id"], name="index_id"),
+            name="interval",
+        )
+        out[f"{pd.Timestamp(period).tz_convert('UTC'):%Y-%m-%d}"] = (part, names, step)
+    return out
+
+
+def is_history(source: Source) -> TypeGuard[History]:
+    """Whether ``source`` is a :class:`~searchkit.History` (read day by day)."""
     from searchkit.history.store import History
 
     return isinstance(source, History)
@@ -341,7 +365,8 @@ def _limits_as_of(
         first = snaps.drop_duplicates("id", keep="first").set_index("id")["value"]
         merged.loc[early, "value"] = merged.loc[early, "id"].map(first)
     values = np.asarray(latest, dtype=np.float64).copy()
-    known = merged["collected_at"].notna() | merged["id"].isin(snaps["id"])
+    # Membership against the few distinct ids: isin over every snapshot row is slow.
+    known = merged["collected_at"].notna() | merged["id"].isin(snaps["id"].unique())
     rows = merged.loc[known, "row"].to_numpy()
     values[rows] = merged.loc[known, "value"].to_numpy(dtype=np.float64)
     return values
@@ -362,188 +387,10 @@ def _complete(out: pd.DataFrame, intervals: pd.Series, freq: str) -> np.ndarray:
     return result
 
 
-def _period(now: pd.Timestamp, monthly: bool) -> tuple[pd.Timestamp, pd.Timestamp]:
-    if monthly:
-        start = now.normalize().replace(day=1)
-        return start, start + pd.DateOffset(months=1)
-    start = now.normalize()
-    return start, start + _DAY
-
-
-def forecast_limits(
-    source: Source,
-    now: Instant | None = None,
-    *,
-    field: str | None = None,
-    pace_window: str | pd.Timedelta = "1h",
-    value_unit: str = "per_second",
-) -> pd.DataFrame:
-    """Say, per index, how much of a limit the current period will use and when it runs out.
-
-    The pace is the mean rate over the last ``pace_window`` before ``now``; the band
-    (``*_low``/``*_high``) comes from the spread of the rates within that window (its 10th
-    and 90th percentiles). Projected = used so far + pace x time left until the reset.
-
-    Args:
-        source: An IndexList, the raw API JSON, or a :class:`~searchkit.History`.
-        now: The instant to forecast from (naive is UTC, a number is epoch seconds);
-            default the end of the newest point's sampling interval.
-        field: The limit; default ``max_daily_queries + max_daily_updates`` (daily).
-            A monthly field (``max_monthly_*``) is forecast only when the data reach back
-            to the first of the month; otherwise the row says why not.
-        pace_window: How far back the pace is measured.
-        value_unit: See :func:`usage_frame`.
-
-    Returns:
-        Indexed by ``index_id``, the columns of :data:`FORECAST_COLUMNS`: ``used``,
-        ``projected*`` and ``limit`` in operations, ``pace*`` in operations per second,
-        ``utilization`` = projected / limit (0 when unlimited), ``hit_at*`` the instant
-        the limit is (or was, when already past) reached, NaT when it will not be, and
-        ``reason`` empty when the row is a forecast, else why it is unknown (NaN/NaT), and
-        ``as_of`` the instant forecast from (``now``, aware UTC, the same on every row).
-    """
-    monthly = _is_monthly(field)
-    window = pd.Timedelta(pace_window)
-    tp, limits = _forecast_frames(source, utc_instant(now), monthly, window)
-    label, limit = _field_limit(limits, field)
-    steps = _intervals(tp)
-    ops = _operations(tp, value_unit, steps) if len(tp) else np.array([])
-    per = VALUE_UNITS[value_unit] or 60.0
-    moment = utc_instant(now)
-    if moment is None:
-        # The end of the newest point's interval: the data's own "now".
-        step = steps.min() if steps.notna().any() else _MINUTE
-        moment = tp["time"].max() + step if len(tp) else pd.Timestamp.now(tz="UTC")
-    moment = moment.tz_convert("UTC")
-    start, reset = _period(moment, monthly)
-    # An index, not a Series: slicing it per index is cheaper.
-    times = pd.DatetimeIndex(tp["time"].array).tz_convert("UTC")
-    # Each index's points as one slice: frames are grouped by index (else made so).
-    codes, labels = _codes(tp["index_id"])
-    values_order = None
-    if len(codes) > 1 and (codes[1:] < codes[:-1]).any():
-        values_order = np.argsort(codes, kind="stable")
-        times, ops = times[values_order], ops[values_order]
-        codes = codes[values_order]
-    bounds = np.searchsorted(codes, np.arange(len(labels) + 1))
-    slices = {label: slice(bounds[i], bounds[i + 1]) for i, label in enumerate(labels)}
-    values = tp["value"].to_numpy(dtype=np.float64, na_value=np.nan)
-    if values_order is not None:
-        values = values[values_order]
-    rows = []
-    for index_id in limits.index:
-        mask = slices.get(str(index_id), slice(0, 0))
-        its_times = times[mask]
-        name = limits.loc[index_id, "name"]
-        row: dict[str, Any] = dict.fromkeys(FORECAST_COLUMNS, np.nan)
-        row.update(
-            name=name,
-            field=label,
-            period_start=start,
-            reset=reset,
-            limit=float(limit.loc[index_id]),
-            hit_at=pd.NaT,
-            hit_at_low=pd.NaT,
-            hit_at_high=pd.NaT,
-            reason="",
-        )
-        interval = steps.get(str(index_id), _MINUTE)
-        if pd.isna(interval):
-            interval = _MINUTE
-        if np.isnan(row["limit"]):
-            row["reason"] = "the service did not report this limit"
-        elif len(its_times) == 0:
-            row["reason"] = "no throughput points for this index"
-        elif its_times.min() > start + interval * 1.5:
-            row["reason"] = (
-                f"the data start at {its_times.min():%Y-%m-%d %H:%M} UTC, after the period "
-                f"began ({start:%Y-%m-%d}): not forecast, collect a history"
-            )
-        else:
-            in_period = np.asarray((its_times >= start) & (its_times <= moment))
-            point_ops = ops[mask]
-            used = float(point_ops[in_period].sum())
-            recent = np.asarray((its_times >= moment - window) & (its_times < moment))
-            rates = np.nan_to_num(values[mask][recent]) / (per if value_unit != "per_point" else 1)
-            if value_unit == "per_point":
-                rates = rates / interval.total_seconds()
-            if rates.size == 0:
-                row["reason"] = f"no points in the {window} before now"
-            else:
-                pace = float(rates.mean())
-                low, high = (float(q) for q in np.quantile(rates, [0.1, 0.9]))
-                low, high = min(low, pace), max(high, pace)
-                left = max((reset - moment).total_seconds(), 0.0)
-                row.update(used=used, pace=pace)
-                for suffix, rate in (("", pace), ("_low", low), ("_high", high)):
-                    row[f"projected{suffix}"] = used + rate * left
-                    row[f"hit_at{suffix}"] = _hit_at(
-                        row["limit"],
-                        used,
-                        rate,
-                        moment,
-                        reset,
-                        its_times[in_period],
-                        point_ops[in_period],
-                    )
-                row["utilization"] = float(_utilization([row["projected"]], [row["limit"]])[0])
-        if np.isinf(row["limit"]):
-            # Unlimited is known without any data: nothing of it is ever used up.
-            row.update(utilization=0.0, reason="")
-        rows.append(row)
-    out = pd.DataFrame(
-        rows, columns=list(FORECAST_COLUMNS), index=pd.Index(limits.index, name="index_id")
-    )
-    for column in ("period_start", "reset", "hit_at", "hit_at_low", "hit_at_high"):
-        out[column] = pd.to_datetime(out[column], utc=True).dt.as_unit("ns")
-    for column in (
-        "used",
-        "pace",
-        "projected",
-        "projected_low",
-        "projected_high",
-        "limit",
-        "utilization",
-    ):
-        out[column] = out[column].astype(np.float64)
-    out["as_of"] = pd.DatetimeIndex([moment] * len(out), dtype="datetime64[ns, UTC]")
-    for column in ("name", "field", "reason"):  # also when empty
-        out[column] = out[column].astype("str")
-    return out
-
-
-def _forecast_frames(
-    source: Source, now: pd.Timestamp | None, monthly: bool, window: pd.Timedelta
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Like :func:`_frames`, but from a History read only what the forecast looks at."""
-    from searchkit.history.store import History
-
-    if not isinstance(source, History):
-        return _frames(source)
-    latest = now if now is not None else source.newest_time()
-    if latest is None:
-        return _frames(source)
-    period_start, _ = _period(latest, monthly)
-    # A day before the period starts, to tell whether the history covers its start.
-    first = min(period_start, latest - window) - _DAY
-    return source.throughput(start=first), source.limits()
-
-
-def _hit_at(
-    limit: float,
-    used: float,
-    rate: float,
-    now: pd.Timestamp,
-    reset: pd.Timestamp,
-    times: pd.DatetimeIndex,
-    ops: np.ndarray,
-) -> Any:
-    if not np.isfinite(limit):
-        return pd.NaT
-    if used >= limit:
-        crossed = np.flatnonzero(np.cumsum(ops) >= limit)
-        return times[int(crossed[0])] if crossed.size else now
-    if rate <= 0:
-        return pd.NaT
-    when = now + pd.Timedelta(seconds=(limit - used) / rate)
-    return when if when < reset else pd.NaT
+# Shared with the forecast (searchkit.analytics.forecast and its profile and backtest
+# modules): the same readers, so usage and forecasts count operations the same way.
+source_frames = _frames
+index_intervals = _intervals
+point_operations = _operations
+index_codes = _codes
+utilization_ratio = _utilization

@@ -76,7 +76,7 @@ def _write_usage(folder: pathlib.Path, stream: TextIO) -> dict[str, pathlib.Path
     """
     from matplotlib.figure import Figure
 
-    from searchkit.analytics.usage import forecast_limits
+    from searchkit.analytics.forecast import forecast_limits
     from searchkit.emulator import Emulator
     from searchkit.render.formats import format_limit
     from searchkit.render.utilization import plot_utilization
@@ -85,19 +85,22 @@ def _write_usage(folder: pathlib.Path, stream: TextIO) -> dict[str, pathlib.Path
         with emulator.client() as client:
             week = client.list_indexes()
     forecast = forecast_limits(week)
-    shown = forecast.set_index("name")[["used", "projected", "limit", "utilization", "hit_at"]]
+    columns = ["used", "projected", "limit", "projected_utilization", "hit_at"]
+    shown = forecast.set_index("name")[columns]
     limited = shown["limit"].map(math.isfinite)
     shown = shown.assign(
         used=shown["used"].map("{:,.0f}".format),
         projected=shown["projected"].map("{:,.0f}".format),
         limit=[format_limit(v) for v in shown["limit"]],
-        utilization=[
-            f"{u:,.0%}" if ok else "—" for u, ok in zip(shown["utilization"], limited, strict=True)
+        projected_utilization=[
+            f"{u:,.0%}" if ok else "—"
+            for u, ok in zip(shown["projected_utilization"], limited, strict=True)
         ],
         hit_at=shown["hit_at"].dt.strftime("%Y-%m-%d %H:%M UTC").fillna("not today"),
     )
     print(
-        "\ndaily limits (queries + updates), forecast to the next reset at UTC midnight:\n",
+        "\ndaily limits (queries + updates, in operations), forecast to the next reset at "
+        "UTC midnight:\n",
         file=stream,
     )
     print(shown.to_string(), file=stream)

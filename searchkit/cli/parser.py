@@ -6,6 +6,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from searchkit._version import __version__
+from searchkit.cli import forecast as forecast_command
 from searchkit.model.limits import REGIONS, TYPES
 
 __all__ = ["DEFAULT_LAB_DIR", "build_parser"]
@@ -77,6 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_list_and_create(sub)
     _add_serve(sub)
     _add_collect_and_history(sub)
+    forecast_command.add_parser(sub)
     _add_demo_and_lab(sub)
     return parser
 

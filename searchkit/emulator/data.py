@@ -24,7 +24,7 @@ from collections.abc import Iterator, Mapping
 from datetime import datetime, tzinfo
 from functools import lru_cache
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NamedTuple
 from zoneinfo import ZoneInfo
 
 __all__ = [
@@ -278,7 +278,17 @@ class _ValuesBlock:
     move. Shared through :func:`_values_block`, mutated under :data:`_GROW`.
     """
 
-    __slots__ = ("amplitude", "base", "gap_start", "hi", "lo", "noise", "peak", "values")
+    __slots__ = (
+        "amplitude",
+        "base",
+        "gap_start",
+        "hi",
+        "lo",
+        "noise",
+        "peak",
+        "rhythm",
+        "values",
+    )
 
     def __init__(self, series_seed: int, scale: float) -> None:
         shape = random.Random(series_seed)
@@ -288,8 +298,49 @@ class _ValuesBlock:
         self.noise = shape.uniform(0.06, 0.2)
         # A daily three-minute maintenance gap guarantees exact zeros in any one-day window.
         self.gap_start = shape.randrange(_BLOCK)
+        self.rhythm = _Rhythm.draw(shape)
         self.lo = self.hi = 0
         self.values = array("d")
+
+
+class _Rhythm(NamedTuple):
+    """A series' days: weekends, day-to-day variation, a slow trend, burst episodes.
+
+    Drawn after the daily shape from the same generator, so a series keeps its daily curve;
+    each day's factor and burst is a pure function of the series and the day (one block).
+    """
+
+    weekend: float
+    spread: float
+    trend: float
+    trend_days: float
+    trend_phase: float
+    burst_chance: float
+
+    @classmethod
+    def draw(cls, shape: random.Random) -> _Rhythm:
+        return cls(
+            weekend=shape.uniform(0.45, 1.05),
+            spread=shape.uniform(0.03, 0.15),
+            trend=shape.uniform(0.0, 0.15),
+            trend_days=shape.uniform(60.0, 240.0),
+            trend_phase=shape.uniform(0.0, 1.0),
+            burst_chance=shape.uniform(0.1, 0.5),
+        )
+
+    def day(self, series_seed: int, block: int) -> tuple[float, int, int, float]:
+        """(level factor, burst start minute, burst length, burst factor) of a UTC day."""
+        h = _mix(series_seed ^ _mix((block ^ 0xDA7_0F_DA75) & _MASK64))
+        # Three uniform draws summed: a bell-shaped day-to-day wobble of about +-spread.
+        bell = sum(((h >> shift) & 0xFFFF) / 65536.0 for shift in (0, 16, 32)) - 1.5
+        weekday = (block + 3) % 7  # 1970-01-01 was a Thursday; Monday is 0
+        level = math.exp(2.0 * self.spread * bell)
+        level *= self.weekend if weekday >= 5 else 1.0
+        level *= 1.0 + self.trend * math.sin(_TAU * (block / self.trend_days + self.trend_phase))
+        if ((h >> 48) & 0xFF) / 256.0 >= self.burst_chance:
+            return level, 0, 0, 1.0
+        g = _mix(h)
+        return level, g % _BLOCK, 10 + (g >> 11) % 80, 1.5 + ((g >> 20) & 0xFF) / 128.0
 
 
 _GROW = threading.Lock()
@@ -330,8 +381,10 @@ def _compute_values(
     # generator's draw of that rank, the 32-bit words of one getrandbits call in order.
     words = random.Random(_mix(series_seed ^ _mix(block & _MASK64))).getrandbits(32 * stop)
     bits_of = array("I", words.to_bytes(4 * stop, sys.byteorder))
-    base, amplitude, peak, noise = shape.base, shape.amplitude, shape.peak, shape.noise
+    amplitude, peak, noise = shape.amplitude, shape.peak, shape.noise
     gap_start = shape.gap_start
+    level, burst_at, burst_for, burst_by = shape.rhythm.day(series_seed, block)
+    base = shape.base * level
     out = array("d", bytes(8 * (stop - start)))
     for offset in range(start, stop):
         bits = bits_of[offset]
@@ -341,6 +394,8 @@ def _compute_values(
         diurnal = 1.0 + amplitude * math.cos(_TAU * (minute_of_day / _BLOCK - peak))
         wobble = 1.0 + noise * (((bits >> 9) & 0xFFFF) / 32768.0 - 1.0)
         burst = 1.0 + (bits >> 28) / 6.0 if (bits >> 25) & 0x7 == 0 and bits & 0x1E00 == 0 else 1.0
+        if 0 <= minute_of_day - burst_at < burst_for:  # a burst episode of 10-90 minutes
+            burst *= burst_by
         out[offset - start] = round(base * diurnal * wobble * burst, 2)
     return out
 
@@ -453,18 +508,35 @@ DEMO_TRAFFIC: Mapping[str, str] = MappingProxyType(
 )
 
 
-def _series_shape(series_seed: int, plan: str) -> tuple[float, float, float]:
-    """Return (mean level, amplitude, peak) of a series, as :class:`_ValuesBlock` draws them."""
+def _series_shape(series_seed: int, plan: str) -> tuple[float, float, float, _Rhythm]:
+    """Return (mean level, amplitude, peak, rhythm) of a series, as :class:`_ValuesBlock`
+    draws them."""
     shape = random.Random(series_seed)
     base = 10 ** shape.uniform(0.7, 2.7) * _THROUGHPUT_SCALE.get(plan, 1.0)
-    return base, shape.uniform(0.35, 0.8), shape.uniform(0.0, 1.0)
+    amplitude, peak = shape.uniform(0.35, 0.8), shape.uniform(0.0, 1.0)
+    shape.uniform(0.06, 0.2)  # noise
+    shape.randrange(_BLOCK)  # the maintenance gap
+    return base, amplitude, peak, _Rhythm.draw(shape)
 
 
+def _calm(rhythm: _Rhythm) -> bool:
+    """A rhythm steady enough for a demo story told on any day: weekends as weekdays,
+    days within about 10% of each other, no trend or bursts to speak of."""
+    return (
+        rhythm.weekend >= 0.93
+        and rhythm.spread <= 0.07
+        and rhythm.trend <= 0.05
+        and rhythm.burst_chance <= 0.2
+    )
+
+
+@lru_cache(maxsize=64)
 def demo_series_seed(name: str, plan: str) -> int | None:
     """Return the series seed giving demo index ``name`` its :data:`DEMO_TRAFFIC`, if any.
 
-    Seeds are drawn from a generator keyed by the name until one's traffic level fits, so
-    the demo's free indexes show the same usage whatever the emulator's seed.
+    Seeds are drawn from a generator keyed by the name until one's traffic level fits and
+    its day-to-day rhythm is calm (so the story holds on any day), so the demo's free
+    indexes show the same usage whatever the emulator's seed.
 
     Args:
         name: A demo index name.
@@ -480,7 +552,9 @@ def demo_series_seed(name: str, plan: str) -> int | None:
     draw = random.Random(f"searchkit-demo-series:{name}")
     while True:
         seed = draw.getrandbits(63)
-        base, amplitude, peak = _series_shape(seed, plan)
+        base, amplitude, peak, rhythm = _series_shape(seed, plan)
+        if not _calm(rhythm):
+            continue
         if target == "past":
             # The rate over the first quarter hour of the day carries it past the limit.
             at_midnight = base * (1.0 + amplitude * math.cos(_TAU * -peak))

@@ -1,8 +1,14 @@
 """The one "latest write wins" rule: one row per point, one snapshot per index and instant.
 
 Two collectors may write the same point; a reader keeps one row per ``(account, index_id,
-time)``: the one with the latest ``collected_at``. Limits snapshots are kept per ``(account,
-id)`` the same way.
+time)``: the one with the latest ``collected_at``, and between rows collected at the same
+instant the one with the larger ``value`` (so the answer never depends on file names or
+the order files are listed). In SQL::
+
+    QUALIFY row_number() OVER (PARTITION BY account, index_id, time
+                               ORDER BY collected_at DESC, value DESC) = 1
+
+Limits snapshots are kept per ``(account, id)``, the one collected last.
 """
 
 from __future__ import annotations
@@ -62,23 +68,25 @@ def stored_mask(new: pa.Table, stored: pa.Table) -> np.ndarray:
 
 
 def sorted_points(table: pa.Table) -> pa.Table:
+    """Sort points as files store them: by account, index, then time."""
     return table.sort_by(
         [("account", "ascending"), ("index_id", "ascending"), ("time", "ascending")]
     )
 
 
 def latest(table: pa.Table) -> pa.Table:
-    """Keep one row per (account, index_id, time): the one collected last."""
+    """Keep one row per (account, index_id, time): the one collected last (larger value on
+    a tie)."""
     if table.num_rows < 2:
         return table
-    order = table.sort_by(
-        [
-            ("account", "ascending"),
-            ("index_id", "ascending"),
-            ("time", "ascending"),
-            ("collected_at", "ascending"),
-        ]
-    )
+    keys = [
+        _nan_first(table["value"]),
+        table["collected_at"].combine_chunks().cast(pa.int64()).to_numpy(),
+        table["time"].combine_chunks().cast(pa.int64()).to_numpy(),
+        pc.dictionary_encode(table["index_id"].combine_chunks()).indices.to_numpy(),
+        pc.dictionary_encode(table["account"].combine_chunks()).indices.to_numpy(),
+    ]
+    order = table.take(pa.array(np.lexsort(keys)))
     return drop_repeats(order)
 
 
@@ -118,7 +126,9 @@ def tidy(table: pa.Table, zone: dt.tzinfo, rename: dict[str, str] | None = None)
     has_collected = "collected_at" in table.column_names
     keys = [times, index_id.indices.to_numpy(), account.indices.to_numpy()]
     if has_collected:
+        # Least significant first: value, then collected_at; the last row of a key wins.
         keys.insert(0, table["collected_at"].combine_chunks().cast(pa.int64()).to_numpy())
+        keys.insert(0, _nan_first(table["value"]))
     order = np.lexsort(keys)
     a_codes = keys[-1][order]
     i_codes = keys[-2][order]
@@ -173,3 +183,9 @@ def tidy(table: pa.Table, zone: dt.tzinfo, rename: dict[str, str] | None = None)
         }
     )
     return frame
+
+
+def _nan_first(values: pa.ChunkedArray) -> np.ndarray:
+    """Values as a sort key where a missing value loses to any number (as SQL's DESC)."""
+    array = values.combine_chunks().to_numpy(zero_copy_only=False).astype(np.float64)
+    return np.where(np.isnan(array), -np.inf, array)

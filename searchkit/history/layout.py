@@ -14,7 +14,11 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import os
+import re
+import time
 import uuid
+import warnings
+from collections.abc import Iterator
 from typing import Any
 
 import pyarrow as pa
@@ -28,10 +32,13 @@ __all__ = [
     "ATTEMPTS",
     "KEY",
     "LIMITS_SCHEMA",
+    "ROLLUP_SCHEMA",
     "SCHEMAS",
     "STALE",
     "THROUGHPUT_SCHEMA",
     "TIMESTAMP",
+    "WRITE_OPTIONS",
+    "HistoryWarning",
     "Layout",
     "remove_quietly",
 ]
@@ -62,12 +69,36 @@ LIMITS_SCHEMA = pa.schema(
         ("collected_at", TIMESTAMP),
     ]
 )
-SCHEMAS = {"throughput": THROUGHPUT_SCHEMA, "limits": LIMITS_SCHEMA}
+ROLLUP_SCHEMA = pa.schema(
+    [
+        ("account", pa.string()),
+        ("index_id", pa.string()),
+        ("name", pa.string()),
+        ("period", TIMESTAMP),
+        ("operations", pa.float64()),
+        ("value_sum", pa.float64()),
+        ("points", pa.int64()),
+        ("invalid", pa.int64()),
+        ("interval_seconds", pa.float64()),
+        ("source", pa.string()),
+    ]
+)
+SCHEMAS = {"throughput": THROUGHPUT_SCHEMA, "limits": LIMITS_SCHEMA, "rollups": ROLLUP_SCHEMA}
 #: A point's identity: one row per key is kept (see :mod:`searchkit.history.dedupe`).
 KEY = ("account", "index_id", "time")
 # Sorted by index then time inside a file, row groups this size let a reader of one index
 # skip the others' groups from the statistics alone.
 ROW_GROUP = 16_384
+#: How every file is written. Instants are stored as Parquet TIMESTAMP(MICROS, UTC): Spark,
+#: DuckDB, Polars and Dask read that natively (Spark has no nanoseconds), and the service's
+#: texts carry milliseconds, so nothing it says is lost; sub-microsecond digits of a
+#: ``collected_at`` taken from the clock are dropped.
+WRITE_OPTIONS: dict[str, Any] = {
+    "compression": "zstd",
+    "row_group_size": ROW_GROUP,
+    "coerce_timestamps": "us",
+    "allow_truncated_timestamps": True,
+}
 #: Listings and reads that race a writer or a compaction are retried this many times.
 ATTEMPTS = 5
 #: A temporary file this old belongs to a writer that died mid-write (a write takes seconds).
@@ -145,33 +176,100 @@ class Layout:
         self.local = isinstance(fs, pafs.LocalFileSystem)
         #: Paths whose schema was checked already (files never change once written).
         self.checked: set[str] = set()
+        self._warned: set[str] = set()
 
-    def files(self, kind: str) -> list[tuple[str, str, int]]:
-        """Return ``(day, path, size)`` of every finished data file of ``kind``, by day."""
-        selector = pafs.FileSelector(f"{self.root}/{kind}", recursive=True, allow_not_found=True)
-        for attempt in range(ATTEMPTS):
-            try:
-                infos = self.fs.get_file_info(selector)
-                break
-            except FileNotFoundError:
-                # A writer renamed a temporary file, or created the folder, while we walked.
-                if attempt == ATTEMPTS - 1:
-                    raise
-            except OSError as exc:
-                raise HistoryError(f"cannot list the history at {self.location!r}: {exc}") from exc
-        found = []
+    def days(self, kind: str) -> list[str]:
+        """Return the UTC days (``YYYY-MM-DD``) with a folder of ``kind``, oldest first.
+
+        One listing of the ``kind`` folder alone. Folders that are not the layout's
+        (``day=notadate``, a link out of the store) are skipped and named in a warning.
+        """
+        infos = self._list(f"{self.root}/{kind}")
+        days, stray = [], []
         for info in infos:
-            if info.type != pafs.FileType.File:
+            if info.type != pafs.FileType.Directory:
                 continue
-            parent, _, base = info.path.rpartition("/")
-            folder = parent.rpartition("/")[2]
-            if base.startswith((".", "_")) or not base.endswith(".parquet"):
-                continue  # a temporary file of a writer still at work, or not ours
-            if not folder.startswith("day="):
+            folder = info.path.rpartition("/")[2]
+            if folder.startswith((".", "_")):
+                continue  # a lock or an engine's marker, not data
+            day = folder[4:] if folder.startswith("day=") else ""
+            if not _is_day(day) or self._leaves_store(info.path):
+                stray.append(f"{kind}/{folder}")
                 continue
-            found.append((folder[4:], info.path, int(info.size or 0)))
+            days.append(day)
+        self._warn_stray(stray)
+        return sorted(days)
+
+    def files(
+        self, kind: str, first: str | None = None, last: str | None = None
+    ) -> list[tuple[str, str, int]]:
+        """Return ``(day, path, size)`` of every finished data file of ``kind``, by day.
+
+        Only the day folders between ``first`` and ``last`` (inclusive) are listed, so the
+        cost follows the files asked for, not the files stored.
+        """
+        found = []
+        for day in self.days(kind):
+            if (first is not None and day < first) or (last is not None and day > last):
+                continue
+            for info in self._list(f"{self.root}/{kind}/day={day}"):
+                base = info.path.rpartition("/")[2]
+                if info.type != pafs.FileType.File or not base.endswith(".parquet"):
+                    continue
+                if base.startswith((".", "_")):
+                    continue  # a temporary file of a writer still at work, or not ours
+                if self.local and os.path.islink(info.path):
+                    self._warn_stray([f"{kind}/day={day}/{base}"])
+                    continue
+                found.append((day, info.path, int(info.size or 0)))
         found.sort()
         return found
+
+    def newest_day(self, kind: str) -> str | None:
+        """The newest UTC day holding a file of ``kind`` (listing only the newest folders)."""
+        for day in reversed(self.days(kind)):
+            if self.files(kind, day, day):
+                return day
+        return None
+
+    def _list(self, folder: str) -> list[pafs.FileInfo]:
+        """List one folder (not its subfolders); a missing folder lists as empty."""
+        selector = pafs.FileSelector(folder, recursive=False, allow_not_found=True)
+        for attempt in range(ATTEMPTS):
+            try:
+                return list(self.fs.get_file_info(selector))
+            except FileNotFoundError as exc:
+                # A compaction removed the folder, or a writer created it, while we listed.
+                if attempt == ATTEMPTS - 1:
+                    raise HistoryError(
+                        f"the history at {self.location!r} kept changing while it was "
+                        f"listed ({exc}); try again"
+                    ) from exc
+            except OSError as exc:
+                raise HistoryError(f"cannot list the history at {self.location!r}: {exc}") from exc
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _leaves_store(self, path: str) -> bool:
+        """Whether a local folder is a link, or resolves outside the store."""
+        if not self.local:
+            return False
+        if os.path.islink(path):
+            return True
+        real_root = os.path.realpath(self.root)
+        return not os.path.realpath(path).startswith(real_root + os.sep)
+
+    def _warn_stray(self, stray: list[str]) -> None:
+        new = [name for name in stray if name not in self._warned]
+        if not new:
+            return
+        self._warned.update(new)
+        warnings.warn(
+            f"skipped {len(new)} entr{'y' if len(new) == 1 else 'ies'} in the history at "
+            f"{self.location!r} that are not its layout (day=YYYY-MM-DD folders of files, "
+            f"no links out of the store): {', '.join(new)}",
+            HistoryWarning,
+            stacklevel=4,
+        )
 
     def remove_stale_temporaries(self, older_than: dt.timedelta) -> int:
         """Delete temporary files a writer killed mid-write left behind (never read)."""
@@ -222,20 +320,12 @@ class Layout:
         try:
             if not self.local:
                 # An object store makes an object visible only once its upload completed.
-                pq.write_table(
-                    table, final, filesystem=self.fs, compression="zstd", row_group_size=ROW_GROUP
-                )
+                pq.write_table(table, final, filesystem=self.fs, **WRITE_OPTIONS)
                 return final
             self.fs.create_dir(folder, recursive=True)
             temporary = f"{folder}/.{name}.tmp"
             try:
-                pq.write_table(
-                    table,
-                    temporary,
-                    filesystem=self.fs,
-                    compression="zstd",
-                    row_group_size=ROW_GROUP,
-                )
+                pq.write_table(table, temporary, filesystem=self.fs, **WRITE_OPTIONS)
                 self.fs.move(temporary, final)
             except BaseException:
                 remove_quietly(self.fs, temporary)
@@ -247,10 +337,69 @@ class Layout:
             ) from exc
         return final
 
-    def remove(self, path: str) -> None:
-        """Delete one file, quietly if it is gone already."""
-        remove_quietly(self.fs, path)
+    def remove(self, path: str) -> bool:
+        """Delete one file; return whether this call deleted it (gone or kept: False)."""
         self.checked.discard(path)
+        try:
+            self.fs.delete_file(path)
+        except OSError:
+            return False
+        return True
+
+    @contextlib.contextmanager
+    def lock(self, kind: str, day: str) -> Iterator[bool]:
+        """Hold a day's compaction lock; yield False when another compactor holds it.
+
+        Local folders only (an exclusive create); on an object store two compactions may
+        both merge a day, which costs a duplicate file that readers and the next
+        compaction drop. A lock older than :data:`STALE` belongs to a killed compactor and
+        is taken over.
+        """
+        if not self.local:
+            yield True
+            return
+        path = f"{self.root}/{kind}/day={day}/_compacting.lock"
+        held = False
+        for _ in range(2):
+            try:
+                os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+                held = True
+                break
+            except FileExistsError:
+                if not _older_than(path, STALE):
+                    break
+                remove_quietly(self.fs, path)
+            except FileNotFoundError:
+                break  # the day folder is gone: nothing to compact
+        try:
+            yield held
+        finally:
+            if held:
+                remove_quietly(self.fs, path)
+
+
+class HistoryWarning(UserWarning):
+    """The history holds something that is not its layout; it was skipped."""
+
+
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def _older_than(path: str, age: dt.timedelta) -> bool:
+    try:
+        return time.time() - os.stat(path).st_mtime > age.total_seconds()
+    except OSError:
+        return True
+
+
+def _is_day(text: str) -> bool:
+    if not _DAY.fullmatch(text):
+        return False
+    try:
+        dt.date.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
 
 
 def compatible(found: pa.DataType, expected: pa.DataType) -> bool:

@@ -8,6 +8,7 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.dataset as ds
+import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from searchkit.errors import HistoryError
@@ -20,6 +21,8 @@ __all__ = ["read", "read_file", "row_groups"]
 # reader thread holds its own allocator arenas).
 _READERS = 8
 _LOCAL_READERS = 2
+# Nanoseconds per unit of a stored timestamp (files store microseconds; older ones nanos).
+_PER_UNIT = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 
 
 def read_file(
@@ -43,6 +46,9 @@ def read_file(
     except (FileNotFoundError, HistoryError):
         raise
     except (pa.ArrowException, OSError) as exc:
+        if _gone(layout, path):
+            # An object store says so in its own words: a compaction deleted the file.
+            raise FileNotFoundError(path) from exc
         raise HistoryError(
             f"{path} is not a readable Parquet file ({exc}); it may be truncated or "
             "corrupt: move it out of the history to continue (nothing else is affected)"
@@ -74,11 +80,7 @@ def read(
     first, last = days
 
     def listed() -> list[str]:
-        return [
-            path
-            for day, path, _ in layout.files(kind)
-            if (first is None or day >= first) and (last is None or day <= last)
-        ]
+        return [path for _, path, _ in layout.files(kind, first, last)]
 
     paths = listed()
     for attempt in range(ATTEMPTS):
@@ -93,11 +95,14 @@ def read(
                         paths,
                     )
                 )
-        except FileNotFoundError:
+        except FileNotFoundError as exc:
             # A compaction deleted a file after we listed it: its rows are in a newer
             # file, so list again.
             if attempt == ATTEMPTS - 1:
-                raise
+                raise HistoryError(
+                    f"the {kind} history at {layout.location!r} kept changing while it was "
+                    f"read ({exc}); nothing is lost: try again"
+                ) from exc
             paths = listed()
             continue
         except pa.ArrowException as exc:
@@ -115,6 +120,13 @@ def read(
     raise AssertionError("unreachable")  # pragma: no cover
 
 
+def _gone(layout: Layout, path: str) -> bool:
+    try:
+        return bool(layout.fs.get_file_info(path).type == pafs.FileType.NotFound)
+    except OSError:
+        return False
+
+
 def row_groups(parquet: pq.ParquetFile, prune: dict[str, Any]) -> list[int]:
     """Return the row groups whose min/max statistics can hold the wanted values."""
     metadata = parquet.metadata
@@ -129,8 +141,16 @@ def row_groups(parquet: pq.ParquetFile, prune: dict[str, Any]) -> list[int]:
             continue
         if column == "time":
             kind = arrow.field("time").type
-            if pa.types.is_timestamp(kind) and kind.unit == "ns":
-                checks.append((position[column], "range", wanted))
+            scale = _PER_UNIT.get(kind.unit) if pa.types.is_timestamp(kind) else None
+            if scale is not None:
+                lo, hi = wanted  # nanoseconds, compared in the file's unit
+                checks.append(
+                    (
+                        position[column],
+                        "range",
+                        (None if lo is None else lo // scale, None if hi is None else hi // scale),
+                    )
+                )
         else:
             checks.append((position[column], "values", sorted(wanted)))
     keep = []

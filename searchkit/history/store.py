@@ -25,13 +25,13 @@ writing), :mod:`~searchkit.history.reader` (reads, row-group pruning),
 
 from __future__ import annotations
 
+import collections
 import datetime as dt
 import os
 import time
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -42,9 +42,16 @@ from searchkit.errors import HistoryError, mask_url
 from searchkit.frames.frames import Indexes, limits_frame, throughput_frame
 from searchkit.frames.zones import Instant, TimeZone, resolve_zone, utc_instant
 from searchkit.history import dedupe, reader
-from searchkit.history.gaps import Gap, day_gaps, listing_gap
+from searchkit.history import newest as record_of
+from searchkit.history.collecting import (
+    advance_record,
+    index_changes,
+    listed_points,
+    unstored,
+)
+from searchkit.history.compaction import compact_day, current_sources
+from searchkit.history.gaps import Gap, day_gaps
 from searchkit.history.layout import (
-    KEY,
     LIMITS_SCHEMA,
     STALE,
     THROUGHPUT_SCHEMA,
@@ -53,6 +60,7 @@ from searchkit.history.layout import (
     open_location,
 )
 from searchkit.history.reports import CollectSummary, HistoryInfo
+from searchkit.history.rollups import current
 from searchkit.history.snapshots import limits_table, snapshot_frame
 
 if TYPE_CHECKING:
@@ -99,6 +107,7 @@ class History:
         fs, root = open_location(text, filesystem, storage_options)
         self._layout = Layout(self._location, fs, root)
         self._fs, self._root = fs, root
+        self._names_cache: tuple[tuple[str, ...], dict[str, str]] | None = None
 
     @property
     def location(self) -> str:
@@ -128,7 +137,12 @@ class History:
     # --- collect -----------------------------------------------------------------------
 
     def collect(
-        self, client: Client, *, indexes: Indexes | None = None, now: Instant | None = None
+        self,
+        client: Client,
+        *,
+        indexes: Indexes | None = None,
+        now: Instant | None = None,
+        compact: bool = True,
     ) -> CollectSummary:
         """Take one snapshot: every index's limits and the throughput points not stored yet.
 
@@ -142,6 +156,9 @@ class History:
                 you already have); ``client`` still names the account.
             now: The collect's own time (``collected_at``); the machine's clock by default.
                 Give the emulator's when its clock is advanced (notebooks, tests).
+            compact: Also compact the closed UTC days this collect wrote to, and yesterday
+                (merge their files, thin their snapshots, write their rollups), so the
+                layout stays one file per day whatever the collect interval.
 
         Returns:
             A :class:`CollectSummary`.
@@ -152,30 +169,20 @@ class History:
         """
         listed = client.list_indexes() if indexes is None else indexes
         collected_at = utc_instant(now) or pd.Timestamp(time.time_ns(), unit="ns", tz="UTC")
+        collected_at = collected_at.floor("us")  # as stored (see layout.WRITE_OPTIONS)
         stamp = int(collected_at.value)
         fallback_account = str(getattr(client, "username", "") or "")
         limits = limits_frame(listed)
         accounts = [str(_customer(i) or fallback_account) for i in _items(listed)]
         frame = throughput_frame(listed)
         account_of = dict(zip(limits.index, accounts, strict=True))
-        new = pa.Table.from_pandas(
-            pd.DataFrame(
-                {
-                    "account": frame["index_id"].map(account_of).astype(str).to_numpy(),
-                    "index_id": frame["index_id"].astype(str).to_numpy(),
-                    "name": frame["name"].astype(str).to_numpy(),
-                    "time": frame["time"].dt.tz_convert("UTC").array,
-                    "value": frame["value"].to_numpy(),
-                    "collected_at": np.full(len(frame), stamp, dtype="datetime64[ns]"),
-                }
-            ),
-            schema=THROUGHPUT_SCHEMA,
-            preserve_index=False,
-        )
-        notes = self._index_changes(limits, accounts)
+        new = listed_points(frame, account_of, stamp)
+        notes = index_changes(self._layout, limits, accounts)
         gaps: list[Gap] = []
+        record = record_of.read(self._layout)
+        listed = new
         if new.num_rows:
-            new, gaps, backwards = self._unstored(new)
+            new, gaps, backwards = unstored(self._layout, new, record)
             notes += backwards
         files = []
         days = pc.strftime(new["time"], format="%Y-%m-%d", locale="C") if new.num_rows else None
@@ -188,6 +195,11 @@ class History:
         snapshot = limits_table(limits, accounts, stamp)
         if snapshot.num_rows:
             files.append(self._layout.write("limits", f"{collected_at:%Y-%m-%d}", snapshot, stamp))
+        if listed.num_rows:
+            notes += advance_record(self._layout, record, listed)
+        if compact:
+            written = [] if days is None else pc.unique(days).to_pylist()
+            self._compact_closed(f"{collected_at:%Y-%m-%d}", written)
         counts = (
             pd.Series(new["name"].to_numpy(zero_copy_only=False)).value_counts(sort=False)
             if new.num_rows
@@ -203,117 +215,6 @@ class History:
             warnings=tuple(notes),
             files=tuple(files),
         )
-
-    def _unstored(self, new: pa.Table) -> tuple[pa.Table, list[Gap], list[str]]:
-        """Drop points already stored; find gaps and clocks gone backwards."""
-        listed_from = new.group_by(["account", "index_id", "name"]).aggregate(
-            [("time", "min"), ("time", "max")]
-        )
-        first_day = pc.strftime(pc.min(new["time"]), format="%Y-%m-%d").as_py()
-        stored = self._read("throughput", days=(first_day, None), columns=list(KEY))
-        fresh = new.filter(pa.array(~dedupe.stored_mask(new, stored)))
-        newest = stored.group_by(["account", "index_id"]).aggregate([("time", "max")])
-        known = {
-            (a, i): t
-            for a, i, t in zip(
-                newest["account"].to_pylist(),
-                newest["index_id"].to_pylist(),
-                newest["time_max"].to_pylist(),
-                strict=True,
-            )
-        }
-        missing = [
-            (a, i)
-            for a, i in zip(
-                listed_from["account"].to_pylist(), listed_from["index_id"].to_pylist(), strict=True
-            )
-            if (a, i) not in known
-        ]
-        if missing:
-            known.update(self._newest_before(first_day, missing))
-        gaps, notes = [], []
-        for account, index_id, name, oldest, latest in zip(
-            *(listed_from[c].to_pylist() for c in ("account", "index_id", "name")),
-            listed_from["time_min"].to_pylist(),
-            listed_from["time_max"].to_pylist(),
-            strict=True,
-        ):
-            stored_until = known.get((account, index_id))
-            if stored_until is None:
-                continue
-            stored_until, oldest, latest = (pd.Timestamp(t) for t in (stored_until, oldest, latest))
-            if latest < stored_until:
-                notes.append(
-                    f"clock went backwards for {name!r}: the service's newest point "
-                    f"{latest:%Y-%m-%d %H:%M:%S} is older than the stored "
-                    f"{stored_until:%Y-%m-%d %H:%M:%S} UTC; stored points are kept"
-                )
-            elif listing_gap(stored_until, oldest):
-                gaps.append(Gap(account, index_id, name, stored_until, oldest))
-        return fresh, gaps, notes
-
-    def _newest_before(
-        self, day: str, wanted: list[tuple[str, str]]
-    ) -> dict[tuple[str, str], pd.Timestamp]:
-        """Find the newest stored point of indexes with nothing on or after ``day``."""
-        found: dict[tuple[str, str], pd.Timestamp] = {}
-        earlier = sorted({d for d, _, _ in self._files("throughput") if d < day}, reverse=True)
-        ids = pa.array(sorted({i for _, i in wanted}), pa.string())
-        for previous in earlier:
-            if len(found) == len(wanted):
-                break
-            part = self._read(
-                "throughput",
-                days=(previous, previous),
-                columns=["account", "index_id", "time"],
-                filter=ds.field("index_id").isin(ids),
-            )
-            newest = part.group_by(["account", "index_id"]).aggregate([("time", "max")])
-            for a, i, t in zip(
-                newest["account"].to_pylist(),
-                newest["index_id"].to_pylist(),
-                newest["time_max"].to_pylist(),
-                strict=True,
-            ):
-                if (a, i) in wanted and (a, i) not in found:
-                    found[(a, i)] = t
-        return found
-
-    def _index_changes(self, limits: pd.DataFrame, accounts: list[str]) -> list[str]:
-        """Warn about indexes renamed or no longer listed since the previous collect.
-
-        Only the newest day of limits snapshots is read, and in it the latest snapshot of
-        each account, so the cost does not grow with the history.
-        """
-        files = self._files("limits")
-        if not files:
-            return []
-        newest = files[-1][0]
-        table = self._read(
-            "limits", days=(newest, newest), columns=["account", "id", "name", "collected_at"]
-        )
-        before = table.to_pandas()
-        last = before.groupby("account")["collected_at"].transform("max")
-        before = before[before["collected_at"] == last].drop_duplicates(
-            ["account", "id"], keep="last"
-        )
-        notes = []
-        listed_accounts = set(accounts)
-        current = dict(zip(limits.index, limits["name"], strict=True))
-        for row in before.itertuples(index=False):
-            index_id = row.id
-            if row.account not in listed_accounts and listed_accounts:
-                continue
-            if index_id not in current:
-                notes.append(
-                    f"index {row.name!r} ({index_id}) is no longer listed; its history is kept"
-                )
-            elif current[index_id] != row.name:
-                notes.append(
-                    f"index {index_id} was renamed from {row.name!r} to "
-                    f"{current[index_id]!r}; its history shows it under the new name"
-                )
-        return notes
 
     # --- read --------------------------------------------------------------------------
 
@@ -401,10 +302,9 @@ class History:
 
     def newest_time(self) -> pd.Timestamp | None:
         """Return the newest stored point's time (reading only the newest day)."""
-        files = self._files("throughput")
-        if not files:
+        newest = self._layout.newest_day("throughput")
+        if newest is None:
             return None
-        newest = files[-1][0]
         table = self._read("throughput", days=(newest, newest), columns=["time"])
         if table.num_rows == 0:
             return None
@@ -412,17 +312,22 @@ class History:
 
     def _current_names(self) -> dict[str, str]:
         """Map index ids to their names in the newest limits snapshot (so renames show)."""
-        files = self._files("limits")
-        if not files:
+        newest = self._layout.newest_day("limits")
+        if newest is None:
             return {}
-        newest = files[-1][0]
+        # The same newest files answer the same: a day-by-day reader asks once per day.
+        paths = tuple(path for _, path, _ in self._layout.files("limits", newest, newest))
+        if self._names_cache is not None and self._names_cache[0] == paths:
+            return self._names_cache[1]
         table = self._read("limits", days=(newest, newest), columns=["id", "name", "collected_at"])
         latest = dedupe.latest_snapshots(table.to_pandas(), ["id"])
-        return {
+        names = {
             str(i): str(n)
             for i, n in zip(latest["id"], latest["name"], strict=True)
             if n is not None
         }
+        self._names_cache = (paths, names)
+        return names
 
     def limits(self, at: Instant | None = None) -> pd.DataFrame:
         """Return the limits as of an instant: each index's latest snapshot up to ``at``.
@@ -458,42 +363,51 @@ class History:
 
         Safe while readers read and collectors write: the merged file is written whole
         before the files it replaces are deleted, and a file written meanwhile is left
-        alone. Temporary files older than an hour (a writer killed mid-write) are deleted.
+        alone. Two compactions of one day do not both run: the second skips it. Each
+        compacted day also gets its daily rollup (:meth:`rollups`). Temporary files older
+        than an hour (a writer killed mid-write) are deleted.
 
         Returns:
-            ``{"partitions": merged days, "files_removed": n, "duplicates_dropped": n,
-            "snapshots_thinned": n, "stale_temporaries_removed": n}``.
+            ``{"partitions": merged days, "files_removed": n (deleted by this call),
+            "duplicates_dropped": n, "snapshots_thinned": n, "rollups_written": n,
+            "days_skipped": n (another compactor held them), "stale_temporaries_removed":
+            n}``.
         """
-        merged = removed = dropped = thinned = 0
+        counts: collections.Counter[str] = collections.Counter()
         for kind in ("throughput", "limits"):
-            by_day: dict[str, list[str]] = {}
-            for day, path, _ in self._files(kind):
-                by_day.setdefault(day, []).append(path)
-            for day, paths in by_day.items():
-                if len(paths) < 2:
-                    continue
-                table = self._read(kind, days=(day, day))
-                if kind == "throughput":
-                    kept = dedupe.latest(table)
-                    dropped += table.num_rows - kept.num_rows
-                    table = dedupe.sorted_points(kept)
-                else:
-                    kept = dedupe.thin_snapshots(table)
-                    thinned += table.num_rows - kept.num_rows
-                    table = kept
-                stamp = int(pc.max(table["collected_at"]).value)
-                self._layout.write(kind, day, table, stamp)
-                for path in paths:
-                    self._layout.remove(path)
-                merged += 1
-                removed += len(paths)
+            for day in self._layout.days(kind):
+                compact_day(self._layout, kind, day, counts)
         return {
-            "partitions": merged,
-            "files_removed": removed,
-            "duplicates_dropped": dropped,
-            "snapshots_thinned": thinned,
+            "partitions": counts["partitions"],
+            "files_removed": counts["files_removed"],
+            "duplicates_dropped": counts["duplicates_dropped"],
+            "snapshots_thinned": counts["snapshots_thinned"],
+            "rollups_written": counts["rollups_written"],
+            "days_skipped": counts["skipped"],
             "stale_temporaries_removed": self._layout.remove_stale_temporaries(STALE),
         }
+
+    def _compact_closed(self, today: str, written: list[str]) -> None:
+        """Compact the closed days a collect touched, and yesterday (which just closed)."""
+        yesterday = f"{pd.Timestamp(today) - pd.Timedelta(days=1):%Y-%m-%d}"
+        counts: collections.Counter[str] = collections.Counter()
+        for kind, days in (("throughput", {*written, yesterday}), ("limits", {yesterday})):
+            for day in sorted(d for d in days if d < today):
+                compact_day(self._layout, kind, day, counts)
+
+    def rollups(self) -> pd.DataFrame:
+        """Return the daily rollups that still summarise their day's points exactly.
+
+        Returns:
+            One row per (account, index, UTC day) of every compacted day whose points did
+            not change since: ``account, index_id, name, period, operations, value_sum,
+            points, invalid, interval_seconds, source`` (see :mod:`searchkit.history.rollups`).
+            Days not listed must be read from the points.
+        """
+        sources = current_sources(self._layout)
+        table = current(self._read("rollups"), sources)
+        frame: pd.DataFrame = table.to_pandas()
+        return frame
 
     def info(self) -> HistoryInfo:
         """Summarise the history: indexes, time span, points, size on disk, gaps.

@@ -581,7 +581,7 @@ def _draw_forecast(ax: Axes, forecast: pd.DataFrame, names: list[str] | None = N
         if names is not None and row["name"] not in names:
             continue
         now = row.get("as_of", pd.NaT)
-        if row["reason"] or pd.isna(row["pace"]) or pd.isna(now):
+        if pd.isna(row["projected"]) or pd.isna(row["pace"]) or pd.isna(now):
             continue
         color = colors.get(row["name"], "grey")
         start = now.tz_convert("UTC").tz_localize(None).to_datetime64()

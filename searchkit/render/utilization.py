@@ -44,9 +44,12 @@ def plot_utilization(
 
     Returns:
         The Axes: one row per index, one column per day, colour = operations / limit
-        (capped at 150 %), a cross on each day over the limit, grey where unknown.
+        (capped at 150 %), every cell's number in percent ("≥" where the day's points do
+        not cover it, so it undercounts), a cross on each day over the limit; an
+        unlimited index is left white with the word "unlimited", a limit the service did
+        not report is grey. The legend explains each mark.
     """
-    from matplotlib.colors import Normalize
+    from matplotlib.colors import ListedColormap, Normalize
 
     usage = usage_frame(source, tz=tz, field=field, value_unit=value_unit)
     if ax is None:
@@ -59,13 +62,20 @@ def plot_utilization(
     grid = usage.pivot_table(
         index="name", columns="period", values="utilization", aggfunc="max", dropna=False
     )
+    pivot = usage.pivot_table(index="name", columns="period", values="limit", aggfunc="max")
+    limits = pivot.reindex_like(grid).to_numpy(dtype=np.float64)
+    unlimited = np.isposinf(limits)
+    unknown = np.isnan(limits) & ~np.isnan(grid.to_numpy(dtype=np.float64))
     breached = usage.pivot_table(index="name", columns="period", values="breached", aggfunc="max")
     breached = breached.reindex_like(grid).fillna(False).astype(bool)
-    data = np.ma.masked_invalid(grid.to_numpy(dtype=np.float64) * 100)
-    cmap = _colormap()
+    values = grid.to_numpy(dtype=np.float64) * 100
+    data = np.ma.masked_invalid(np.where(unlimited, np.nan, values))
     image = ax.imshow(
-        data, aspect="auto", cmap=cmap, norm=Normalize(0, 150), interpolation="nearest"
+        data, aspect="auto", cmap=_colormap(), norm=Normalize(0, 150), interpolation="nearest"
     )
+    if unknown.any():
+        grey = ListedColormap(["#dddddd"])
+        ax.imshow(np.ma.masked_where(~unknown, np.ones_like(values)), cmap=grey, aspect="auto")
     rows, cols = np.nonzero(breached.to_numpy())
     ax.scatter(
         cols, rows + 0.25, marker="x", color="black", s=30, linewidths=1.2, label="over the limit"
@@ -76,34 +86,61 @@ def plot_utilization(
     step = max(1, len(labels) // 15)
     ax.set_xticks(range(0, len(labels), step), labels[::step], rotation=45, ha="right")
     colorbar = ax.figure.colorbar(image, ax=ax, extend="max")
-    colorbar.set_label("utilization (%)")
+    colorbar.set_label("operations / limit (%)")
     full = usage.pivot_table(index="name", columns="period", values="complete", aggfunc="min")
     complete = full.reindex_like(grid).fillna(True).astype(bool).to_numpy()
-    if data.shape[1] <= 31:
-        for (r, c), value in np.ndenumerate(data.filled(np.nan)):
-            if np.isfinite(value):
-                text = f"{value:.0f}%" if value < 1000 else f"{value / 100:.0f}x"
-                text = text if complete[r, c] or value == 0 else f"≥{text}"  # partial: undercount
-                ax.text(
-                    c,
-                    r - 0.05,
-                    text,
-                    ha="center",
-                    va="bottom",
-                    fontsize="x-small",
-                    color="white" if value > 90 else "black",
-                )
+    partial = _label_cells(ax, data, complete)
+    for row in np.flatnonzero(unlimited.all(axis=1) | (unlimited.any(axis=1))):
+        ax.text((data.shape[1] - 1) / 2, float(row), "unlimited", ha="center", va="center",
+                fontsize="small", color="#555555")  # fmt: skip
     ax.set_title(title or _utilization_title(str(usage["field"].iloc[0])), fontsize="medium")
-    ax.set_xlabel(f"day ({_zone_name(tz)})")
-    if len(rows):
-        ax.legend(loc="upper left", bbox_to_anchor=(0, -0.25), frameon=False, fontsize="small")
+    ax.set_xlabel(f"day ({_zone_name(tz)}); operations = value x sampling interval")
+    _legend(ax, bool(len(rows)), partial, bool(unknown.any()), bool(unlimited.any()))
     return ax
+
+
+def _label_cells(ax: Axes, data: Any, complete: np.ndarray) -> bool:
+    """Write each cell's percentage (one unit everywhere); say whether any is partial."""
+    partial = False
+    if data.shape[1] > 31:
+        return partial
+    for (r, c), value in np.ndenumerate(data.filled(np.nan)):
+        if not np.isfinite(value):
+            continue
+        text = f"{value:,.0f}%"
+        if not complete[r, c] and value != 0:  # a partial day undercounts
+            text, partial = f"≥{text}", True
+        ax.text(c, r - 0.05, text, ha="center", va="bottom", fontsize="x-small",
+                color="white" if value > 90 else "black")  # fmt: skip
+    return partial
+
+
+def _legend(ax: Axes, over: bool, partial: bool, unknown: bool, unlimited: bool) -> None:
+    """One legend entry for each kind of mark the heatmap shows."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    handles: list[Any] = []
+    if over:
+        handles.append(
+            Line2D([], [], marker="x", color="black", linestyle="", label="over the limit")
+        )
+    if partial:
+        handles.append(Line2D([], [], marker="$≥$", color="black", linestyle="",
+                              label="partial day: at least this much"))  # fmt: skip
+    if unlimited:
+        handles.append(Patch(facecolor="white", edgecolor="#999999", label="unlimited"))
+    if unknown:
+        handles.append(Patch(facecolor="#dddddd", label="limit not reported"))
+    if handles:
+        ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(0, -0.25), ncols=len(handles),
+                  frameon=False, fontsize="small")  # fmt: skip
 
 
 def _colormap() -> Any:
     import matplotlib
 
-    return matplotlib.colormaps["YlOrRd"].with_extremes(bad="#dddddd")
+    return matplotlib.colormaps["YlOrRd"].with_extremes(bad="white")
 
 
 def _utilization_title(field: str) -> str:

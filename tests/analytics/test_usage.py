@@ -1,4 +1,4 @@
-"""Usage against limits: operations per day, forecasts, the heatmap, forecast on a plot."""
+"""Usage against limits: operations per day, the heatmap, a forecast on a plot."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 matplotlib.use("Agg")
 
 import searchkit as sk
-from searchkit.analytics.usage import FORECAST_COLUMNS
+from searchkit.analytics.forecast import FORECAST_COLUMNS
 from searchkit.emulator import Emulator
 from searchkit.history.store import History
 from tests.index_json import index_json
@@ -101,80 +101,6 @@ def test_usage_frame_aligns_days_in_another_zone():
     assert usage["operations"].tolist() == [3600.0, 10800.0]
 
 
-def test_forecast_projects_the_pace_to_the_reset_and_says_when_the_limit_is_hit():
-    raw = [index("steady", "2026-11-20 00:00", 360, 1.0)]
-    forecast = sk.forecast_limits(raw, now="2026-11-20 06:00")
-
-    assert list(forecast.columns) == list(FORECAST_COLUMNS)
-    row = forecast.loc["id-steady"]
-    assert row["period_start"] == pd.Timestamp("2026-11-20", tz="UTC")
-    assert row["reset"] == pd.Timestamp("2026-11-21", tz="UTC")
-    assert row["used"] == 21_600.0
-    assert row["pace"] == 1.0
-    assert row["projected"] == 86_400.0
-    assert row["limit"] == 60_000.0
-    assert row["utilization"] == 1.44
-    assert row["hit_at"] == pd.Timestamp("2026-11-20 16:40", tz="UTC")
-    assert row["reason"] == ""
-
-
-def test_forecast_band_comes_from_the_spread_of_the_recent_pace():
-    raw = [index("bursty", "2026-11-20 00:00", 360, 1.0)]
-    for position, point in enumerate(raw[0]["throughput_vector"][-60:]):
-        point["y"] = 0.5 if position % 2 else 1.5
-    row = sk.forecast_limits(raw, now="2026-11-20 06:00").loc["id-bursty"]
-    assert row["pace"] == 1.0
-    assert (row["projected_low"], row["projected_high"]) == (
-        21_600 + 0.5 * 64_800,
-        21_600 + 1.5 * 64_800,
-    )
-    assert row["hit_at_high"] < row["hit_at"]
-    assert pd.isna(row["hit_at_low"])  # at half the pace the day ends first
-
-
-def test_an_index_already_past_its_limit_gives_the_instant_it_crossed():
-    raw = [index("busy", "2026-11-20 00:00", 120, 10.0, queries=20_000, updates=10_000)]
-    row = sk.forecast_limits(raw, now="2026-11-20 02:00").loc["id-busy"]
-    assert row["used"] == 72_000.0
-    assert row["hit_at"] == pd.Timestamp("2026-11-20 00:49", tz="UTC")  # 50 points x 600
-    assert row["utilization"] > 1
-
-
-def test_unlimited_gives_zero_utilization_and_no_hit():
-    raw = [index("open", "2026-11-20 00:00", 60, 100.0, queries=-1, updates=-1)]
-    row = sk.forecast_limits(raw, now="2026-11-20 01:00").loc["id-open"]
-    assert row["utilization"] == 0.0
-    assert pd.isna(row["hit_at"])
-    assert row["reason"] == ""
-
-
-def test_a_monthly_limit_is_unknown_when_the_data_miss_the_start_of_the_month():
-    raw = [index("recent", "2026-11-20 00:00", 60, 1.0, max_monthly_reranks=1_000_000)]
-    row = sk.forecast_limits(raw, now="2026-11-20 01:00", field="max_monthly_reranks").loc[
-        "id-recent"
-    ]
-    assert np.isnan(row["projected"]) and np.isnan(row["utilization"])
-    assert pd.isna(row["hit_at"])
-    assert "after the period began (2026-11-01)" in row["reason"]
-
-
-def test_a_monthly_limit_is_forecast_when_the_history_covers_the_month(tmp_path):
-    start = dt.datetime(2026, 11, 1, tzinfo=dt.timezone.utc)
-    hist = History(tmp_path / "h")
-    with Emulator(demo=True, seed=4, clock=start, window_minutes=1440) as emu:
-        with emu.client() as client:
-            for _ in range(3):
-                emu.advance(86_400)
-                hist.collect(client, now=emu.now())
-    forecast = sk.forecast_limits(hist, field="max_monthly_reranks")
-    news = forecast.set_index("name").loc["news-archive"]
-    assert news["reason"] == ""
-    assert news["period_start"] == pd.Timestamp("2026-11-01", tz="UTC")
-    assert news["reset"] == pd.Timestamp("2026-12-01", tz="UTC")
-    assert news["limit"] == 1_000_000.0
-    assert news["used"] > 1_000_000 and news["hit_at"] < pd.Timestamp("2026-11-02", tz="UTC")
-
-
 def test_the_demo_data_show_one_index_past_and_one_on_course():
     noon = dt.datetime(2026, 11, 20, 9, 0, tzinfo=dt.timezone.utc)
     with Emulator(demo=True, seed=2026, clock=noon) as emu, emu.client() as client:
@@ -185,7 +111,7 @@ def test_the_demo_data_show_one_index_past_and_one_on_course():
     assert on_course["used"] < on_course["limit"] < on_course["projected"]
     assert pd.Timestamp("2026-11-20 09:00", tz="UTC") < on_course["hit_at"]
     assert on_course["hit_at"] < pd.Timestamp("2026-11-21", tz="UTC")
-    assert (forecast.loc[["docs-search", "product-catalog"], "utilization"] == 0).all()
+    assert (forecast.loc[["docs-search", "product-catalog"], "projected_utilization"] == 0).all()
 
 
 def test_sources_agree_index_list_raw_json_and_history(tmp_path):
@@ -287,7 +213,7 @@ def test_a_forecast_of_five_minute_points_uses_their_interval():
     assert row["projected"] == 7_200 + 2.0 * 23 * 3_600
     # (60,000 - 7,200) / 2 per second = 26,400 s = 7 h 20 min after now.
     assert row["hit_at"] == pd.Timestamp("2026-11-20 08:20", tz="UTC")
-    assert row["reason"] == ""
+    assert row["method"] == "pace"
 
 
 def test_forecast_columns_are_fixed_and_as_of_is_last():

@@ -110,4 +110,5 @@ def test_demo_writes_the_forecast_table_and_the_utilization_png(tmp_path):
     assert png.startswith(b"\x89PNG") and len(png) > 10_000
     forecast = pd.read_csv(written["forecast"], index_col="index_id")
     assert forecast.set_index("name").loc["support-tickets", "projected"] > 20_000
-    assert forecast.set_index("name").loc["docs-search", "utilization"] == 0
+    assert forecast.set_index("name").loc["docs-search", "projected_utilization"] == 0
+    assert set(forecast["unit"]) == {"operations"}

@@ -1,0 +1,527 @@
+"""Forecast today's use of the daily limits from each index's own rhythm.
+
+The method (chosen by :func:`~searchkit.backtest_forecast` on public request-count traces
+and on synthetic ones; ``bench/forecast.py`` prints the comparison):
+
+1. **Bins.** Operations (value x sampling interval, see :mod:`searchkit.analytics.usage`)
+   are summed per index, UTC day and hour, beside how much of each hour the points cover.
+   A day is *complete* when its points cover at least 23 of its 24 hours.
+2. **The usual day.** For the day forecast, the *level* is the median total of the
+   complete days among the 7 before it, the *profile* the per-hour median of their shares
+   of the day. With two weeks stored, the level is multiplied by the weekday's factor
+   (the median, over the same weekday of up to 4 past weeks, of that day's total over the
+   median of the week before it) and the profile is half that weekday's, half the week's.
+3. **Today so far.** The operations before ``now`` are compared with what the profile
+   expects of the hours the points cover (a gap is not read as a quiet morning; an hour's
+   burst counts for at most 4 times its usual share), blended (9:1 in log space) with the
+   same ratio over the last 3 hours, shrunk towards 1. How much of that ratio carries into
+   the rest of the day is learnt per index: the least-squares slope, over its last 28
+   days at this time of day, of log(real rest / usual rest) on log(ratio), pulled towards
+   1 by ten days' worth of weight. The rest of the day is level x ratio ** slope x the
+   profile's share of the hours to come; ``projected`` = used + rest.
+4. **Band.** The same forecast made at the same time of day on each of the last 28
+   complete days gives the index's own errors (log of real rest / forecast rest); the
+   band is their 10th and 90th percentiles (split-conformal order statistics, 9 days or
+   more). With 3 to 8 days the extremes are widened by a quarter of their spread, with
+   fewer the band is a fixed 0.5x-2x of the rest of the day; ``reason`` says so.
+5. **When.** ``hit_at`` is where used + the rest, spread over the hours by the profile,
+   crosses the limit (already crossed: the point that crossed it); ``hit_at_earliest``
+   uses the band's high end, ``hit_at_latest`` its low end; NaT is "not before the reset".
+
+What it needs: complete past days (a History, or an IndexList or raw JSON whose points
+span days); two weeks for the weekly rhythm, a week more for a calibrated band. With only
+the service's current window (about a day) the rest of the day is the same hours of
+yesterday that the window holds, else the pace of the last ``pace_window``; ``method``
+and ``reason`` say which. Where it fails: a change of level that starts today (a launch,
+an outage) shows only as the day goes on; a one-off day (a holiday) is forecast as a usual
+one; the first two weeks know no weekly rhythm; all values are read in one assumed unit.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from searchkit.analytics import profile as pf
+from searchkit.analytics.usage import (
+    DAILY_FIELDS,
+    VALUE_UNITS,
+    is_history,
+    source_frames,
+    utilization_ratio,
+)
+from searchkit.errors import ValidationError
+from searchkit.frames.zones import Instant, utc_instant
+
+if TYPE_CHECKING:
+    from searchkit.analytics.usage import Source
+
+__all__ = [
+    "FORECASTABLE_FIELDS",
+    "FORECAST_COLUMNS",
+    "check_field",
+    "check_value_unit",
+    "field_limit",
+    "forecast_limits",
+]
+
+#: Limits that throughput can use up: throughput counts queries and updates together.
+FORECASTABLE_FIELDS: tuple[str, ...] = (*DAILY_FIELDS, "+".join(DAILY_FIELDS))
+#: Columns of :func:`forecast_limits`, in order (the index is ``index_id``).
+FORECAST_COLUMNS: tuple[str, ...] = (
+    "name",
+    "field",
+    "period_start",
+    "reset",
+    "used",
+    "pace",
+    "projected",
+    "projected_low",
+    "projected_high",
+    "limit",
+    "projected_utilization",
+    "hit_at",
+    "hit_at_earliest",
+    "hit_at_latest",
+    "unit",
+    "method",
+    "reason",
+    "as_of",
+)
+#: Unit of ``used``, ``projected*`` and ``limit`` (``pace`` is operations per second).
+UNIT = "operations"
+_DAYS_READ = pf.CALIBRATION_DAYS + pf.WINDOW + 7
+_STALE = pd.Timedelta(hours=2)
+
+
+def check_field(field: str | None) -> str:
+    """Return the label of the limit compared with, refusing what throughput cannot use up."""
+    if field is None:
+        return FORECASTABLE_FIELDS[-1]
+    if field not in FORECASTABLE_FIELDS:
+        raise ValidationError(
+            f"cannot forecast {field!r}: throughput counts queries and updates, so only "
+            f"{' or '.join(repr(f) for f in DAILY_FIELDS)} or their sum (field=None, the "
+            "default) can be used up by it; a rate, a size, a per-request cap or a "
+            "monthly limit of another quantity cannot"
+        )
+    return field
+
+
+def check_value_unit(value_unit: str) -> None:
+    """Refuse a value unit :func:`~searchkit.usage_frame` does not know."""
+    if value_unit not in VALUE_UNITS:
+        raise ValidationError(
+            f"value_unit must be one of {sorted(VALUE_UNITS)}, got {value_unit!r}"
+        )
+
+
+def field_limit(limits: pd.DataFrame, label: str) -> pd.Series:
+    """The limit ``label`` names (a field or a sum of fields) per index, NaN if unreported."""
+    total = pd.Series(0.0, index=limits.index)
+    for name in label.split("+"):
+        if name not in limits.columns:
+            return pd.Series(np.nan, index=limits.index)
+        total = total + limits[name].astype(np.float64)
+    return total
+
+
+def _check_now(now: Instant | None) -> pd.Timestamp | None:
+    if now is None:
+        return None
+    if isinstance(now, int | float) and not isinstance(now, bool):
+        if not np.isfinite(now):
+            raise ValidationError(f"now must be a time, got {now!r}")
+        if abs(now) >= 1e11:  # past the year 5138 as seconds: milli- or nanoseconds
+            raise ValidationError(
+                f"now={now!r} is not in epoch seconds (a number this large is "
+                "milliseconds or nanoseconds): pass seconds, a text or a Timestamp"
+            )
+    try:
+        moment = utc_instant(now)
+    except (ValueError, TypeError, OverflowError) as exc:
+        raise ValidationError(f"now must be a time, got {now!r}: {exc}") from exc
+    if moment is None or pd.isna(moment):
+        raise ValidationError(f"now must be a time, got {now!r} (leave it out for the present)")
+    return moment
+
+
+def _check_window(pace_window: Any) -> pd.Timedelta:
+    try:
+        window = pd.Timedelta(pace_window)
+    except (ValueError, TypeError) as exc:
+        raise ValidationError(f"pace_window must be a duration, got {pace_window!r}") from exc
+    if pd.isna(window) or window <= pd.Timedelta(0):
+        raise ValidationError(f"pace_window must be a positive duration, got {pace_window!r}")
+    return window
+
+
+def forecast_limits(
+    source: Source,
+    now: Instant | None = None,
+    *,
+    field: str | None = None,
+    pace_window: str | pd.Timedelta = "1h",
+    value_unit: str = "per_second",
+) -> pd.DataFrame:
+    """Say, per index, how much of a daily limit today will use and when it runs out.
+
+    The rest of the day is the index's usual rest of the day (its last week's level and
+    hourly profile, and its weekday's once two weeks are stored), scaled by how today
+    compares so far; the band comes from its own past errors at this time of day. The
+    method, what it needs and where it fails: :mod:`searchkit.analytics.forecast`.
+    Points after ``now`` are never looked at.
+
+    Args:
+        source: An IndexList, the raw API JSON, or a :class:`~searchkit.History`.
+        now: The instant to forecast from (naive is UTC, a number is epoch seconds).
+            Default: the present, or the end of the newest point's interval when the
+            data end earlier; points dated in the future are left out and counted in
+            ``reason``.
+        field: ``"max_daily_queries"``, ``"max_daily_updates"``, or None (default) for
+            their sum: the limits throughput can use up.
+        pace_window: How far back ``pace`` (and the fallback without past days) looks.
+        value_unit: See :func:`~searchkit.usage_frame`.
+
+    Returns:
+        Indexed by ``index_id``, the columns of :data:`FORECAST_COLUMNS`. ``used``,
+        ``projected`` (at the reset), ``projected_low``/``projected_high`` (its 10-90
+        band) and ``limit`` are in operations (``unit``); ``pace`` is operations per
+        second over the last ``pace_window``; ``projected_utilization`` = projected /
+        limit (0 when unlimited); ``hit_at`` the instant the limit is (or was) reached,
+        NaT when not before the reset, ``hit_at_earliest``/``hit_at_latest`` the same at
+        the band's high and low ends; ``method`` how the row was forecast
+        (``profile``, ``profile+weekly``, ``yesterday``, ``pace``, or empty when not);
+        ``reason`` empty for a forecast with a calibrated band, else what is missing or
+        why nothing was forecast (NaN/NaT); ``as_of`` the instant forecast from.
+
+    Raises:
+        ValidationError: ``field`` is not forecastable, ``now`` is not a time, or
+            ``pace_window`` is not a positive duration.
+
+    Example:
+        >>> sk.forecast_limits(sk.History("usage-history"))  # doctest: +SKIP
+    """
+    label = check_field(field)
+    window = _check_window(pace_window)
+    asked = _check_now(now)
+    check_value_unit(value_unit)
+    present = pd.Timestamp.now(tz="UTC")
+    bins, limits, moment = _load(source, asked, present, value_unit)
+    return _rows(bins, limits, label, moment, window)
+
+
+def _load(
+    source: Any, asked: pd.Timestamp | None, present: pd.Timestamp, value_unit: str
+) -> tuple[pf.Bins, pd.DataFrame, pd.Timestamp]:
+    """Bin the days the forecast looks at, up to the forecast's instant, and find it."""
+    history = is_history(source)
+    if history:
+        limits = source.limits()
+        moment = asked or _history_now(source, present, value_unit)
+    else:
+        tp, limits = source_frames(source)
+        moment = asked or _data_now(tp, present, value_unit)
+    first = moment.normalize() - (_DAYS_READ - 1) * pf.DAY
+    if history:
+        bins = pf.bins_from_history(
+            source, value_unit, first, _DAYS_READ, moment.value, beyond=asked is None
+        )
+    else:
+        bins = pf.bins_from_frame(tp, value_unit, first, _DAYS_READ, moment.value)
+    if asked is not None:  # points after an explicit now are not news: only ignored
+        bins.future[:] = 0
+    return bins, limits, moment
+
+
+def _data_now(tp: pd.DataFrame, present: pd.Timestamp, value_unit: str) -> pd.Timestamp:
+    """The end of the newest point's interval not in the future; else the present."""
+    if tp.empty:
+        return present
+    bins = pf.bins_from_frame(tp, value_unit, cut=present.value + 1)
+    known = bins.newest != pf.NO_TIME
+    if not known.any():
+        return present
+    ends = bins.newest[known] + np.round(bins.step[known] * 1e9).astype(np.int64)
+    return pd.Timestamp(min(int(ends.max()), present.value), unit="ns", tz="UTC")
+
+
+def _history_now(source: Any, present: pd.Timestamp, value_unit: str) -> pd.Timestamp:
+    """:func:`_data_now` of a History, reading only the newest day not in the future."""
+    newest = source.newest_time()
+    if newest is None:
+        return present
+    day = min(newest, present).normalize()
+    tp = source.throughput(start=day, end=min(day + pf.DAY, present + pd.Timedelta(1, "ns")))
+    if tp.empty:
+        tp = source.throughput(start=day - pf.DAY, end=day)
+    return _data_now(tp, present, value_unit)
+
+
+def _rows(
+    bins: pf.Bins,
+    limits: pd.DataFrame,
+    label: str,
+    moment: pd.Timestamp,
+    window: pd.Timedelta,
+) -> pd.DataFrame:
+    """One row per index of ``limits``: today's forecast as of ``moment``."""
+    start = moment.normalize()
+    tau = (moment - start) / pd.Timedelta(hours=1)
+    row_of = {index_id: i for i, index_id in enumerate(bins.ids)}
+    rows = np.asarray([row_of.get(str(i), -1) for i in limits.index], np.int64)
+    limit = field_limit(limits, label).to_numpy(np.float64)
+    today = _today(bins, tau, moment, window, limit, rows)
+    out = pd.DataFrame(index=pd.Index(limits.index, name="index_id"))
+    out["name"] = limits["name"].astype("str") if "name" in limits.columns else ""
+    out["field"] = label
+    out["period_start"] = start
+    out["reset"] = start + pf.DAY
+    for column in ("used", "pace", "projected", "projected_low", "projected_high"):
+        out[column] = today[column]
+    out["limit"] = limit
+    out["projected_utilization"] = utilization_ratio(today["projected"], limit)
+    out.loc[np.isposinf(limit), "projected_utilization"] = 0.0
+    for column in ("hit_at", "hit_at_earliest", "hit_at_latest"):
+        out[column] = _instants(start, today[column])
+    out["unit"] = UNIT
+    out["method"] = pd.array(today["method"], dtype="str")
+    out["reason"] = pd.array(today["reason"], dtype="str")
+    out["as_of"] = pd.DatetimeIndex([moment] * len(out), dtype="datetime64[ns, UTC]")
+    for column in ("period_start", "reset"):
+        out[column] = pd.DatetimeIndex(out[column]).as_unit("ns")
+    return out[list(FORECAST_COLUMNS)]
+
+
+def _instants(start: pd.Timestamp, hours: np.ndarray) -> pd.DatetimeIndex:
+    """``start`` + hours to the second (NaN, and anything not before the reset, is NaT)."""
+    hours = np.where(np.isfinite(hours) & (hours < 24.0), hours, np.nan)
+    nanos = np.round(hours * 3600.0) * 1e9
+    values = np.where(np.isnan(nanos), np.iinfo(np.int64).min, nanos).astype(np.int64)
+    values = np.where(np.isnan(nanos), values, values + start.value)
+    return pd.DatetimeIndex(values.view("M8[ns]")).tz_localize("UTC")
+
+
+def _today(
+    bins: pf.Bins,
+    tau: float,
+    moment: pd.Timestamp,
+    window: pd.Timedelta,
+    limit: np.ndarray,
+    rows: np.ndarray,
+) -> dict[str, Any]:
+    """Today's numbers per index of ``rows`` (-1: no points), vectorised over indexes."""
+    count = len(rows)
+    found = rows >= 0
+    take = np.where(found, rows, 0)
+    out: dict[str, Any] = {
+        name: np.full(count, np.nan)
+        for name in ("used", "pace", "projected", "projected_low", "projected_high")
+    }
+    for name in ("hit_at", "hit_at_earliest", "hit_at_latest"):
+        out[name] = np.full(count, np.nan)
+    out["method"] = np.full(count, "", dtype=object)
+    out["reason"] = np.full(count, "", dtype=object)
+    if bins.days == 0 or not found.any():
+        out["reason"][:] = _no_data_reasons(limit, found)
+        return out
+    plan = _plan(bins, tau, window)
+    used = bins.ops[take, -1].sum(axis=1)
+    out["used"] = np.where(found, used, np.nan)
+    out["pace"] = np.where(found, plan["pace"][take], np.nan)
+    amounts = plan["amounts"][take]
+    rest = np.nansum(amounts, axis=1)
+    defined = np.isfinite(amounts).all(axis=1) & found & (plan["method"][take] != "")
+    low, high = plan["low"][take], plan["high"][take]
+    out["projected"] = np.where(defined, used + rest, np.nan)
+    out["projected_low"] = np.where(defined, used + rest * low, np.nan)
+    out["projected_high"] = np.where(defined, used + rest * high, np.nan)
+    for name, factor in (("hit_at", 1.0), ("hit_at_earliest", high), ("hit_at_latest", low)):
+        ahead = pf.crossing(used, amounts * np.asarray(factor)[..., None], limit, tau)
+        out[name] = np.where(defined, ahead, np.nan)
+    crossed = _crossed(bins, limit, rows, moment.normalize())
+    for name in ("hit_at", "hit_at_earliest", "hit_at_latest"):
+        out[name] = np.where(np.isfinite(crossed), crossed, out[name])
+    out["method"] = np.where(found, plan["method"][take], "")
+    out["reason"] = _reasons(bins, plan, rows, limit, moment, window)
+    stale = out["method"] == ""
+    for name in ("projected", "projected_low", "projected_high"):
+        out[name] = np.where(stale, np.nan, out[name])
+    return out
+
+
+def _plan(bins: pf.Bins, tau: float, window: pd.Timedelta) -> dict[str, np.ndarray]:
+    """Per index: how today is forecast, the rest spread over the hours, the band."""
+    ref = pf.reference(bins.ops, bins.cov)
+    seen = 1.0 - pf.future_share(tau)
+    # Past days as they looked at this time of day (an hour's points taken as even);
+    # today as it is, its bins holding only the points before the moment.
+    seen_ops, seen_cov = bins.ops * seen, bins.cov * seen
+    seen_ops[:, -1], seen_cov[:, -1] = bins.ops[:, -1], bins.cov[:, -1]
+    actual = (bins.ops * pf.future_share(tau)).sum(axis=2)
+    outcome = np.where(ref.complete, actual, np.nan)
+    outcome[:, -1] = np.nan  # today's rest is what is forecast
+    fc = pf.predict(ref, seen_ops, seen_cov, tau, outcome)
+    errors = pf.log_errors(actual, fc.rest, ref.level)
+    errors[:, -1] = np.nan
+    low, high, calibrated = pf.band(errors, fc.usable & ref.complete)
+    count = len(bins.ids)
+    method = np.where(fc.usable[:, -1], "profile", "")
+    method = np.where(fc.usable[:, -1] & ref.weekly[:, -1], "profile+weekly", method)
+    amounts = fc.amounts[:, -1].copy()
+    low, high = low[:, -1].copy(), high[:, -1].copy()
+    pace = _pace(bins, tau, window)
+    future = pf.future_share(tau)
+    if bins.days > 1:  # the same hours of yesterday, when the data hold them
+        covered = (bins.cov[:, -2] * future).sum(axis=1) >= 0.95 * future.sum()
+        use = (method == "") & covered & (future.sum() > 0)
+        amounts[use] = bins.ops[use, -2] * future
+        method[use] = "yesterday"
+    use = (method == "") & np.isfinite(pace)
+    amounts[use] = pace[use, None] * 3600.0 * future
+    method[use] = "pace"
+    wide = ~np.isin(method, ["profile", "profile+weekly"])
+    low[wide], high[wide] = pf.WIDE_BAND
+    stale = _stale(bins, tau)
+    method[stale] = ""
+    return {
+        "method": method,
+        "amounts": np.where((method != "")[:, None], amounts, np.nan),
+        "low": low,
+        "high": high,
+        "pace": pace,
+        "calibrated": np.where(wide, 0, calibrated[:, -1]),
+        "past_days": ref.past_days[:, -1] if count else np.zeros(0),
+        "stale": stale,
+    }
+
+
+def _stale(bins: pf.Bins, tau: float) -> np.ndarray:
+    """Indexes whose newest point ends more than 2 hours (or 3 intervals) before now."""
+    moment = bins.first_day.value + (bins.days - 1) * pf.DAY_NS + round(tau * pf.HOUR_NS)
+    ends = bins.newest + np.round(bins.step * 1e9).astype(np.int64)
+    allowed = np.maximum(_STALE.value, 3 * np.round(bins.step * 1e9)).astype(np.int64)
+    stale: np.ndarray = (bins.newest == pf.NO_TIME) | (ends < moment - allowed)
+    return stale
+
+
+def _pace(bins: pf.Bins, tau: float, window: pd.Timedelta) -> np.ndarray:
+    """Operations per second over the ``window`` before the moment, per index.
+
+    An hour the window cuts counts its points in proportion (points taken as even);
+    NaN where no point falls in the window.
+    """
+    hours = bins.days * 24
+    moment = (bins.days - 1) * 24 + tau  # in hours since the first day
+    begin = moment - window / pd.Timedelta(hours=1)
+    starts = np.arange(hours, dtype=np.float64)
+    ends = np.minimum(starts + 1, moment)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        weight = np.clip((ends - np.maximum(starts, begin)) / (ends - starts), 0.0, 1.0)
+    weight = np.nan_to_num(weight)
+    ops = bins.ops.reshape(len(bins.ids), hours)
+    cov = bins.cov.reshape(len(bins.ids), hours)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rate = (ops * weight).sum(axis=1) / ((cov * weight).sum(axis=1) * 3600.0)
+    return np.where((cov * weight).sum(axis=1) > 0, rate, np.nan)
+
+
+def _crossed(bins: pf.Bins, limit: np.ndarray, rows: np.ndarray, start: pd.Timestamp) -> np.ndarray:
+    """Hours after midnight of the point that took today's operations to the limit."""
+    point_rows, times, ops = bins.last_points
+    out = np.full(len(rows), np.nan)
+    if not len(times):
+        return out
+    cum = np.cumsum(ops)
+    first = np.searchsorted(point_rows, np.arange(len(bins.ids)))
+    base = np.concatenate([[0.0], cum])[first]
+    cum = cum - base[point_rows]
+    per_limit = np.full(len(bins.ids), np.inf)
+    known = rows >= 0
+    per_limit[rows[known]] = limit[known]
+    reached = (cum >= per_limit[point_rows]) & (cum > 0)
+    at = np.full(len(bins.ids), np.iinfo(np.int64).max)
+    np.minimum.at(at, point_rows[reached], np.flatnonzero(reached))
+    hit = at < len(times)
+    hours = np.full(len(bins.ids), np.nan)
+    hours[hit] = (times[at[hit]] - start.value) / pf.HOUR_NS
+    out[known] = hours[rows[known]]
+    return out
+
+
+def _no_data_reasons(limit: np.ndarray, found: np.ndarray) -> list[str]:
+    return [
+        "the service did not report this limit" if np.isnan(v) else "no throughput points"
+        for v in limit
+    ]
+
+
+def _reasons(
+    bins: pf.Bins,
+    plan: dict[str, np.ndarray],
+    rows: np.ndarray,
+    limit: np.ndarray,
+    moment: pd.Timestamp,
+    window: pd.Timedelta,
+) -> list[str]:
+    """Why each row is not a calibrated forecast (empty when it is)."""
+    reasons = []
+    for pos, i in enumerate(rows):
+        notes = []
+        if i >= 0 and bins.future[i]:
+            notes.append(
+                f"{bins.future[i]} point(s) dated after now ({moment:%Y-%m-%d %H:%M} UTC) left out"
+            )
+        if np.isnan(limit[pos]):
+            notes.append("the service did not report this limit")
+        elif i < 0 or bins.newest[i] == pf.NO_TIME:
+            notes.append("no throughput points for this index")
+        else:
+            notes.extend(_method_notes(bins, plan, int(i), moment, window))
+        reasons.append("; ".join(notes))
+    return reasons
+
+
+def _method_notes(
+    bins: pf.Bins, plan: dict[str, np.ndarray], i: int, moment: pd.Timestamp, window: Any
+) -> list[str]:
+    method = plan["method"][i]
+    if plan["stale"][i]:
+        end = pd.Timestamp(int(bins.newest[i]), unit="ns", tz="UTC")
+        return [
+            f"stale: the data end at {end:%Y-%m-%d %H:%M} UTC, {_age(moment - end)} before "
+            "now; nothing forecast for today: collect again (searchkit collect) and retry"
+        ]
+    if method == "yesterday":
+        return [
+            "no complete past day (only the service's current window?): the rest of the day "
+            "is yesterday's same hours, band 0.5x-2x; collect a History for the daily "
+            "profile and a calibrated band"
+        ]
+    if method == "pace":
+        return [
+            f"no past day to learn a rhythm from: the rest of the day at the pace of the "
+            f"last {_age(pd.Timedelta(window))}, band 0.5x-2x; collect a History for more"
+        ]
+    if method == "":
+        return [f"no points in the {_age(pd.Timedelta(window))} before now"]
+    notes = []
+    if plan["past_days"][i] < 3:
+        notes.append(f"only {plan['past_days'][i]} complete past day(s) for the profile")
+    if plan["calibrated"][i] < pf.MIN_CALIBRATION:
+        notes.append(
+            f"band from only {plan['calibrated'][i]} past day(s) at this hour "
+            f"({pf.MIN_CALIBRATION} or more calibrate it): widened"
+        )
+    return notes
+
+
+def _age(delta: pd.Timedelta) -> str:
+    minutes = int(delta.total_seconds() // 60)
+    if minutes < 120:
+        return f"{minutes} min"
+    if minutes < 2 * 1440:
+        return f"{minutes // 60} h"
+    return f"{minutes // 1440} days"

@@ -1,0 +1,85 @@
+"""Compaction: a day's files merged into one, its rollup recomputed, one compactor at a time."""
+
+from __future__ import annotations
+
+import collections
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from searchkit.history import dedupe, reader, rollups
+from searchkit.history.layout import Layout
+
+__all__ = ["compact_day", "current_sources"]
+
+
+def current_sources(layout: Layout, first: str | None = None) -> dict[str, str]:
+    """Map each throughput day from ``first`` on that holds one file to that file's name."""
+    by_day: dict[str, list[str]] = collections.defaultdict(list)
+    for day, path, _ in layout.files("throughput", first):
+        by_day[day].append(path.rpartition("/")[2])
+    return {day: names[0] for day, names in by_day.items() if len(names) == 1}
+
+
+def _rollup_is_current(layout: Layout, day: str, source: str) -> bool:
+    table = reader.read(layout, "rollups", days=(day, day), columns=["period", "source"])
+    return bool(rollups.current(table, {day: source}).num_rows == table.num_rows > 0)
+
+
+def compact_day(layout: Layout, kind: str, day: str, counts: collections.Counter[str]) -> None:
+    """Merge one day's files of ``kind`` (and, for points, write its rollup); add to ``counts``.
+
+    The merged file is written whole before the files it replaces are deleted, so a reader
+    meanwhile sees every point (at worst twice, and drops the copy); a file a collector
+    writes meanwhile is left alone. Another compactor at work on the day makes this one
+    skip it (``counts["skipped"]``).
+    """
+    paths = [path for _, path, _ in layout.files(kind, day, day)]
+    if not paths:
+        return
+    if kind != "throughput" and len(paths) < 2:
+        return
+    if (
+        kind == "throughput"
+        and len(paths) == 1
+        and _rollup_is_current(layout, day, paths[0].rpartition("/")[2])
+    ):
+        return
+    with layout.lock(kind, day) as held:
+        if not held:
+            counts["skipped"] += 1
+            return
+        # Listed again under the lock: another compactor may have just finished the day.
+        paths = [path for _, path, _ in layout.files(kind, day, day)]
+        if not paths:
+            return
+        table = reader.read(layout, kind, days=(day, day))
+        if kind == "throughput":
+            kept = dedupe.latest(table)
+            counts["duplicates_dropped"] += table.num_rows - kept.num_rows
+            table = dedupe.sorted_points(kept)
+        else:
+            kept = dedupe.thin_snapshots(table)
+            counts["snapshots_thinned"] += table.num_rows - kept.num_rows
+            table = kept
+        if len(paths) > 1:
+            stamp = int(pc.max(table["collected_at"]).value)
+            merged = layout.write(kind, day, table, stamp)
+            counts["partitions"] += 1
+            counts["files_removed"] += sum(layout.remove(path) for path in paths)
+        else:
+            merged = paths[0]
+        if kind == "throughput":
+            _write_rollup(layout, day, table, merged, counts)
+
+
+def _write_rollup(
+    layout: Layout, day: str, table: pa.Table, merged: str, counts: collections.Counter[str]
+) -> None:
+    """Replace the day's rollup by the one of ``table``, the points of file ``merged``."""
+    old = [path for _, path, _ in layout.files("rollups", day, day)]
+    stamp = int(pc.max(table["collected_at"]).value) if table.num_rows else 0
+    layout.write("rollups", day, rollups.rollup(table, day, merged.rpartition("/")[2]), stamp)
+    counts["rollups_written"] += 1
+    for path in old:
+        layout.remove(path)

@@ -1,0 +1,264 @@
+"""The history's storage at scale and under hostile layouts: rollups, compaction by collect,
+stray folders, links out of the store, concurrent compactors, one tie-break, bounded collects,
+and engines that read the files without flags."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import pathlib
+import shutil
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import searchkit as sk
+from searchkit.emulator import Emulator
+from searchkit.history.layout import THROUGHPUT_SCHEMA, HistoryWarning
+from searchkit.history.store import History
+
+NOON = dt.datetime(2026, 11, 20, 12, 0, tzinfo=dt.timezone.utc)
+HOUR = 3600
+
+README_SQL = """
+    WITH points AS (
+        SELECT * FROM read_parquet(?, hive_partitioning = true)
+        QUALIFY row_number() OVER (
+            PARTITION BY account, index_id, time ORDER BY collected_at DESC, value DESC) = 1
+    )
+    SELECT index_id, time, value FROM points ORDER BY index_id, time
+"""
+
+
+@pytest.fixture
+def emu():
+    with Emulator(demo=True, seed=3, clock=NOON, window_minutes=120) as emulator:
+        yield emulator
+
+
+@pytest.fixture
+def client(emu):
+    with emu.client(max_retries=0) as c:
+        yield c
+
+
+def files(root: pathlib.Path, kind: str = "throughput") -> list[pathlib.Path]:
+    return sorted((root / kind).glob("day=*/*.parquet"))
+
+
+def collect_across_midnight(hist: History, emu: Emulator, client: sk.Client, **kw) -> None:
+    """Collect every 10 minutes from 23:00 to 01:00, as `collect --every 10m` would."""
+    emu.advance(11 * HOUR)  # 23:00
+    for _ in range(13):
+        hist.collect(client, now=emu.now(), **kw)
+        emu.advance(600)
+
+
+def write_points(path: pathlib.Path, value: float, collected_at: int) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    table = pa.table(
+        {
+            "account": ["acct"],
+            "index_id": ["id-1"],
+            "name": ["docs"],
+            "time": [pd.Timestamp("2026-11-20 10:00", tz="UTC").value],
+            "value": [value],
+            "collected_at": [collected_at],
+        },
+        schema=THROUGHPUT_SCHEMA,
+    )
+    pq.write_table(table, path)
+
+
+def test_collect_compacts_the_day_that_closed_and_leaves_today_alone(tmp_path, emu, client):
+    hist = History(tmp_path / "h")
+
+    collect_across_midnight(hist, emu, client)
+
+    days = [p.parent.name for p in files(tmp_path / "h")]
+    assert days.count("day=2026-11-20") == 1  # 8 collects of the closed day, merged
+    assert days.count("day=2026-11-21") == 6  # today stays as collected
+    assert [p.parent.name for p in files(tmp_path / "h", "rollups")] == ["day=2026-11-20"]
+    assert [p.parent.name for p in files(tmp_path / "h", "limits")].count("day=2026-11-20") == 1
+
+
+def test_usage_from_rollups_equals_usage_from_the_points(tmp_path, emu, client):
+    compacted, raw = History(tmp_path / "a"), History(tmp_path / "b")
+    collect_across_midnight(compacted, emu, client)
+    for day in (tmp_path / "a/throughput").iterdir():
+        shutil.copytree(day, tmp_path / "b/throughput" / day.name)
+    shutil.copytree(tmp_path / "a/limits", tmp_path / "b/limits")
+
+    assert len(compacted.rollups()) == 6  # six indexes on the closed day
+    assert raw.rollups().empty
+    for unit in ("per_second", "per_minute", "per_point"):
+        pd.testing.assert_frame_equal(
+            sk.usage_frame(compacted, value_unit=unit), sk.usage_frame(raw, value_unit=unit)
+        )
+
+
+def test_late_points_make_a_days_rollup_stale_until_the_next_compaction(tmp_path, emu, client):
+    hist = History(tmp_path / "h")
+    collect_across_midnight(hist, emu, client)
+    before = sk.usage_frame(hist)
+    late = tmp_path / "h/throughput/day=2026-11-20/part-9-late.parquet"
+    write_points(late, 1e9, 9)  # an index no rollup knows, on the closed day
+
+    assert "id-1" not in set(hist.rollups()["index_id"])
+    assert hist.rollups()["period"].dt.day.unique().tolist() == []  # the day reads its points
+    assert "id-1" in set(sk.usage_frame(hist)["index_id"])
+    assert hist.compact()["rollups_written"] == 2  # the stale day, and today (first time)
+    assert "id-1" in set(hist.rollups()["index_id"])
+    assert len(sk.usage_frame(hist)) == len(before) + 1
+
+
+def test_a_stray_folder_is_skipped_and_named_in_a_warning(tmp_path, emu, client):
+    hist = History(tmp_path / "h")
+    hist.collect(client)
+    expected = sk.usage_frame(hist)
+    real = files(tmp_path / "h")[0]
+    for folder in ("day=notadate", "day=", "misc"):
+        (tmp_path / "h/throughput" / folder).mkdir()
+        shutil.copy(real, tmp_path / "h/throughput" / folder / real.name)
+    (tmp_path / "h/limits/day=zzz").mkdir()
+    renamed = pq.read_table(files(tmp_path / "h", "limits")[0])
+    renamed = renamed.set_column(2, "name", pa.array(["renamed"] * renamed.num_rows))
+    pq.write_table(renamed, tmp_path / "h/limits/day=zzz/part-9-x.parquet")
+
+    stray = r"throughput/day=, throughput/day=notadate, throughput/misc"
+    with pytest.warns(HistoryWarning, match=stray):
+        usage = sk.usage_frame(History(tmp_path / "h"))
+    with pytest.warns(HistoryWarning, match=r"limits/day=zzz"):
+        info = History(tmp_path / "h").info()
+
+    pd.testing.assert_frame_equal(usage, expected)
+    assert info.points == 720
+    assert info.files == 2
+
+
+@pytest.mark.skipif(os.name != "posix", reason="symlinks")
+def test_compact_never_follows_a_link_out_of_the_store(tmp_path):
+    outside = tmp_path / "outside"
+    write_points(outside / "part-1-a.parquet", 1.0, 1)
+    write_points(outside / "part-2-b.parquet", 2.0, 2)
+    before = {p.name: p.read_bytes() for p in outside.iterdir()}
+    (tmp_path / "h/throughput").mkdir(parents=True)
+    (tmp_path / "h/throughput/day=2026-11-20").symlink_to(outside)
+
+    with pytest.warns(HistoryWarning, match=r"throughput/day=2026-11-20"):
+        result = History(tmp_path / "h").compact()
+
+    assert result["partitions"] == 0
+    assert {p.name: p.read_bytes() for p in outside.iterdir()} == before
+
+
+def test_a_second_compactor_skips_a_day_another_holds(tmp_path):
+    day = tmp_path / "h/throughput/day=2026-11-20"
+    write_points(day / "part-1-a.parquet", 1.0, 1)
+    write_points(day / "part-2-b.parquet", 2.0, 2)
+    (day / "_compacting.lock").touch()  # another compactor at work
+
+    result = History(tmp_path / "h").compact()
+
+    assert (result["partitions"], result["files_removed"], result["days_skipped"]) == (0, 0, 1)
+    assert sorted(p.name for p in day.glob("*.parquet")) == ["part-1-a.parquet", "part-2-b.parquet"]
+
+
+def test_a_dead_compactors_lock_is_taken_over(tmp_path):
+    day = tmp_path / "h/throughput/day=2026-11-20"
+    write_points(day / "part-1-a.parquet", 1.0, 1)
+    write_points(day / "part-2-b.parquet", 2.0, 2)
+    lock = day / "_compacting.lock"
+    lock.touch()
+    two_hours_ago = lock.stat().st_mtime - 2 * HOUR
+    os.utime(lock, (two_hours_ago, two_hours_ago))
+
+    result = History(tmp_path / "h").compact()
+
+    assert (result["partitions"], result["files_removed"], result["days_skipped"]) == (1, 2, 0)
+    assert not lock.exists()
+
+
+def test_equal_collected_at_keeps_the_larger_value_in_history_compaction_and_sql(tmp_path):
+    duckdb = pytest.importorskip("duckdb")
+    day = tmp_path / "h/throughput/day=2026-11-20"
+    # The file listed last holds the smaller value: the rule must not depend on names.
+    write_points(day / "part-5-aaaa.parquet", 5.0, 5)
+    write_points(day / "part-5-zzzz.parquet", 1.0, 5)
+    hist = History(tmp_path / "h")
+
+    read = hist.throughput()["value"].tolist()
+    sql = duckdb.execute(README_SQL, [f"{tmp_path}/h/throughput/*/*.parquet"]).fetchall()
+    hist.compact()
+
+    assert read == [5.0]
+    assert [value for _, _, value in sql] == [5.0]
+    assert hist.throughput()["value"].tolist() == [5.0]
+
+
+def test_a_collect_reads_what_the_service_returned_not_the_whole_history(tmp_path, emu, client):
+    hist = History(tmp_path / "h")
+    hist.collect(client)
+    raw = client.list_indexes().to_dicts()
+    old = tmp_path / "h/throughput/day=1999-01-01/part-1-x.parquet"
+    old.parent.mkdir(parents=True)
+    old.write_bytes(b"PAR1 not a parquet file")  # any read of the old days fails
+    emu.advance(600)
+    raw = client.list_indexes().to_dicts()
+    vector = raw[0]["throughput_vector"]
+    vector.insert(0, {**vector[0], "t": "1970-01-01 00:00:00 +0000 UTC"})
+
+    summary = hist.collect(client, indexes=raw)
+
+    assert summary.new_points == 6 * 10
+    assert summary.gaps == ()
+
+
+def test_timestamps_are_stored_as_microseconds_every_engine_reads(tmp_path, emu, client):
+    hist = History(tmp_path / "h")
+    hist.collect(client)
+    schema = pq.read_schema(files(tmp_path / "h")[0])
+    assert schema.field("time").type == pa.timestamp("us", tz="UTC")
+    assert schema.field("collected_at").type == pa.timestamp("us", tz="UTC")
+
+
+def test_dask_reads_the_store_and_agrees_on_the_total(tmp_path, emu, client):
+    dd = pytest.importorskip("dask.dataframe")
+    hist = History(tmp_path / "h")
+    collect_across_midnight(hist, emu, client)
+
+    points = dd.read_parquet(str(tmp_path / "h/throughput")).compute()
+
+    assert points["time"].dtype == "datetime64[us, UTC]"
+    assert len(points.drop_duplicates(["account", "index_id", "time"])) == len(hist.throughput())
+    total = sk.usage_frame(hist, value_unit="per_point")["operations"].sum()
+    deduped = points.sort_values("collected_at").drop_duplicates(
+        ["account", "index_id", "time"], keep="last"
+    )
+    assert round(deduped["value"].sum(), 6) == round(total, 6)
+
+
+@pytest.mark.slow
+def test_spark_reads_the_store_without_settings_and_agrees_on_the_total(tmp_path, emu, client):
+    pytest.importorskip("pyspark")
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        pytest.skip("Spark needs Java")
+    from pyspark.sql import SparkSession
+    from pyspark.sql import functions as F
+
+    hist = History(tmp_path / "h")
+    collect_across_midnight(hist, emu, client)
+    spark = SparkSession.builder.master("local[1]").appName("searchkit-test").getOrCreate()
+    try:
+        points = spark.read.parquet(str(tmp_path / "h/throughput"))
+        distinct = points.dropDuplicates(["account", "index_id", "time"])
+        total = distinct.agg(F.sum("value")).collect()[0][0]
+        count = distinct.count()
+    finally:
+        spark.stop()
+
+    assert count == len(hist.throughput())
+    expected = sk.usage_frame(hist, value_unit="per_point")["operations"].sum()
+    assert round(total, 6) == round(expected, 6)
