@@ -140,7 +140,7 @@ def test_notebook_writes_nothing_to_stderr_and_notes_the_demo_calmly(name):
         return
     assert len(notes) == 1
     assert CONNECT_NOTICE.fullmatch(notes[0]["text/plain"]), notes[0]["text/plain"]
-    assert notes[0]["text/html"].endswith(f"ⓘ {notes[0]['text/plain']}</div>")
+    assert notes[0]["text/html"].endswith(f">{notes[0]['text/plain']}</div>")
 
 
 @pytest.mark.parametrize("name", EXPECTED)

@@ -280,13 +280,13 @@ def note_html(text: str) -> str:
 
     Example:
         >>> note_html("a demo emulator was started")  # doctest: +ELLIPSIS
-        '<div class="sk-note" ...>ⓘ a demo emulator was started</div>'
+        '<div class="sk-note" ...>a demo emulator was started</div>'
     """
     style = (
         f"{_FONT};{_MUTED};padding:2px 8px;margin:2px 0;"
         "border-left:3px solid rgba(128,128,128,0.55)"
     )
-    return f'<div class="sk-note" style="{style}">ⓘ {html.escape(str(text))}</div>'
+    return f'<div class="sk-note" style="{style}">{html.escape(str(text))}</div>'
 
 
 # --- static pictures of the widgets (a saved notebook shows these) --------------------------
