@@ -97,9 +97,10 @@ class _Stopper:
 
 def _progress(done: int, history: History, client: object) -> None:
     summary = history.collect(client)  # type: ignore[arg-type]
+    skipped = f" ({summary.skipped_points:,} skipped)" if summary.skipped_points else ""
     print(
         f"round {done}: {summary.collected_at:%Y-%m-%d %H:%M:%S} UTC, "
-        f"{summary.indexes} indexes, {summary.new_points:,} new points, "
+        f"{summary.indexes} indexes, {summary.new_points:,} new points{skipped}, "
         f"{len(summary.gaps)} gaps, {len(summary.warnings)} warnings",
         flush=True,
     )

@@ -20,6 +20,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from searchkit.history.accounts import canonical
 from searchkit.history.layout import KEY, LIMITS_SCHEMA
 
 __all__ = [
@@ -79,6 +80,7 @@ def latest(table: pa.Table) -> pa.Table:
     a tie)."""
     if table.num_rows < 2:
         return table
+    table = canonical(table)  # one index, one account, whatever older writers keyed it by
     keys = [
         _nan_first(table["value"]),
         table["collected_at"].combine_chunks().cast(pa.int64()).to_numpy(),
@@ -120,6 +122,7 @@ def tidy(table: pa.Table, zone: dt.tzinfo, rename: dict[str, str] | None = None)
             }
         )
         return empty
+    table = canonical(table)  # one index, one account, whatever older writers keyed it by
     account = pc.dictionary_encode(table["account"].combine_chunks())
     index_id = pc.dictionary_encode(table["index_id"].combine_chunks())
     times = table["time"].combine_chunks().cast(pa.int64()).to_numpy()

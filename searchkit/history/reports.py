@@ -24,6 +24,17 @@ class CollectSummary:
     gaps: tuple[Gap, ...] = ()
     warnings: tuple[str, ...] = ()
     files: tuple[str, ...] = ()
+    #: Points left out per index name: no id, a time missing, unreadable or out of range, or
+    #: a negative or infinite value (each also named in ``warnings``).
+    skipped_by_index: dict[str, int] = dataclasses.field(default_factory=dict)
+
+    @property
+    def skipped_points(self) -> int:
+        """How many listed points were left out (see ``skipped_by_index``)."""
+        return sum(self.skipped_by_index.values())
+
+    def _skipped_text(self) -> str:
+        return f" ({self.skipped_points:,} skipped)" if self.skipped_points else ""
 
     @property
     def problems(self) -> list[str]:
@@ -33,7 +44,7 @@ class CollectSummary:
     def __repr__(self) -> str:
         head = (
             f"CollectSummary({self.collected_at:%Y-%m-%d %H:%M:%S} UTC: {self.indexes} indexes, "
-            f"{self.new_points:,} new points, {len(self.gaps)} gaps, "
+            f"{self.new_points:,} new points{self._skipped_text()}, {len(self.gaps)} gaps, "
             f"{len(self.warnings)} warnings)"
         )
         return "\n".join([head, *(f"  - {line}" for line in self.problems)])

@@ -41,7 +41,7 @@ import pyarrow.fs as pafs
 from searchkit.errors import HistoryError, mask_url
 from searchkit.frames.frames import Indexes, limits_frame, throughput_frame
 from searchkit.frames.zones import Instant, TimeZone, resolve_zone, utc_instant
-from searchkit.history import dedupe, reader
+from searchkit.history import accounts, dedupe, reader, screen
 from searchkit.history import newest as record_of
 from searchkit.history.collecting import (
     advance_record,
@@ -171,13 +171,16 @@ class History:
         collected_at = utc_instant(now) or pd.Timestamp(time.time_ns(), unit="ns", tz="UTC")
         collected_at = collected_at.floor("us")  # as stored (see layout.WRITE_OPTIONS)
         stamp = int(collected_at.value)
-        fallback_account = str(getattr(client, "username", "") or "")
-        limits = limits_frame(listed)
-        accounts = [str(_customer(i) or fallback_account) for i in _items(listed)]
-        frame = throughput_frame(listed)
-        account_of = dict(zip(limits.index, accounts, strict=True))
-        new = listed_points(frame, account_of, stamp)
-        notes = index_changes(self._layout, limits, accounts)
+        # One bad index or point never costs the others: it is left out, counted, named.
+        skipped = screen.Skipped()
+        items = screen.indexes_with_ids(_items(listed), skipped)
+        limits = limits_frame(items)
+        keys = accounts.keys_for(
+            items, str(getattr(client, "username", "") or ""), self._stored_accounts()
+        )
+        frame = screen.storable_points(throughput_frame(items, errors="coerce"), skipped)
+        new = listed_points(frame, dict(zip(limits.index, keys, strict=True)), stamp)
+        notes = skipped.notes + index_changes(self._layout, limits, keys)
         gaps: list[Gap] = []
         record = record_of.read(self._layout)
         listed = new
@@ -192,7 +195,7 @@ class History:
                 files.append(
                     self._layout.write("throughput", day, dedupe.sorted_points(part), stamp)
                 )
-        snapshot = limits_table(limits, accounts, stamp)
+        snapshot = limits_table(limits, keys, stamp)
         if snapshot.num_rows:
             files.append(self._layout.write("limits", f"{collected_at:%Y-%m-%d}", snapshot, stamp))
         if listed.num_rows:
@@ -211,10 +214,27 @@ class History:
             indexes=len(limits),
             new_points=new.num_rows,
             points_by_index=by_index,
+            skipped_by_index=skipped.by_index,
             gaps=tuple(gaps),
             warnings=tuple(notes),
             files=tuple(files),
         )
+
+    def _stored_accounts(self) -> dict[str, str]:
+        """Map index ids to the account they are stored under (newest limits day only)."""
+        files = self._files("limits")
+        if not files:
+            return {}
+        newest = files[-1][0]
+        table = self._read(
+            "limits", days=(newest, newest), columns=["account", "id", "collected_at"]
+        )
+        latest = accounts.canonical(table).to_pandas().drop_duplicates("id", keep="last")
+        return {
+            str(i): str(a)
+            for i, a in zip(latest["id"], latest["account"], strict=True)
+            if accounts.usable(a)
+        }
 
     # --- read --------------------------------------------------------------------------
 
@@ -346,9 +366,10 @@ class History:
         if when is not None:
             condition = ds.field("collected_at") <= pa.scalar(when.value, TIMESTAMP)
             days = (None, f"{when:%Y-%m-%d}")
-        table = self._read("limits", days=days, filter=condition)
+        table = accounts.canonical(self._read("limits", days=days, filter=condition))
         frame = table.to_pandas()
-        frame = dedupe.latest_snapshots(frame, ["account", "id"])
+        # One row per index: an index stored under two account keys is one index.
+        frame = dedupe.latest_snapshots(frame, ["id"])
         frame = frame.sort_values(["created", "id"], kind="stable")
         return snapshot_frame(frame)
 
@@ -479,12 +500,6 @@ def _items(indexes: Any) -> list[Any]:
     if isinstance(indexes, dict) or hasattr(indexes, "throughput_vector"):
         return [indexes]
     return list(indexes)
-
-
-def _customer(item: Any) -> str | None:
-    if isinstance(item, dict):
-        return item.get("customer_id")
-    return getattr(item, "customer_id", None)
 
 
 def _and(left: ds.Expression | None, right: ds.Expression) -> ds.Expression:

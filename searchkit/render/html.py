@@ -439,7 +439,8 @@ def collect_summary_html(summary: CollectSummary) -> str:
     return (
         f"<div><strong>Collected</strong> {summary.collected_at:%Y-%m-%d %H:%M:%S} UTC: "
         f"{summary.indexes} indexes, <strong>{summary.new_points:,}</strong> new points"
-        f"<table><thead><tr><th>index</th><th>new points</th></tr></thead>"
+        + (f" ({summary.skipped_points:,} skipped)" if summary.skipped_points else "")
+        + "<table><thead><tr><th>index</th><th>new points</th></tr></thead>"
         f"<tbody>{rows}</tbody></table>"
         + (f"<ul style='color:#a33'>{problems}</ul>" if problems else "")
         + "</div>"

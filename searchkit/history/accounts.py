@@ -1,0 +1,98 @@
+"""One account key per index, whatever the service omits.
+
+The service may send ``customer_id`` in one list and omit it in the next, or never send it;
+two collectors of one account may log in with different usernames. A key taken from
+whatever each list happens to hold would store every point twice. So a collect keys an
+index, in this order, by:
+
+1. the account it is already stored under (the newest limits snapshot that holds it), so
+   a key once written never changes;
+2. its ``customer_id``;
+3. the ``customer_id`` another index of the same list carries (one list is one account);
+4. the collector's username (the configured identity).
+
+Readers do not trust the key alone either: a store written before this rule, or by two
+collectors racing on a fresh store, may hold one index under two keys (or none: a null or
+``"nan"`` account). :func:`canonical` relabels every row of an index with the account of
+its newest row that has one, so each point reads once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+__all__ = ["canonical", "keys_for", "usable"]
+
+# What older writers stored when they had no account: null, "", or a stringified NaN/None.
+_NO_ACCOUNT = ("", "nan", "None", "NaN", "<NA>")
+
+
+def usable(account: object) -> bool:
+    """Whether ``account`` is a real key (not empty, not a stringified missing value)."""
+    return isinstance(account, str) and account.strip() not in _NO_ACCOUNT
+
+
+def _field(item: Any, name: str) -> Any:
+    return item.get(name) if isinstance(item, dict) else getattr(item, name, None)
+
+
+def keys_for(items: Sequence[Any], username: str, stored: Mapping[str, str]) -> list[str]:
+    """Return the account key of each index of one list (see the module's order)."""
+    listed = next(
+        (str(c) for c in (_field(i, "customer_id") for i in items) if usable(c)),
+        None,
+    )
+    keys = []
+    for item in items:
+        own = _field(item, "customer_id")
+        before = stored.get(str(_field(item, "id")))
+        if usable(before):
+            keys.append(str(before))
+        elif usable(own):
+            keys.append(str(own))
+        else:
+            keys.append(listed or username)
+    return keys
+
+
+def canonical(table: pa.Table) -> pa.Table:
+    """Relabel each row's ``account`` with that of its index's newest row that has one.
+
+    Needs the ``account`` and ``index_id`` columns (``id`` for limits); ``collected_at``
+    decides which row is newest (without it, the last row). Rows of an index that has no
+    usable account anywhere keep what they hold.
+    """
+    id_column = "index_id" if "index_id" in table.column_names else "id"
+    if table.num_rows == 0 or "account" not in table.column_names:
+        return table
+    accounts = pc.fill_null(table["account"].combine_chunks(), "")
+    encoded = pc.dictionary_encode(accounts)
+    labels = encoded.dictionary.to_pylist()
+    if len(labels) == 1 and usable(labels[0]):
+        return table  # one account throughout (the usual store): nothing to relabel
+    good = np.array([usable(label) for label in labels], dtype=bool)[encoded.indices.to_numpy()]
+    ids = pc.dictionary_encode(pc.fill_null(table[id_column].combine_chunks(), ""))
+    codes = ids.indices.to_numpy()
+    if "collected_at" in table.column_names:
+        stamps = table["collected_at"].combine_chunks().cast(pa.int64())
+        when = pc.fill_null(stamps, 0).to_numpy()
+    else:
+        when = np.arange(table.num_rows)
+    # Per index the last row in (has an account, collected_at) order is its newest usable.
+    order = np.lexsort((when, good, codes))
+    ends = order[np.append(codes[order][1:] != codes[order][:-1], True)]
+    source = np.arange(table.num_rows)
+    chosen = np.full(len(ids.dictionary), -1, dtype=np.int64)
+    chosen[codes[ends]] = np.where(good[ends], ends, -1)
+    pick = chosen[codes]
+    pick = np.where(pick >= 0, pick, source)
+    if np.array_equal(pick, source):
+        return table
+    relabelled = accounts.take(pa.array(pick))
+    position = table.column_names.index("account")
+    return table.set_column(position, table.schema.field("account"), relabelled)
