@@ -171,15 +171,10 @@ class History:
         collected_at = utc_instant(now) or pd.Timestamp(time.time_ns(), unit="ns", tz="UTC")
         collected_at = collected_at.floor("us")  # as stored (see layout.WRITE_OPTIONS)
         stamp = int(collected_at.value)
-        # One bad index or point never costs the others: it is left out, counted, named.
         skipped = screen.Skipped()
-        items = screen.indexes_with_ids(_items(listed), skipped)
-        limits = limits_frame(items)
-        keys = accounts.keys_for(
-            items, str(getattr(client, "username", "") or ""), self._stored_accounts()
+        limits, keys, new = self._listed(
+            listed, str(getattr(client, "username", "") or ""), stamp, skipped
         )
-        frame = screen.storable_points(throughput_frame(items, errors="coerce"), skipped)
-        new = listed_points(frame, dict(zip(limits.index, keys, strict=True)), stamp)
         notes = skipped.notes + index_changes(self._layout, limits, keys)
         gaps: list[Gap] = []
         record = record_of.read(self._layout)
@@ -219,6 +214,20 @@ class History:
             warnings=tuple(notes),
             files=tuple(files),
         )
+
+    def _listed(
+        self, listed: Any, username: str, stamp: int, skipped: screen.Skipped
+    ) -> tuple[pd.DataFrame, list[str], pa.Table]:
+        """Return the limits, account keys and points of a list that can be stored.
+
+        One bad index or point never costs the others: it is left out, counted and named
+        in ``skipped``.
+        """
+        items = screen.indexes_with_ids(_items(listed), skipped)
+        limits = limits_frame(items)
+        keys = accounts.keys_for(items, username, self._stored_accounts())
+        frame = screen.storable_points(throughput_frame(items, errors="coerce"), skipped)
+        return limits, keys, listed_points(frame, dict(zip(limits.index, keys, strict=True)), stamp)
 
     def _stored_accounts(self) -> dict[str, str]:
         """Map index ids to the account they are stored under (newest limits day only)."""
