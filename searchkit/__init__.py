@@ -53,7 +53,8 @@ if TYPE_CHECKING:
     from searchkit.model.index import IndexList, SearchIndex
     from searchkit.model.limits import LIMIT_FIELDS, REGIONS, TYPES, IndexType, Region
     from searchkit.model.secret import Secret
-    from searchkit.render.plots import plot_limits, plot_throughput
+    from searchkit.render.limit_bars import plot_limits
+    from searchkit.render.plots import plot_throughput
     from searchkit.render.tables import limits_summary, limits_table
     from searchkit.render.themes import plot_theme
     from searchkit.render.utilization import plot_utilization
@@ -99,7 +100,7 @@ _EXPORTS: dict[str, str] = {
     "limits_summary": "searchkit.render.tables",
     "limits_table": "searchkit.render.tables",
     "parse_timestamps": "searchkit.model.gotime",
-    "plot_limits": "searchkit.render.plots",
+    "plot_limits": "searchkit.render.limit_bars",
     "plot_theme": "searchkit.render.themes",
     "plot_throughput": "searchkit.render.plots",
     "plot_utilization": "searchkit.render.utilization",

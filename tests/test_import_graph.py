@@ -321,13 +321,7 @@ MAX_FUNCTION_LINES = 80
 OVERSIZED: dict[str, int] = {
     "searchkit.analytics.usage:usage_frame": 88,
     "searchkit.api.client": 739,
-    "searchkit.emulator.server": 906,
-    "searchkit.emulator.store": 750,
     "searchkit.model._decode:_scan_group": 102,
-    "searchkit.render.plots:draw_throughput": 99,
-    "searchkit.render.plots:plot_limits": 123,
-    "searchkit.ui.browser": 639,
-    "searchkit.ui.browser:__init__": 84,
 }
 
 

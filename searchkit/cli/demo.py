@@ -31,7 +31,8 @@ def run_demo(
     from matplotlib.figure import Figure
 
     from searchkit.emulator import Emulator
-    from searchkit.render.plots import plot_limits, plot_throughput
+    from searchkit.render.limit_bars import plot_limits
+    from searchkit.render.plots import plot_throughput
     from searchkit.render.text import limits_text_table
 
     stream = stream or sys.stdout

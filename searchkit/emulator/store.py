@@ -19,13 +19,22 @@ import threading
 import time
 import unicodedata
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from searchkit.emulator import data
+from searchkit.emulator._passwords import DUMMY_HASH, check_password, hash_password
+from searchkit.emulator._sqlite import (
+    INSERT_INDEX,
+    SCHEMA,
+    SELECT_INDEXES,
+    STORED_COLUMNS,
+    Database,
+    StoreBusyError,
+    StoreClosedError,
+)
 
 __all__ = [
     "MAX_NAME_LENGTH",
@@ -40,73 +49,8 @@ __all__ = [
 ]
 
 MAX_NAME_LENGTH = 128
-# Modest on purpose: the hash only guards emulator accounts in a local SQLite file, and
-# every account added and every new credential seen pays it (verified ones are then cached
-# in memory, never on disk), which a test suite starting many emulators feels.
-PBKDF2_ITERATIONS = 20_000
-_BUSY_TIMEOUT_S = 10.0
-_RETRY_DEADLINE_S = 30.0
 
 Clock = datetime | float | int | Callable[[], float] | None
-T = TypeVar("T")
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS accounts (
-    username TEXT PRIMARY KEY,
-    password_hash TEXT NOT NULL,
-    read_only INTEGER NOT NULL,
-    customer_id TEXT NOT NULL UNIQUE
-);
-CREATE TABLE IF NOT EXISTS indexes (
-    seq INTEGER PRIMARY KEY,
-    id TEXT NOT NULL UNIQUE,
-    customer_id TEXT NOT NULL,
-    name TEXT NOT NULL,
-    endpoint TEXT NOT NULL UNIQUE,
-    type TEXT NOT NULL,
-    region TEXT NOT NULL,
-    partner_email TEXT NOT NULL,
-    token TEXT NOT NULL,
-    read_only_token TEXT NOT NULL,
-    max_vector_count INTEGER NOT NULL,
-    max_monthly_reranks INTEGER NOT NULL,
-    max_daily_updates INTEGER NOT NULL,
-    max_daily_queries INTEGER NOT NULL,
-    max_monthly_bandwidth INTEGER NOT NULL,
-    max_writes_per_second INTEGER NOT NULL,
-    max_query_per_second INTEGER NOT NULL,
-    max_reads_per_request INTEGER NOT NULL,
-    max_writes_per_request INTEGER NOT NULL,
-    creation_time INTEGER NOT NULL,
-    input_enrichment_enabled INTEGER NOT NULL,
-    series_seed INTEGER NOT NULL,
-    zone TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS indexes_by_owner ON indexes (customer_id, creation_time, seq);
-"""
-
-_STORED_COLUMNS = (
-    "seq",
-    "id",
-    "customer_id",
-    "name",
-    "endpoint",
-    "type",
-    "region",
-    "partner_email",
-    "token",
-    "read_only_token",
-    *data.LIMIT_FIELDS,
-    "creation_time",
-    "input_enrichment_enabled",
-    "series_seed",
-    "zone",
-)
-_SELECT_INDEXES = f"SELECT {', '.join(_STORED_COLUMNS)} FROM indexes"  # noqa: S608
-_INSERT_INDEX = (
-    f"INSERT INTO indexes ({', '.join(_STORED_COLUMNS)}) "  # noqa: S608
-    f"VALUES ({', '.join('?' * len(_STORED_COLUMNS))})"
-)
 
 
 class InvalidRequestError(ValueError):
@@ -118,14 +62,6 @@ class InvalidRequestError(ValueError):
         super().__init__(message)
         self.message = message
         self.field = field
-
-
-class StoreClosedError(RuntimeError):
-    """The store was used after :meth:`Store.close`."""
-
-
-class StoreBusyError(RuntimeError):
-    """The database stayed locked by other writers for longer than the store waits."""
 
 
 @dataclass(frozen=True)
@@ -210,34 +146,6 @@ def validate_index_fields(name: object, region: object, type: object) -> None:
             )
 
 
-def _hash_password(password: str) -> str:
-    salt = secrets.token_bytes(16)
-    digest = hashlib.pbkdf2_hmac("sha256", password.encode(), salt, PBKDF2_ITERATIONS)
-    return f"pbkdf2_sha256${PBKDF2_ITERATIONS}${salt.hex()}${digest.hex()}"
-
-
-def _check_password(stored: str, password: str) -> bool:
-    try:
-        scheme, iterations, salt, expected = stored.split("$")
-        if scheme != "pbkdf2_sha256":
-            return False
-        digest = hashlib.pbkdf2_hmac(
-            "sha256", password.encode(), bytes.fromhex(salt), int(iterations)
-        )
-    except ValueError:
-        return False
-    return hmac.compare_digest(digest.hex(), expected)
-
-
-# Verifying against this keeps an unknown user as slow as a wrong password.
-_DUMMY_HASH = f"pbkdf2_sha256${PBKDF2_ITERATIONS}${'00' * 16}${'00' * 32}"
-
-
-def _is_transient(error: sqlite3.OperationalError) -> bool:
-    text = str(error).lower()
-    return "locked" in text or "busy" in text
-
-
 class Store:
     """Emulator state in SQLite: accounts and their search indexes.
 
@@ -279,18 +187,10 @@ class Store:
         if not 1 <= window_minutes <= 43_200:
             raise ValueError("window_minutes must be between 1 and 43200 (30 days)")
         self._window = window_minutes
-        self._closed = False
-        self._lock = threading.Lock()
-        self._write_lock = threading.Lock()
-        self._idle: list[sqlite3.Connection] = []
-        self._memory: sqlite3.Connection | None = None
+        self._lock = threading.Lock()  # of the verified-credentials cache
         self._auth_key = secrets.token_bytes(32)
         self._verified: set[bytes] = set()
-        if self._path is None:
-            self._memory = sqlite3.connect(
-                ":memory:", isolation_level=None, check_same_thread=False
-            )
-        self._retrying(self._init_schema)
+        self._db = Database(self._path, SCHEMA)
 
     @property
     def path(self) -> str | None:
@@ -300,7 +200,7 @@ class Store:
     @property
     def closed(self) -> bool:
         """Whether :meth:`close` has been called."""
-        return self._closed
+        return self._db.closed
 
     def now(self) -> float:
         """Return the store's current time in epoch seconds."""
@@ -330,11 +230,11 @@ class Store:
         # NFC, as RFC 7617 asks of Basic credentials: the HTTP layer normalises likewise.
         username = unicodedata.normalize("NFC", username)
         password = unicodedata.normalize("NFC", password)
-        password_hash = _hash_password(password)
+        password_hash = hash_password(password)
         customer_id = data.new_uuid(data.rng_for(self._seed, "account", username))
 
         def write() -> Account:
-            with self._write() as conn:
+            with self._db.write() as conn:
                 row = conn.execute(
                     "SELECT customer_id FROM accounts WHERE username = ?", (username,)
                 ).fetchone()
@@ -351,7 +251,7 @@ class Store:
                 )
                 return Account(username, row[0], read_only)
 
-        return self._retrying(write)
+        return self._db.retrying(write)
 
     def seed_demo(self, account: Account) -> list[dict[str, Any]]:
         """Create the demo set for ``account`` unless it already owns indexes.
@@ -392,9 +292,9 @@ class Store:
         """
         username = unicodedata.normalize("NFC", username)
         password = unicodedata.normalize("NFC", password)
-        row = self._retrying(lambda: self._account_row(username))
+        row = self._db.retrying(lambda: self._account_row(username))
         if row is None:
-            _check_password(_DUMMY_HASH, password)
+            check_password(DUMMY_HASH, password)
             return None
         stored = row[3]
         # Keyed by the stored hash too, so a changed password invalidates the entry.
@@ -402,7 +302,7 @@ class Store:
         with self._lock:
             known = proof in self._verified
         if not known:
-            if not _check_password(stored, password):
+            if not check_password(stored, password):
                 return None
             with self._lock:
                 if len(self._verified) >= 4096:
@@ -477,7 +377,7 @@ class Store:
         now = math.floor(self._clock())
 
         def write() -> list[tuple[Any, ...]]:
-            with self._write() as conn:
+            with self._db.write() as conn:
                 if (
                     only_if_empty
                     and conn.execute(
@@ -490,12 +390,12 @@ class Store:
                 rows = []
                 for offset, spec in enumerate(specs, start=1):
                     row = self._new_row(conn, last + offset, account, spec, now)
-                    conn.execute(_INSERT_INDEX, row)
+                    conn.execute(INSERT_INDEX, row)
                     rows.append(row)
                 return rows
 
         now_for_series = self._clock()
-        return [self._render(row, now_for_series) for row in self._retrying(write)]
+        return [self._render(row, now_for_series) for row in self._db.retrying(write)]
 
     def list_indexes(self, account: Account) -> list[dict[str, Any]]:
         """Return the indexes of ``account``, oldest first (ties in creation order).
@@ -531,19 +431,19 @@ class Store:
         """Read the index rows of ``account``, oldest first (retried while the file is busy)."""
 
         def read() -> list[tuple[Any, ...]]:
-            with self._connection() as conn:
+            with self._db.connection() as conn:
                 return conn.execute(
-                    f"{_SELECT_INDEXES} WHERE customer_id = ? ORDER BY creation_time, seq",
+                    f"{SELECT_INDEXES} WHERE customer_id = ? ORDER BY creation_time, seq",
                     (account.customer_id,),
                 ).fetchall()
 
-        return self._retrying(read)
+        return self._db.retrying(read)
 
     def _render_json(self, rows: list[tuple[Any, ...]], now: float) -> Iterator[str]:
         # Popped as they go, so a half-sent list does not keep the rows already sent.
         rows.reverse()
         while rows:
-            values = dict(zip(_STORED_COLUMNS, rows.pop(), strict=True))
+            values = dict(zip(STORED_COLUMNS, rows.pop(), strict=True))
             head = json.dumps(
                 self._head(values), ensure_ascii=False, separators=(",", ":"), allow_nan=False
             )
@@ -560,7 +460,7 @@ class Store:
         """Return how many indexes exist, for one account or in total."""
 
         def read() -> int:
-            with self._connection() as conn:
+            with self._db.connection() as conn:
                 if account is None:
                     result: int = conn.execute("SELECT COUNT(*) FROM indexes").fetchone()[0]
                     return result
@@ -570,20 +470,11 @@ class Store:
                 ).fetchone()[0]
                 return result
 
-        return self._retrying(read)
+        return self._db.retrying(read)
 
     def close(self) -> None:
         """Close the database connections; later calls raise :class:`StoreClosedError`."""
-        with self._lock:
-            if self._closed:
-                return
-            self._closed = True
-            idle, self._idle = self._idle, []
-            memory, self._memory = self._memory, None
-        for conn in idle:
-            conn.close()
-        if memory is not None:
-            memory.close()
+        self._db.close()
 
     def __enter__(self) -> Store:
         return self
@@ -593,7 +484,7 @@ class Store:
 
     def __repr__(self) -> str:
         where = "memory" if self._path is None else repr(self._path)
-        state = " closed" if self._closed else ""
+        state = " closed" if self._db.closed else ""
         return f"<Store {where}{state}>"
 
     def _new_row(
@@ -638,7 +529,7 @@ class Store:
         )
 
     def _render(self, row: Sequence[Any], now: float) -> dict[str, Any]:
-        values = dict(zip(_STORED_COLUMNS, row, strict=True))
+        values = dict(zip(STORED_COLUMNS, row, strict=True))
         index = self._head(values)
         index["throughput_vector"] = data.throughput_vector(
             values["series_seed"],
@@ -670,97 +561,13 @@ class Store:
         return index
 
     def _account_row(self, username: str) -> tuple[Any, ...] | None:
-        with self._connection() as conn:
+        with self._db.connection() as conn:
             result: tuple[Any, ...] | None = conn.execute(
                 "SELECT username, read_only, customer_id, password_hash FROM accounts"
                 " WHERE username = ?",
                 (username,),
             ).fetchone()
             return result
-
-    def _init_schema(self) -> None:
-        with self._write() as conn:
-            for statement in _SCHEMA.split(";"):
-                if statement.strip():
-                    conn.execute(statement)
-
-    def _open(self) -> sqlite3.Connection:
-        assert self._path is not None
-        conn = sqlite3.connect(
-            self._path,
-            timeout=_BUSY_TIMEOUT_S,
-            isolation_level=None,
-            check_same_thread=False,
-        )
-        try:
-            conn.execute(f"PRAGMA busy_timeout = {int(_BUSY_TIMEOUT_S * 1000)}")
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = NORMAL")
-        except BaseException:
-            conn.close()
-            raise
-        return conn
-
-    @contextmanager
-    def _connection(self) -> Iterator[sqlite3.Connection]:
-        if self._path is None:
-            with self._lock:
-                if self._memory is None:
-                    raise StoreClosedError("the store is closed")
-                # The in-memory database lives in this one connection, so all threads
-                # take turns on it.
-                yield self._memory
-            return
-        with self._lock:
-            if self._closed:
-                raise StoreClosedError("the store is closed")
-            conn = self._idle.pop() if self._idle else None
-        if conn is None:
-            conn = self._open()
-        try:
-            yield conn
-        finally:
-            with self._lock:
-                keep = not self._closed and len(self._idle) < 32
-                if keep:
-                    self._idle.append(conn)
-            if not keep:
-                conn.close()
-
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        # Threads of one process queue here, in order, rather than in SQLite's busy handler,
-        # which sleeps and retries unfairly; only one per process then contends for the
-        # file's write lock with other processes.
-        with self._write_lock, self._connection() as conn:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield conn
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            try:
-                conn.execute("COMMIT")
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
-
-    def _retrying(self, operation: Callable[[], T]) -> T:
-        # The busy timeout covers nearly all contention; this covers the cases SQLite
-        # reports as busy without waiting (e.g. WAL recovery by another process).
-        deadline = time.monotonic() + _RETRY_DEADLINE_S
-        delay = 0.005
-        while True:
-            try:
-                return operation()
-            except sqlite3.OperationalError as error:
-                if not _is_transient(error):
-                    raise
-                if time.monotonic() + delay > deadline:
-                    raise StoreBusyError("the database stayed locked; try again") from error
-            time.sleep(delay)
-            delay = min(delay * 2, 0.25)
 
 
 def _check_zone(zone: object) -> None:

@@ -198,17 +198,11 @@ class History:
         if compact:
             written = [] if days is None else pc.unique(days).to_pylist()
             self._compact_closed(f"{collected_at:%Y-%m-%d}", written)
-        counts = (
-            pd.Series(new["name"].to_numpy(zero_copy_only=False)).value_counts(sort=False)
-            if new.num_rows
-            else pd.Series(dtype=int)
-        )
-        by_index = {str(name): int(counts.get(name, 0)) for name in limits["name"]}
         return CollectSummary(
             collected_at=collected_at,
             indexes=len(limits),
             new_points=new.num_rows,
-            points_by_index=by_index,
+            points_by_index=_points_by_index(new, limits),
             skipped_by_index=skipped.by_index,
             gaps=tuple(gaps),
             warnings=tuple(notes),
@@ -503,6 +497,16 @@ class History:
             raise HistoryError(
                 f"no history at {self._location!r}: it is a file, not a history folder"
             )
+
+
+def _points_by_index(new: pa.Table, limits: pd.DataFrame) -> dict[str, int]:
+    """Count the new points of each listed index, by name (0 for an index without any)."""
+    counts = (
+        pd.Series(new["name"].to_numpy(zero_copy_only=False)).value_counts(sort=False)
+        if new.num_rows
+        else pd.Series(dtype=int)
+    )
+    return {str(name): int(counts.get(name, 0)) for name in limits["name"]}
 
 
 def _items(indexes: Any) -> list[Any]:

@@ -10,7 +10,7 @@ run here), and the tables would lose their layout. Colours that must follow the 
 JupyterLab's CSS variables; an untrusted notebook drops those declarations and the text
 takes the theme's own colour, which is readable on both light and dark backgrounds.
 
-The limit labels come from :data:`searchkit.model.index.LIMIT_INFO`, the one table of them.
+The limit labels come from :data:`searchkit.model.limits.LIMIT_INFO`, the one table of them.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
-"""Matplotlib plots of throughput over time and of one limit across indexes.
+"""Matplotlib plots of throughput over time (:func:`plot_throughput`), and the plots' helpers.
 
-Both functions follow matplotlib's own advice for helpers: draw on the Axes they are given
-(or on a new figure when none is), return that Axes, and never call ``plt.show()`` or touch
-global settings such as rcParams, so they compose with subplots and stay quiet in tests.
+The plots (here, in :mod:`~searchkit.render.limit_bars` and :mod:`~searchkit.render.utilization`)
+follow matplotlib's own advice for helpers: draw on the Axes they are given (or on a new
+figure when none is), return that Axes, and never call ``plt.show()`` or touch global
+settings such as rcParams, so they compose with subplots and stay quiet in tests.
 """
 
 from __future__ import annotations
@@ -17,10 +18,9 @@ import numpy as np
 import pandas as pd
 
 from searchkit.errors import ValidationError
-from searchkit.frames.frames import Indexes, limits_frame, throughput_frame
+from searchkit.frames.frames import Indexes, throughput_frame
 from searchkit.frames.zones import TimeZone, resolve_zone
-from searchkit.model.limits import LIMIT_FIELDS, LIMIT_INFO
-from searchkit.render.formats import format_bytes, format_limit, plain_number, short_id
+from searchkit.render.formats import plain_number, short_id
 from searchkit.render.themes import Theme, ThemeName, apply_theme, line_look, theme_of
 
 if TYPE_CHECKING:
@@ -29,19 +29,25 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from pandas.tseries.offsets import BaseOffset
 
-__all__ = ["draw_throughput", "new_axes", "plot_limits", "plot_throughput"]
+__all__ = [
+    "NOTE_STYLE",
+    "THROUGHPUT_LABEL",
+    "draw_throughput",
+    "literal",
+    "new_axes",
+    "plot_throughput",
+    "themed",
+]
 
 # Levels spanning at least this ratio get a log axis, so the quiet lines do not lie flat:
 # at a 10x spread the lowest line would use a tenth of the height on a linear axis.
 _LOG_SPAN = 10.0
-# Bars are easier to compare than lines: plot_limits goes logarithmic only at 100x.
-_LIMITS_LOG_SPAN = 100.0
 #: Most lines plot_throughput draws by default; past it, the busiest are drawn.
 MAX_LINES = 20
 #: The y axis's words: DESIGN.md's one documented assumption about throughput values (the
 #: API documents no unit), the same one usage_frame's ``value_unit`` makes.
 THROUGHPUT_LABEL = "throughput (operations/s, assumed)"
-_NOTE_STYLE: dict[str, Any] = {"ha": "center", "va": "center", "color": "0.45", "fontsize": "large"}
+NOTE_STYLE: dict[str, Any] = {"ha": "center", "va": "center", "color": "0.45", "fontsize": "large"}
 
 
 def literal(text: object) -> str:
@@ -184,9 +190,6 @@ def draw_throughput(
     theme: ThemeName | None = None,
 ) -> Axes:
     """Draw as :func:`plot_throughput`; ``colors`` maps line keys (index ids) to colours."""
-    import matplotlib.dates as mdates
-    from matplotlib.ticker import FuncFormatter
-
     look = theme_of(theme)
     zone_given = resolve_zone(tz)
     offset = _offset(resample) if resample is not None else None
@@ -201,6 +204,42 @@ def draw_throughput(
     if ax is None:
         ax = new_axes((10, 4))
 
+    handles, labels = _draw_lines(ax, lines, colors, linewidth, look)
+
+    ax.set_ylabel(THROUGHPUT_LABEL)
+    ax.set_xlabel(f"time ({_zone_label(zone)})")
+    if title is not None:
+        ax.set_title(title)
+    if not handles:
+        ax.set_xticks([])
+        ax.set_yticks([])
+        ax.text(0.5, 0.5, "no throughput data", transform=ax.transAxes, **NOTE_STYLE)
+        return themed(ax, look)
+
+    _time_and_scale(ax, lines, zone)
+    if forecast is not None:
+        _draw_forecast(ax, forecast, [line.name for line in lines])
+    ax.grid(True, linewidth=0.5, alpha=0.4)
+    ax.margins(x=0.02)
+    _throughput_legend(ax, handles, labels, shown=len(lines), total=total)
+    return themed(ax, look)
+
+
+def themed(ax: Axes, theme: Theme | None) -> Axes:
+    """Return ``ax``, recoloured for ``theme`` when one is given."""
+    if theme is not None:
+        apply_theme(ax, theme)
+    return ax
+
+
+def _draw_lines(
+    ax: Axes,
+    lines: list[_Line],
+    colors: Mapping[str, Any] | None,
+    linewidth: float,
+    look: Theme | None,
+) -> tuple[list[Any], list[str]]:
+    """Draw each line that has a value; return the legend's handles and labels."""
     handles: list[Any] = []
     labels: list[str] = []
     for line in lines:
@@ -226,16 +265,13 @@ def draw_throughput(
         )
         handles.append(handle)
         labels.append(literal(line.label))
+    return handles, labels
 
-    ax.set_ylabel(THROUGHPUT_LABEL)
-    ax.set_xlabel(f"time ({_zone_label(zone)})")
-    if title is not None:
-        ax.set_title(title)
-    if not handles:
-        ax.set_xticks([])
-        ax.set_yticks([])
-        ax.text(0.5, 0.5, "no throughput data", transform=ax.transAxes, **_NOTE_STYLE)
-        return _themed(ax, look)
+
+def _time_and_scale(ax: Axes, lines: list[_Line], zone: dt.tzinfo) -> None:
+    """Put time ticks in ``zone`` and pick the y scale (symlog for levels far apart)."""
+    import matplotlib.dates as mdates
+    from matplotlib.ticker import FuncFormatter
 
     locator = mdates.AutoDateLocator(tz=zone, minticks=4, maxticks=10)
     ax.xaxis.set_major_locator(locator)
@@ -251,14 +287,16 @@ def draw_throughput(
     ax.yaxis.set_major_formatter(FuncFormatter(plain_number))
     if _all_non_negative(lines):
         ax.set_ylim(bottom=0)
-    if forecast is not None:
-        _draw_forecast(ax, forecast, [line.name for line in lines])
-    ax.grid(True, linewidth=0.5, alpha=0.4)
-    ax.margins(x=0.02)
-    left_out = total - len(lines)
+
+
+def _throughput_legend(
+    ax: Axes, handles: list[Any], labels: list[str], *, shown: int, total: int
+) -> None:
+    """Put the legend beside the plot, saying how many lines were left out."""
+    left_out = total - shown
     legend_title = "index"
     if left_out:
-        legend_title = f"top {len(lines)} of {total:,} by volume\n({left_out:,} not shown)"
+        legend_title = f"top {shown} of {total:,} by volume\n({left_out:,} not shown)"
     # Labels passed explicitly: a name starting with "_" is kept (matplotlib would drop it).
     # Outside the plot area: a legend inside would hide the busiest hours of some line.
     ax.legend(
@@ -272,13 +310,6 @@ def draw_throughput(
         bbox_to_anchor=(1.01, 1.0),
         ncols=1 + (len(handles) - 1) // 16,
     )
-    return _themed(ax, look)
-
-
-def _themed(ax: Axes, theme: Theme | None) -> Axes:
-    if theme is not None:
-        apply_theme(ax, theme)
-    return ax
 
 
 def _throughput_lines(data: Any, tz: dt.tzinfo | None, names: Iterable[str] | None) -> list[_Line]:
@@ -419,154 +450,6 @@ def _all_non_negative(lines: list[_Line]) -> bool:
 
 
 # --- limits ------------------------------------------------------------------------------
-
-
-def plot_limits(
-    indexes_or_frame: Indexes | pd.DataFrame,
-    field: str = "max_daily_queries",
-    *,
-    ax: Axes | None = None,
-    theme: ThemeName | None = None,
-) -> Axes:
-    """Plot one limit across indexes as horizontal bars.
-
-    Args:
-        indexes_or_frame: Indexes in any form :func:`~searchkit.frames.frames.limits_frame`
-            accepts, or a frame it returned.
-        field: The limit to show, one of :data:`~searchkit.model.index.LIMIT_FIELDS`.
-        ax: The Axes to draw on; a new figure is made when None.
-        theme: ``"dark"`` or ``"light"``, as for :func:`plot_throughput`.
-
-    Returns:
-        The Axes: one bar per index, labelled with its value; an unlimited index is a
-        hatched bar to the axis edge labelled "unlimited", a missing value is labelled "—".
-        The axis is logarithmic when the values span two orders of magnitude or more.
-
-    Raises:
-        ValidationError: ``field`` is not a limit, or the input has an unexpected shape.
-
-    Example:
-        >>> ax = plot_limits(client.list_indexes(), field="max_vector_count")  # doctest: +SKIP
-        >>> ax.figure.savefig("limits.png")  # doctest: +SKIP
-    """
-    from matplotlib.colors import to_rgba
-    from matplotlib.ticker import EngFormatter, FuncFormatter
-
-    if field not in LIMIT_FIELDS:
-        raise ValidationError(f"unknown limit {field!r}; limits are: {', '.join(LIMIT_FIELDS)}")
-    look = theme_of(theme)
-    labels, values = _limit_values(indexes_or_frame, field)
-    if ax is None:
-        ax = new_axes((8, 1.2 + 0.45 * max(len(values), 2)))
-    info = LIMIT_INFO[field]
-    ax.set_title(info.title)
-    ax.set_xlabel(f"{info.unit} per {info.period}" if info.period else info.unit)
-    if values.size == 0:
-        ax.set_xticks([])
-        ax.set_yticks([])
-        ax.text(0.5, 0.5, "no indexes", transform=ax.transAxes, **_NOTE_STYLE)
-        return _themed(ax, look)
-
-    finite = np.isfinite(values)
-    unlimited = np.isposinf(values)
-    missing = np.isnan(values)
-    positive = values[finite & (values > 0)]
-    log = positive.size > 0 and positive.max() / positive.min() >= _LIMITS_LOG_SPAN
-    if log:
-        ax.set_xscale("log")
-        # The decade below the smallest value, so that its bar is visible too.
-        left = 10 ** math.floor(math.log10(positive.min()) - 0.3)
-        right = 10 ** (math.log10(positive.max()) + 0.6)  # room for the value labels
-    else:
-        left = min(0.0, values[finite].min()) if finite.any() else 0.0
-        top = values[finite].max() if finite.any() else 0.0
-        right = top * 1.3 if top > 0 else 1.0
-    ax.set_xlim(left, right)
-
-    color = line_look(0, look)["color"]
-    bytes_unit = field == "max_monthly_bandwidth"
-    byte_format = FuncFormatter(lambda value, _pos=None: format_bytes(value))
-    y = np.arange(values.size)
-    shown = finite & (values > left)
-    ax.barh(y[shown], values[shown] - left, left=left, height=0.6, color=color)
-    ax.barh(
-        y[unlimited],
-        right - left,
-        left=left,
-        height=0.6,
-        facecolor=to_rgba(color, 0.12),
-        edgecolor=color,
-        hatch="///",
-        linewidth=0.8,
-    )
-    for row in y:
-        value = values[row]
-        if unlimited[row]:
-            ax.annotate(
-                "unlimited",
-                (right, row),
-                xytext=(-6, 0),
-                textcoords="offset points",
-                ha="right",
-                va="center",
-                fontsize="small",
-                fontstyle="italic",
-                color="0.15",
-            )
-        elif missing[row]:
-            ax.annotate(
-                "—",
-                (left, row),
-                xytext=(4, 0),
-                textcoords="offset points",
-                ha="left",
-                va="center",
-                fontsize="small",
-                color="0.35",
-            )
-        else:
-            end = value if value > left else left
-            ax.annotate(
-                byte_format(value) if bytes_unit else format_limit(value),
-                (end, row),
-                xytext=(4, 0),
-                textcoords="offset points",
-                ha="left",
-                va="center",
-                fontsize="small",
-                color="0.15",
-            )
-
-    ax.set_yticks(y, [literal(label) for label in labels])
-    ax.set_ylim(values.size - 0.5, -0.5)  # first index on top
-    ax.xaxis.set_major_formatter(byte_format if bytes_unit else EngFormatter(sep=""))
-    if not finite.any():
-        ax.set_xticks([])
-    ax.grid(True, axis="x", linewidth=0.5, alpha=0.4)
-    ax.set_axisbelow(True)
-    for side in ("top", "right"):
-        ax.spines[side].set_visible(False)
-    return _themed(ax, look)
-
-
-def _limit_values(data: Any, field: str) -> tuple[list[str], np.ndarray]:
-    if isinstance(data, pd.DataFrame):
-        if field not in data.columns:
-            raise ValidationError(f"the frame has no column {field!r}")
-        frame = data
-    elif isinstance(data, pd.Series):
-        raise ValidationError("expected indexes or a limits frame, got a Series")
-    else:
-        frame = limits_frame(data)
-    ids = [str(i) for i in frame.index]
-    names = frame["name"].tolist() if "name" in frame.columns else ids
-    labels = [
-        str(name) if isinstance(name, str) and name else ids[row] for row, name in enumerate(names)
-    ]
-    values = pd.to_numeric(frame[field], errors="coerce").to_numpy(
-        dtype=np.float64, na_value=np.nan
-    )
-    return labels, values
 
 
 def _draw_forecast(ax: Axes, forecast: pd.DataFrame, names: list[str] | None = None) -> None:

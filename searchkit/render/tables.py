@@ -55,7 +55,7 @@ def limits_table(indexes_or_frame: Any) -> pd.DataFrame:
     Returns:
         A frame indexed by the first 8 characters of each id (``id``), with the columns
         ``name``, ``plan``, ``region`` and one per limit labelled as in
-        :data:`~searchkit.model.index.LIMIT_INFO` (``"queries / day"``...).
+        :data:`~searchkit.model.limits.LIMIT_INFO` (``"queries / day"``...).
 
     Example:
         >>> sk.limits_table(client.list_indexes())  # doctest: +SKIP
@@ -92,7 +92,7 @@ def limits_summary(indexes_or_frame: Any, *, numeric: bool = False) -> pd.DataFr
 
     Returns:
         A frame with one row per limit (indexed by field name, in
-        :data:`~searchkit.model.index.LIMIT_FIELDS` order) and the columns ``label``,
+        :data:`~searchkit.model.limits.LIMIT_FIELDS` order) and the columns ``label``,
         ``indexes`` (how many rows), ``unlimited``, ``missing``, ``limited`` (finite
         values, all four whole numbers) and ``min``, ``median``, ``mean``, ``max`` of the
         finite values, rounded to whole numbers as the limits are, with no warning raised.

@@ -11,7 +11,6 @@ Threads: see :mod:`searchkit.ui._worker`.
 
 from __future__ import annotations
 
-import io
 import threading
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
@@ -33,16 +32,14 @@ from searchkit.render.html import (
     message_html,
     themed_images_html,
 )
+from searchkit.ui._plot import LIGHT_COLOURS, NoData, throughput_pngs
 from searchkit.ui._worker import Worker, hide, log
 from searchkit.ui.form import CreateIndexForm, choice_of
 
 if TYPE_CHECKING:
-    import pandas as pd
-
     from searchkit.api.client import Client
 
 __all__ = [
-    "AUTO_POINTS",
     "BROWSER_ROWS",
     "RESAMPLE_CHOICES",
     "TIME_ZONES",
@@ -65,7 +62,7 @@ TIME_ZONES: tuple[str, ...] = (
     "Australia/Sydney",
 )
 #: Resampling choices of the browser: label -> pandas frequency ("" plots every point;
-#: "auto" picks the finest of the others that draws at most AUTO_POINTS per line).
+#: "auto" picks the finest of the others that draws at most ``_plot.AUTO_POINTS`` per line).
 RESAMPLE_CHOICES: tuple[tuple[str, str], ...] = (
     ("auto", "auto"),
     ("every point", ""),
@@ -73,32 +70,8 @@ RESAMPLE_CHOICES: tuple[tuple[str, str], ...] = (
     ("15-minute mean", "15min"),
     ("hourly mean", "1h"),
 )
-AUTO_POINTS = 200
 #: Rows the browser's table shows at most (it scrolls); the caption counts the others.
 BROWSER_ROWS = 500
-_AUTO_STEPS: tuple[tuple[str, str], ...] = (
-    ("", "every point"),
-    ("5min", "5-minute means"),
-    ("15min", "15-minute means"),
-    ("1h", "hourly means"),
-    ("1D", "daily means"),
-)
-
-# Line colours, one slot per index for the life of a browser. The dark variants are the
-# same hues made lighter, so a line keeps its colour's identity on a dark background.
-_LIGHT_COLOURS = (
-    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
-    "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22",
-)  # fmt: skip
-_DARK_COLOURS = (
-    "#6cb4f0", "#ff7b7b", "#6fdc6f", "#ffb35c", "#c9a6ff",
-    "#d9a38f", "#ffa3e0", "#5fe3f0", "#c8c8c8", "#e6e65c",
-)  # fmt: skip
-_THEMES = {
-    # text and grid colours of the plot on a transparent background
-    "light": {"text": "#1a1a1a", "grid": "#9a9a9a", "colours": _LIGHT_COLOURS},
-    "dark": {"text": "#e8e8e8", "grid": "#8a8a8a", "colours": _DARK_COLOURS},
-}
 
 
 class IndexBrowser(widgets.VBox):
@@ -141,6 +114,42 @@ class IndexBrowser(widgets.VBox):
         self._colour_slots: dict[str, int] = {}
         self._quiet = False
 
+        self._build(client, tz)
+        for widget, css in (
+            (self._status, "sk-status"),
+            (self._refresh, "sk-refresh"),
+            (self._table, "sk-table"),
+            (self._details_box, "sk-details"),
+            (self._select, "sk-select"),
+            (self._tz, "sk-tz"),
+            (self._resample, "sk-resample"),
+            (self._plot, "sk-plot"),
+            (self._plot_status, "sk-plot-status"),
+            (self._hint, "sk-plot-hint"),
+            (self._form_box, "sk-create-section"),
+        ):
+            widget.add_class(css)
+        super().__init__(
+            children=[
+                widgets.HBox([self._refresh, self._status]),
+                self._data_box,
+                self._form_box,
+            ],
+            **kwargs,
+        )
+        self.add_class("sk-browser")
+        hide(self._data_box, True)
+        hide(self._form_box, True)
+        hide(self._plot, True)
+
+        self._refresh.on_click(self._on_refresh_click)
+        self._select.observe(self._on_select_change, names="value")
+        self._tz.observe(self._on_plot_option_change, names="value")
+        self._resample.observe(self._on_plot_option_change, names="value")
+        self.refresh(wait=False)
+
+    def _build(self, client: Client, tz: str) -> None:
+        """Make the child widgets (the layout and the handlers are set by __init__)."""
         zones = list(TIME_ZONES)
         if tz not in zones:
             zones.append(tz)
@@ -177,38 +186,6 @@ class IndexBrowser(widgets.VBox):
                 self._plot,
             ]
         )
-        for widget, css in (
-            (self._status, "sk-status"),
-            (self._refresh, "sk-refresh"),
-            (self._table, "sk-table"),
-            (self._details_box, "sk-details"),
-            (self._select, "sk-select"),
-            (self._tz, "sk-tz"),
-            (self._resample, "sk-resample"),
-            (self._plot, "sk-plot"),
-            (self._plot_status, "sk-plot-status"),
-            (self._hint, "sk-plot-hint"),
-            (self._form_box, "sk-create-section"),
-        ):
-            widget.add_class(css)
-        super().__init__(
-            children=[
-                widgets.HBox([self._refresh, self._status]),
-                self._data_box,
-                self._form_box,
-            ],
-            **kwargs,
-        )
-        self.add_class("sk-browser")
-        hide(self._data_box, True)
-        hide(self._form_box, True)
-        hide(self._plot, True)
-
-        self._refresh.on_click(self._on_refresh_click)
-        self._select.observe(self._on_select_change, names="value")
-        self._tz.observe(self._on_plot_option_change, names="value")
-        self._resample.observe(self._on_plot_option_change, names="value")
-        self.refresh(wait=False)
 
     # -- public API ----------------------------------------------------------------------
 
@@ -256,7 +233,7 @@ class IndexBrowser(widgets.VBox):
     def colours(self) -> dict[str, str]:
         """The colour of each listed index's line (light theme), by id, fixed for life."""
         with self._state:
-            palette = _LIGHT_COLOURS
+            palette = LIGHT_COLOURS
             return {
                 str(i.id): palette[self._colour_slots[str(i.id)] % len(palette)]
                 for i in self._indexes
@@ -423,8 +400,8 @@ class IndexBrowser(widgets.VBox):
                 if generation != self._generation:
                     return  # a newer drawing was asked for: this one would be stale
             try:
-                light, dark, note = _throughput_pngs(**snapshot)
-            except _NoData:
+                light, dark, note = throughput_pngs(**snapshot)
+            except NoData:
                 with self._state:
                     if generation == self._generation:
                         self._show_hint(
@@ -532,85 +509,6 @@ def _labelled(indexes: IndexList) -> list[tuple[str, str]]:
         (name if counts[name] == 1 else f"{name} ({i.short_id})", str(i.id))
         for name, i in zip(names, indexes, strict=True)
     ]
-
-
-def _auto_resample(frame: pd.DataFrame) -> tuple[str | None, str]:
-    """Pick the finest resampling that draws at most AUTO_POINTS points per line."""
-    import pandas as pd
-
-    if frame.empty:
-        return None, "every point"
-    most = int(frame.groupby("index_id", sort=False, observed=True).size().max())
-    span = frame["time"].max() - frame["time"].min()
-    for freq, label in _AUTO_STEPS:
-        if freq == "":
-            if most <= AUTO_POINTS:
-                return None, label
-            continue
-        if span / pd.Timedelta(freq) <= AUTO_POINTS:
-            return freq, label
-    return "1D", "daily means"
-
-
-def _throughput_pngs(
-    *, indexes: IndexList, tz: str, resample: str, colours: dict[Any, int]
-) -> tuple[bytes, bytes, str]:
-    """Draw the throughput of ``indexes`` twice (light and dark theme) as PNG."""
-    from matplotlib.figure import Figure
-
-    from searchkit.frames.frames import throughput_frame
-    from searchkit.render.plots import draw_throughput
-
-    frame = throughput_frame(indexes)
-    if not frame["value"].notna().any():
-        raise _NoData
-    note = ""
-    chosen: str | None = resample or None
-    if resample == "auto":
-        chosen, label = _auto_resample(frame)
-        note = f"auto: {label}"
-    pictures = []
-    for theme in ("light", "dark"):
-        palette = _THEMES[theme]
-        colour_of = {
-            str(key): palette["colours"][slot % len(palette["colours"])]
-            for key, slot in colours.items()
-        }
-        # A bare Figure, not pyplot: nothing global, nothing shown by the inline backend.
-        # Transparent, so it sits on the notebook's own background in either theme.
-        figure = Figure(figsize=(9, 3.4), dpi=100, layout="constrained", facecolor="none")
-        ax = figure.add_subplot(facecolor="none")
-        draw_throughput(frame, ax=ax, tz=tz, resample=chosen, colors=colour_of, linewidth=1.6)
-        _theme_axes(ax, palette)
-        buffer = io.BytesIO()
-        figure.savefig(buffer, format="png", metadata={"Software": None}, transparent=True)
-        pictures.append(buffer.getvalue())
-    return pictures[0], pictures[1], note
-
-
-def _theme_axes(ax: Any, palette: dict[str, Any]) -> None:
-    text, grid = palette["text"], palette["grid"]
-    ax.tick_params(colors=text, which="both")
-    for spine in ax.spines.values():
-        spine.set_color(grid)
-    ax.xaxis.label.set_color(text)
-    ax.yaxis.label.set_color(text)
-    ax.title.set_color(text)
-    ax.grid(True, color=grid, linewidth=0.5, alpha=0.5)
-    for label in (*ax.get_xticklabels(), *ax.get_yticklabels()):
-        label.set_color(text)
-    ax.xaxis.get_offset_text().set_color(text)
-    for child in ax.texts:
-        child.set_color(text)
-    legend = ax.get_legend()
-    if legend is not None:
-        legend.get_title().set_color(text)
-        for entry in legend.get_texts():
-            entry.set_color(text)
-
-
-class _NoData(Exception):
-    """The indexes to plot have no throughput point with a value."""
 
 
 def index_browser(client: Client, *, tz: str = "UTC") -> IndexBrowser:

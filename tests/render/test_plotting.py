@@ -15,7 +15,8 @@ from matplotlib.figure import Figure
 from searchkit.errors import ValidationError
 from searchkit.frames.frames import limits_frame, throughput_frame, throughput_series
 from searchkit.model.index import IndexList
-from searchkit.render.plots import plot_limits, plot_throughput
+from searchkit.render.limit_bars import plot_limits
+from searchkit.render.plots import plot_throughput
 from tests.analytics_data import raw_index, realistic_indexes
 
 NAMES = ["docs-search", "product-catalog", "support-tickets", "code-snippets", "legal-contracts"]
