@@ -221,9 +221,7 @@ def accuracy(with_statsmodels: bool) -> None:
         seconds = time.perf_counter() - started
         ours = backtest_frame(real).results
         merged = candidates.merge(
-            ours[["index_id", "day", "hour", "forecast"]].assign(
-                day=lambda f: f["day"].dt.tz_localize(None)
-            ),
+            ours[["index_id", "day", "hour", "forecast"]],
             on=["index_id", "day", "hour"],
             how="inner",
         )
