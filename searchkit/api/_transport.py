@@ -16,7 +16,7 @@ import threading
 import time
 import zlib
 from collections.abc import Callable, Generator, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import requests
@@ -25,17 +25,23 @@ from requests.adapters import HTTPAdapter
 from requests.auth import AuthBase
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+from urllib3.exceptions import HTTPError as Urllib3Error
 from urllib3.exceptions import (
     IncompleteRead,
     MaxRetryError,
     NewConnectionError,
     ProtocolError,
+    ReadTimeoutError,
     ResponseError,
 )
 from urllib3.util.retry import Retry
 
+from searchkit._units import binary_size
 from searchkit.api.config import is_loopback
-from searchkit.errors import SearchKitError
+from searchkit.errors import InvalidResponseError, SearchKitError
+
+if TYPE_CHECKING:
+    from searchkit.api._failures import Failures
 
 # Bytes read per socket read of an error answer (cut at ERROR_BODY_LIMIT anyway).
 CHUNK = 64 * 1024
@@ -464,3 +470,83 @@ def read_chunks(
                     return
                 raise TooLarge
             chunks.append(piece)
+
+
+def read_body(
+    call: Call,
+    method: str,
+    path: str,
+    response: requests.Response,
+    *,
+    fail: Failures,
+    read_timeout: float,
+) -> bytes:
+    """Read the body as it streams in: capped, decompressed here, within the deadline."""
+    status = response.status_code
+    if 300 <= status < 400:
+        return b""
+    error_answer = status >= 400
+    cap = ERROR_BODY_LIMIT if error_answer else fail.max_response_bytes
+    encoding = response.headers.get("Content-Encoding", "identity").strip().lower()
+    if encoding not in ("identity", "", "gzip", "x-gzip", "deflate"):
+        raise BodyFault(
+            fail.invalid(
+                method, status, f"the body has an unknown encoding {fail.masked(encoding)!r}"
+            )
+        )
+    announced = response.headers.get("Content-Length", "")
+    identity = encoding in ("identity", "")
+    if not error_answer and identity and announced.isdigit() and int(announced) > cap:
+        raise BodyFault(fail.too_large(method, status, f"announces {announced} bytes"))
+    step = CHUNK if error_answer else LARGE_CHUNK
+    inflater = Inflater(encoding, step)
+    raw = response.raw
+    read = getattr(raw, "read1", None) or raw.read  # read1: urllib3 >= 2.3
+    sock = socket_of(response)
+    chunks: list[bytes] = []
+    whole = (
+        not error_answer
+        and identity
+        and sock is not None
+        and announced.isdigit()
+        and int(announced) <= min(cap, WHOLE_READ_LIMIT)
+    )
+    try:
+        with shutdown_at(sock, call.ends):
+            if whole and sock is not None:
+                return read_whole(call, raw, sock, int(announced), read_timeout)
+            read_chunks(call, read, sock, inflater, chunks, cap, error_answer, step, read_timeout)
+    except zlib.error:
+        raise BodyFault(
+            fail.invalid(method, status, f"the body is not valid {encoding} data")
+        ) from None
+    except TooLarge:
+        raise BodyFault(
+            fail.too_large(method, status, f"is larger than {binary_size(cap)}")
+        ) from None
+    except Late:
+        raise BodyFault(fail.deadline_error(call, method, path, 0)) from None
+    except ReadTimeoutError as exc:
+        if call.remaining() <= 0:
+            raise BodyFault(fail.deadline_error(call, method, path, 0)) from None
+        what = f"the answer stopped coming for {read_timeout:g} s"
+        raise BodyFault(fail.body_transport_error(method, path, what), exc) from None
+    except ProtocolError as exc:
+        if call.remaining() <= 0:  # cut at the deadline by shutdown_at
+            raise BodyFault(fail.deadline_error(call, method, path, 0)) from None
+        if any(isinstance(a, IncompleteRead) for a in (*exc.args, exc.__context__)):
+            cut = InvalidResponseError(
+                "the response was cut short (fewer bytes than announced)",
+                method=method,
+                path=path,
+                status=status,
+            )
+            raise BodyFault(cut, exc) from None
+        what = "the connection was reset while the answer was being read"
+        raise BodyFault(fail.body_transport_error(method, path, what), exc) from None
+    except (Urllib3Error, OSError) as exc:
+        if call.remaining() <= 0:
+            raise BodyFault(fail.deadline_error(call, method, path, 0)) from None
+        what = f"reading the answer failed ({type(exc).__name__})"
+        raise BodyFault(fail.body_transport_error(method, path, what), exc) from None
+    return b"".join(chunks)

@@ -19,45 +19,25 @@ import logging
 import math
 import time
 import warnings
-import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Literal
 
 import requests
 from urllib3.exceptions import (
-    HTTPError as Urllib3Error,
-)
-from urllib3.exceptions import (
-    IncompleteRead,
     MaxRetryError,
-    ProtocolError,
-    ReadTimeoutError,
 )
 
-from searchkit._units import binary_size
 from searchkit._version import __version__
+from searchkit.api._failures import Failures
 from searchkit.api._transport import (
-    CHUNK,
-    ERROR_BODY_LIMIT,
-    LARGE_CHUNK,
-    WHOLE_READ_LIMIT,
     Adapter,
     BasicAuth,
     BodyFault,
     Call,
     CallRetry,
-    Inflater,
-    Late,
     Session,
-    Tally,
-    TooLarge,
     cut_at,
-    failure_reason,
-    read_chunks,
-    read_whole,
-    retry_after_seconds,
-    shutdown_at,
-    socket_of,
+    read_body,
     was_sent,
 )
 from searchkit.api.config import (
@@ -73,18 +53,14 @@ from searchkit.api.config import (
 )
 from searchkit.errors import (
     AmbiguousCreateError,
-    AuthenticationError,
     IndexExistsError,
     IndexMismatchWarning,
     InvalidResponseError,
-    RateLimitError,
     SearchKitError,
     ServerError,
     TransportError,
     ValidationError,
-    error_for_status,
     redact,
-    server_message,
 )
 from searchkit.model.index import IndexList, SearchIndex
 from searchkit.model.limits import REGIONS, TYPES
@@ -177,6 +153,15 @@ class Client:
         self._policy = self._retry_policy(backoff_factor, retry_after_cap, retry_budget)
         self._adapter = Adapter(self._policy)
         self._session = self._make_session()
+        self._fail = Failures(
+            base_url=self.base_url,
+            api_path=PATH,
+            timeout=self.timeout,
+            max_response_bytes=self.max_response_bytes,
+            username=self._credentials.username,
+            credentials_source=self._credentials.source,
+            secrets=self._secrets,
+        )
 
     def _retry_policy(
         self, backoff_factor: float, retry_after_cap: float, retry_budget: float
@@ -471,9 +456,9 @@ class Client:
         response, content = self._exchange(call, method, path, json_body)
         status = response.status_code
         if status >= 400:
-            raise self._status_error(method, path, response, content)
+            raise self._fail.status_error(method, path, response, content)
         if not content.strip():
-            raise self._invalid(method, status, "the body is empty")
+            raise self._fail.invalid(method, status, "the body is empty")
         return content
 
     def _exchange(
@@ -485,7 +470,7 @@ class Client:
         while True:
             remaining = call.remaining()
             if remaining <= 0:
-                raise self._deadline_error(call, method, path, retry.tally.retries)
+                raise self._fail.deadline_error(call, method, path, retry.tally.retries)
             timeout = (min(self.timeout[0], remaining), min(self.timeout[1], remaining))
             started = time.monotonic()
             try:
@@ -504,10 +489,14 @@ class Client:
                     "%s %s -> failed (%s) in %.3fs", method, path, type(exc).__name__, elapsed
                 )
                 if call.remaining() <= 0 and was_sent(exc):
-                    raise self._deadline_error(call, method, path, retry.tally.retries) from None
-                raise self._transport_error(method, path, exc, retry.tally.retries) from None
+                    raise self._fail.deadline_error(
+                        call, method, path, retry.tally.retries
+                    ) from None
+                raise self._fail.transport_error(method, path, exc, retry.tally.retries) from None
             try:
-                content = self._read_body(call, method, path, response)
+                content = read_body(
+                    call, method, path, response, fail=self._fail, read_timeout=self.timeout[1]
+                )
             except BodyFault as fault:
                 response.close()
                 fault.error.retries = retry.tally.retries
@@ -538,184 +527,16 @@ class Client:
                 )
             return response, content
 
-    def _read_body(self, call: Call, method: str, path: str, response: requests.Response) -> bytes:
-        """Read the body as it streams in: capped, decompressed here, within the deadline."""
-        status = response.status_code
-        if 300 <= status < 400:
-            return b""
-        error_answer = status >= 400
-        cap = ERROR_BODY_LIMIT if error_answer else self.max_response_bytes
-        encoding = response.headers.get("Content-Encoding", "identity").strip().lower()
-        if encoding not in ("identity", "", "gzip", "x-gzip", "deflate"):
-            raise BodyFault(
-                self._invalid(
-                    method, status, f"the body has an unknown encoding {self._masked(encoding)!r}"
-                )
-            )
-        announced = response.headers.get("Content-Length", "")
-        identity = encoding in ("identity", "")
-        if not error_answer and identity and announced.isdigit() and int(announced) > cap:
-            raise BodyFault(self._too_large(method, status, f"announces {announced} bytes"))
-        step = CHUNK if error_answer else LARGE_CHUNK
-        inflater = Inflater(encoding, step)
-        raw = response.raw
-        read = getattr(raw, "read1", None) or raw.read  # read1: urllib3 >= 2.3
-        sock = socket_of(response)
-        chunks: list[bytes] = []
-        whole = (
-            not error_answer
-            and identity
-            and sock is not None
-            and announced.isdigit()
-            and int(announced) <= min(cap, WHOLE_READ_LIMIT)
-        )
-        try:
-            with shutdown_at(sock, call.ends):
-                if whole and sock is not None:
-                    return read_whole(call, raw, sock, int(announced), self.timeout[1])
-                read_chunks(
-                    call, read, sock, inflater, chunks, cap, error_answer, step, self.timeout[1]
-                )
-        except zlib.error:
-            raise BodyFault(
-                self._invalid(method, status, f"the body is not valid {encoding} data")
-            ) from None
-        except TooLarge:
-            raise BodyFault(
-                self._too_large(method, status, f"is larger than {binary_size(cap)}")
-            ) from None
-        except Late:
-            raise BodyFault(self._deadline_error(call, method, path, 0)) from None
-        except ReadTimeoutError as exc:
-            if call.remaining() <= 0:
-                raise BodyFault(self._deadline_error(call, method, path, 0)) from None
-            what = f"the answer stopped coming for {self.timeout[1]:g} s"
-            raise BodyFault(self._body_transport_error(method, path, what), exc) from None
-        except ProtocolError as exc:
-            if call.remaining() <= 0:  # cut at the deadline by shutdown_at
-                raise BodyFault(self._deadline_error(call, method, path, 0)) from None
-            if any(isinstance(a, IncompleteRead) for a in (*exc.args, exc.__context__)):
-                cut = InvalidResponseError(
-                    "the response was cut short (fewer bytes than announced)",
-                    method=method,
-                    path=path,
-                    status=status,
-                )
-                raise BodyFault(cut, exc) from None
-            what = "the connection was reset while the answer was being read"
-            raise BodyFault(self._body_transport_error(method, path, what), exc) from None
-        except (Urllib3Error, OSError) as exc:
-            if call.remaining() <= 0:
-                raise BodyFault(self._deadline_error(call, method, path, 0)) from None
-            what = f"reading the answer failed ({type(exc).__name__})"
-            raise BodyFault(self._body_transport_error(method, path, what), exc) from None
-        return b"".join(chunks)
-
-    def _too_large(self, method: str, status: int, what: str) -> InvalidResponseError:
-        return self._invalid(
-            method,
-            status,
-            f"the answer {what}, over the limit of max_response_bytes="
-            f"{self.max_response_bytes} ({binary_size(self.max_response_bytes)})",
-        )
-
-    def _deadline_error(self, call: Call, method: str, path: str, retries: int) -> TransportError:
-        return TransportError(
-            f"the call did not finish within its deadline of {call.seconds:g} s",
-            url=self.base_url,
-            method=method,
-            path=path,
-            sent=True,
-            retries=retries,
-        )
-
-    def _body_transport_error(self, method: str, path: str, what: str) -> TransportError:
-        return TransportError(what, url=self.base_url, method=method, path=path, sent=True)
-
     def _adapt(self, method: str, convert: Any, data: Any) -> Any:
         try:
             return convert(data)
         except InvalidResponseError as exc:
-            what = self._masked(exc.message)
+            what = self._fail.masked(exc.message)
             if isinstance(data, bytes) and what.startswith("the body is not JSON"):
                 # Masked before it is cut, so no secret straddling the cut shows a prefix.
-                snippet = self._masked(data[:2048].decode("utf-8", "replace"))[:120]
+                snippet = self._fail.masked(data[:2048].decode("utf-8", "replace"))[:120]
                 what += f"; it starts with {snippet!r}"
-            raise self._invalid(method, 200, what) from None
-
-    def _invalid(self, method: str, status: int, what: str) -> InvalidResponseError:
-        # ``what`` is the client's own words; any text from the service in it is masked by
-        # the caller (masking here would also hit our words when a secret is very short).
-        return InvalidResponseError(
-            f"unexpected response from the service: {what}",
-            status=status,
-            method=method,
-            path=PATH,
-        )
-
-    def _masked(self, text: str) -> str:
-        return redact(text, self._secrets())
-
-    def _status_error(
-        self, method: str, path: str, response: requests.Response, content: bytes
-    ) -> SearchKitError:
-        status = response.status_code
-        message = server_message(content, secrets=self._secrets()) or f"HTTP {status}"
-        cls = error_for_status(status)
-        text = message
-        retries = getattr(getattr(response.raw, "retries", None), "tally", Tally()).retries
-        kwargs: dict[str, Any] = {
-            "status": status,
-            "method": method,
-            "path": path,
-            "server_message": message,
-            "retries": retries,
-        }
-        if cls is AuthenticationError:
-            # No parentheses: describe() and the CLI wrap this text, and nested brackets
-            # read badly in one line.
-            text += (
-                f"; the service refused user {self.username!r}, whose credentials come from "
-                f"{self._credential_origin()}"
-            )
-        if cls is RateLimitError:
-            retry_after = retry_after_seconds(response.headers.get("Retry-After"))
-            if retry_after is not None:
-                text += f" (retry after {retry_after:.0f} s)"
-            return RateLimitError(text, retry_after=retry_after, **kwargs)
-        return cls(text, **kwargs)
-
-    def _credential_origin(self) -> str:
-        if self._credentials.source == "environment":
-            return "the environment variables SEARCHKIT_USERNAME and SEARCHKIT_PASSWORD"
-        return "the username= and password= arguments"
-
-    def _transport_error(
-        self, method: str, path: str, exc: requests.RequestException, retries: int
-    ) -> TransportError:
-        if isinstance(exc, requests.ConnectTimeout):
-            what = f"could not connect within {self.timeout[0]:g} s"
-        elif isinstance(exc, requests.ReadTimeout) or isinstance(
-            failure_reason(exc), ReadTimeoutError
-        ):
-            # After the last retry requests reports a read timeout as a ConnectionError.
-            what = f"no answer within {self.timeout[1]:g} s"
-        elif isinstance(exc, requests.exceptions.ProxyError):
-            what = "the proxy refused or failed the connection"
-        elif isinstance(exc, requests.ConnectionError) and not was_sent(exc):
-            what = "connection refused or host unreachable"
-        elif isinstance(exc, requests.ConnectionError):
-            what = "the connection was reset or closed before an answer"
-        else:
-            what = type(exc).__name__
-        return TransportError(
-            what,
-            url=self.base_url,
-            method=method,
-            path=path,
-            sent=was_sent(exc),
-            retries=retries,
-        )
+            raise self._fail.invalid(method, 200, what) from None
 
 
 def mismatch(index: SearchIndex, *, region: str, type: str) -> str | None:

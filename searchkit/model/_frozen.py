@@ -1,6 +1,6 @@
 """Read-only JSON values: what models keep of fields they do not type.
 
-Kept apart (and free of heavy imports) so that the models and the points module can both
+Kept apart (and free of heavy imports) so that the models and the throughput columns can both
 use it without importing each other.
 """
 
