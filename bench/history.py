@@ -15,13 +15,22 @@ Prints, each measured in this run:
 The 30-day dataset is written synthetically with pyarrow, in exactly the layout collect
 writes (one sorted file per day), since 30 days of emulator collects would take hours.
 
+With ``--layouts``, measures instead the layout ``searchkit collect --every 10m`` leaves (144
+throughput files and 144 limits snapshots a day), before and after ``compact()``, for this
+code and, with ``--baseline SRC`` (a source tree, e.g. ``git archive main searchkit | tar -x
+-C SRC``), for that code in the same run: ``usage_frame`` on both layouts, against a plain
+pyarrow + pandas day total over the compacted files; bytes per million points before and
+after compaction; and a steady collect round against one plain list of the same indexes.
+
 Usage: .venv/bin/python bench/history.py [--indexes 1000] [--days 30] [--keep DIR]
+       .venv/bin/python bench/history.py --layouts [--baseline SRC] [--indexes 200] [--days 7]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -107,6 +116,73 @@ def write_limits(root: Path, ids: list[str], names: list[str]) -> None:
     pq.write_table(table, folder / f"part-{stamp}-{uuid.uuid4().hex}.parquet")
 
 
+def write_collected(root: Path, indexes: int, days: int) -> None:
+    """Write the layout 10-minute collects leave: 144 small files a day, per kind."""
+    from searchkit.history.layout import LIMITS_SCHEMA, THROUGHPUT_SCHEMA, WRITE_OPTIONS
+
+    ids = [str(uuid.UUID(int=i + 1, version=4)) for i in range(indexes)]
+    names = [f"index-{i:04d}" for i in range(indexes)]
+    rng = np.random.default_rng(7)
+    level = 10 ** rng.uniform(0, 3, indexes)
+    snapshot = {
+        "account": ["bench-account"] * indexes,
+        "id": ids,
+        "name": names,
+        "type": ["free"] * indexes,
+        "region": ["eu-west-1"] * indexes,
+        "endpoint": [f"bench-{i}" for i in range(indexes)],
+        "created": [END.value - 90 * _DAY_NS] * indexes,
+        "input_enrichment_enabled": [True] * indexes,
+        "partner_email": [""] * indexes,
+    }
+    for field in LIMITS_SCHEMA.names:
+        if field.startswith("max_"):
+            snapshot[field] = [1_000_000.0] * indexes
+    for day in range(days):
+        first = END - pd.Timedelta(days=days - day)
+        for tick in range(MINUTES // 10):
+            minute = np.arange(tick * 10, tick * 10 + 10, dtype=np.int64)
+            stamp = first.value + (tick + 1) * 600_000_000_000
+            times = np.tile(first.value + minute * 60_000_000_000, indexes)
+            shape = 1 + 0.6 * np.cos(2 * np.pi * minute / MINUTES)
+            values = np.round(np.outer(level, shape) * rng.uniform(0.9, 1.1, (indexes, 10)), 2)
+            columns = [
+                pa.array(["bench-account"] * times.size, pa.string()),
+                pa.array(np.repeat(ids, 10), pa.string()),
+                pa.array(np.repeat(names, 10), pa.string()),
+                pa.array(times, pa.timestamp("ns", tz="UTC")),
+                pa.array(values.ravel()),
+                pa.array(np.full(times.size, stamp), pa.timestamp("ns", tz="UTC")),
+            ]
+            table = pa.Table.from_arrays(columns, schema=THROUGHPUT_SCHEMA)
+            limits = pa.table(
+                {
+                    f.name: pa.array(snapshot.get(f.name, [stamp] * indexes), f.type)
+                    for f in LIMITS_SCHEMA
+                }
+            )
+            for kind, part in (("throughput", table), ("limits", limits)):
+                folder = root / kind / f"day={first:%Y-%m-%d}"
+                folder.mkdir(parents=True, exist_ok=True)
+                name = f"part-{stamp}-{uuid.uuid4().hex}.parquet"
+                pq.write_table(part, folder / name, **WRITE_OPTIONS)
+
+
+def plain_day_totals(root: str) -> int:
+    """Usage per index and day with pyarrow + pandas alone: the floor for usage_frame."""
+    rows = 0
+    for folder in sorted(Path(root, "throughput").iterdir()):
+        table = pq.read_table(folder, columns=["index_id", "time", "value", "collected_at"])
+        frame = table.to_pandas()
+        frame = frame.sort_values(["index_id", "time", "collected_at"])
+        frame = frame[~frame.duplicated(["index_id", "time"], keep="last")]
+        step = frame.groupby("index_id", observed=True)["time"].diff().dt.total_seconds()
+        interval = step.groupby(frame["index_id"]).transform("median").fillna(60.0)
+        totals = (frame["value"].fillna(0.0) * interval).groupby(frame["index_id"]).sum()
+        rows += len(totals)
+    return rows
+
+
 def disk_bytes(root: Path) -> int:
     return sum(p.stat().st_size for p in root.rglob("*.parquet"))
 
@@ -146,6 +222,10 @@ def measure(root: str, what: str, engine: str, arg: str) -> dict[str, float]:
             import searchkit as sk
 
             frame = sk.usage_frame(hist)
+        elif what == "compact":
+            frame = pd.DataFrame(hist.compact(), index=[0])
+        elif what == "plain":
+            frame = pd.DataFrame(index=range(plain_day_totals(root)))
         elif what == "forecast":
             import searchkit as sk
 
@@ -179,7 +259,13 @@ def measure(root: str, what: str, engine: str, arg: str) -> dict[str, float]:
     }
 
 
-def run_measure(root: Path, what: str, engine: str, arg: str, repeat: int = 3) -> dict[str, float]:
+def run_measure(
+    root: Path, what: str, engine: str, arg: str, repeat: int = 3, source: str | None = None
+) -> dict[str, float]:
+    """Measure in fresh processes, the best of ``repeat``; ``source`` is the code to run."""
+    env = dict(os.environ)
+    if source:
+        env["PYTHONPATH"] = source  # ahead of the installed searchkit
     best: dict[str, float] | None = None
     for _ in range(repeat):
         out = subprocess.run(
@@ -187,6 +273,7 @@ def run_measure(root: Path, what: str, engine: str, arg: str, repeat: int = 3) -
             check=True,
             capture_output=True,
             text=True,
+            env=env,
         ).stdout
         result = json.loads(out)
         if best is None or result["seconds"] < best["seconds"]:
@@ -220,16 +307,61 @@ def bench_collect(root: Path, indexes: int, rounds: int) -> tuple[float, list[fl
     return cold, steady, first.new_points
 
 
+def bench_layouts(root: Path, indexes: int, days: int, baseline: str | None) -> None:
+    """usage_frame on the layout 10-minute collects leave, before and after compaction."""
+    points = indexes * days * MINUTES
+    write_collected(root / "collected", indexes, days)
+    size = disk_bytes(root / "collected")
+    print(
+        f"collected layout: {indexes:,} indexes x {days} days x {MINUTES} points = "
+        f"{points / 1e6:.2f}M points in {len(list(root.rglob('*.parquet'))):,} files"
+    )
+    codes = [("this code", None)] + ([("baseline", baseline)] if baseline else [])
+    results: dict[str, dict[str, float]] = {}
+    for label, source in codes:
+        copy = root / label.replace(" ", "-")
+        shutil.copytree(root / "collected", copy)
+        results[f"{label} uncompacted"] = run_measure(copy, "usage", "searchkit", "-", 1, source)
+        results[f"{label} compact"] = run_measure(copy, "compact", "searchkit", "-", 1, source)
+        results[f"{label} compacted"] = run_measure(copy, "usage", "searchkit", "-", 3, source)
+        after = sum(p.stat().st_size for p in copy.rglob("*.parquet") if "rollups" not in p.parts)
+        results[f"{label} bytes"] = {"before": size, "after": after}
+    results["plain"] = run_measure(root / "this-code", "plain", "searchkit", "-", 3)
+    plain = results["plain"]["seconds"]
+    for label, _ in codes:
+        loose, tight = results[f"{label} uncompacted"], results[f"{label} compacted"]
+        stored = results[f"{label} bytes"]
+        print(
+            f"{label}: usage_frame uncompacted {loose['seconds']:.2f} s (+{loose['read_mib']:.0f} "
+            f"MiB), compacted {tight['seconds']:.2f} s (+{tight['read_mib']:.0f} MiB) = "
+            f"{loose['seconds'] / tight['seconds']:.2f}x; compacted vs plain pyarrow + pandas "
+            f"day totals ({plain:.2f} s) = {tight['seconds'] / plain:.2f}x; compact() "
+            f"{results[f'{label} compact']['seconds']:.1f} s; MiB per million points before "
+            f"compaction {stored['before'] / 2**20 / (points / 1e6):.2f}, after "
+            f"{stored['after'] / 2**20 / (points / 1e6):.2f}"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--indexes", type=int, default=1000)
     parser.add_argument("--days", type=int, default=30)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--keep", help="write the dataset here and keep it")
+    parser.add_argument("--layouts", action="store_true", help="measure the collected layout")
+    parser.add_argument("--baseline", help="a source tree to measure beside this code")
     parser.add_argument("--measure", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure:
         print(json.dumps(measure(*args.measure)))
+        return
+    if args.layouts:
+        root = Path(args.keep or tempfile.mkdtemp(prefix="searchkit-layouts-bench-"))
+        try:
+            bench_layouts(root, args.indexes, args.days, args.baseline)
+        finally:
+            if not args.keep:
+                shutil.rmtree(root, ignore_errors=True)
         return
 
     root = Path(args.keep or tempfile.mkdtemp(prefix="searchkit-history-bench-"))

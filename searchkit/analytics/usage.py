@@ -63,11 +63,13 @@ _MINUTE = pd.Timedelta(minutes=1)
 
 def _frames(source: Source) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Return (throughput, limits) of a History, an IndexList or raw JSON."""
+    from searchkit.history.dedupe import one_per_instant  # pyarrow only when used
     from searchkit.history.store import History
 
     if isinstance(source, History):
         return source.throughput(), source.limits()
-    return throughput_frame(source), limits_frame(source)
+    # The History's rule for a repeated minute holds for a list too (one point, the larger).
+    return one_per_instant(throughput_frame(source)), limits_frame(source)
 
 
 def _field_limit(limits: pd.DataFrame, field: str | None) -> tuple[str, pd.Series]:

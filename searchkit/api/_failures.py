@@ -56,13 +56,19 @@ class Failures:
         self.credentials_source = credentials_source
         self._secrets = secrets
 
-    def too_large(self, method: str, status: int, what: str) -> InvalidResponseError:
-        """Say that an answer is over ``max_response_bytes`` (``what`` it did)."""
+    def too_large(
+        self, method: str, status: int, what: str, needed: int | None = None
+    ) -> InvalidResponseError:
+        """Say that an answer is over ``max_response_bytes`` (``what`` it did), and which
+        value reads it: ``needed`` (the announced size), else at least twice the cap."""
+        cap = self.max_response_bytes
+        raise_to = needed if needed is not None else 2 * cap
         return self.invalid(
             method,
             status,
             f"the answer {what}, over the limit of max_response_bytes="
-            f"{self.max_response_bytes} ({binary_size(self.max_response_bytes)})",
+            f"{cap} ({binary_size(cap)}); a Client made with max_response_bytes="
+            f"{raise_to} ({binary_size(raise_to)}){'' if needed else ' or more'} reads it",
         )
 
     def deadline_error(self, call: Call, method: str, path: str, retries: int) -> TransportError:

@@ -497,7 +497,9 @@ def read_body(
     announced = response.headers.get("Content-Length", "")
     identity = encoding in ("identity", "")
     if not error_answer and identity and announced.isdigit() and int(announced) > cap:
-        raise BodyFault(fail.too_large(method, status, f"announces {announced} bytes"))
+        raise BodyFault(
+            fail.too_large(method, status, f"announces {announced} bytes", int(announced))
+        )
     step = CHUNK if error_answer else LARGE_CHUNK
     inflater = Inflater(encoding, step)
     raw = response.raw

@@ -70,9 +70,10 @@ __all__ = ["DEFAULT_MAX_RESPONSE_BYTES", "DEFAULT_TIMEOUT", "Client", "mismatch"
 
 log = logging.getLogger("searchkit")
 
-#: Largest answer read, after decompression: 512 MiB, over four times the largest list
-#: seen on a real account (1,542 indexes, 117.6 MB).
-DEFAULT_MAX_RESPONSE_BYTES = 512 * 1024 * 1024
+#: Largest answer read, after decompression: 1 GiB, over eight times the largest list seen
+#: on a real account (1,542 indexes, 117.6 MB) and enough for 10,000 indexes with a full
+#: day of points each (a list of 6,945 such indexes is 587 MB).
+DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024 * 1024
 PATH = API_PATH
 # How far the service's clock may lag ours when matching a lost create by creation_time.
 CLOCK_SKEW_SECONDS = 300
@@ -100,7 +101,7 @@ class Client:
             lists) may take in all, retries included, however slowly a server answers.
             Default: twice connect plus read timeout (70 s with the default timeouts).
         max_response_bytes: Largest answer read, counted after decompression; a larger
-            one raises InvalidResponseError. Default 512 MiB.
+            one raises InvalidResponseError naming the value that reads it. Default 1 GiB.
         on_close: Called once by :meth:`close`, e.g. to stop an emulator started for
             this client (see :func:`searchkit.connect`).
 

@@ -332,8 +332,8 @@ class Layout:
                 raise
         except (OSError, pa.ArrowException) as exc:
             raise HistoryError(
-                f"cannot write to the history at {self.location!r}: {exc}; nothing was stored "
-                "by this call and what was stored before is untouched"
+                f"cannot write to the history at {self.location!r}: {exc}; this file was not "
+                "stored and what was stored before is untouched"
             ) from exc
         return final
 

@@ -165,7 +165,7 @@ class History:
 
         Raises:
             HistoryError: The location cannot be written, or a stored file is foreign or
-                corrupt; nothing was stored by the call then.
+                corrupt; the message says what this collect stored before it failed.
         """
         listed = client.list_indexes() if indexes is None else indexes
         collected_at = utc_instant(now) or pd.Timestamp(time.time_ns(), unit="ns", tz="UTC")
@@ -182,17 +182,8 @@ class History:
         if new.num_rows:
             new, gaps, backwards = unstored(self._layout, new, record)
             notes += backwards
-        files = []
         days = pc.strftime(new["time"], format="%Y-%m-%d", locale="C") if new.num_rows else None
-        if days is not None:
-            for day in pc.unique(days).to_pylist():
-                part = new.filter(pc.equal(days, day))
-                files.append(
-                    self._layout.write("throughput", day, dedupe.sorted_points(part), stamp)
-                )
-        snapshot = limits_table(limits, keys, stamp)
-        if snapshot.num_rows:
-            files.append(self._layout.write("limits", f"{collected_at:%Y-%m-%d}", snapshot, stamp))
+        files = self._write_collected(new, days, limits_table(limits, keys, stamp), stamp)
         if listed.num_rows:
             notes += advance_record(self._layout, record, listed)
         if compact:
@@ -208,6 +199,38 @@ class History:
             warnings=tuple(notes),
             files=tuple(files),
         )
+
+    def _write_collected(
+        self, new: pa.Table, days: pa.Array | None, snapshot: pa.Table, stamp: int
+    ) -> list[str]:
+        """Write the new points (a file per UTC day), then the limits snapshot.
+
+        A failure says what this collect stored before it: files already written stay
+        (whole), and the next collect stores the rest.
+        """
+        files: list[str] = []
+        stored = 0
+        parts = [] if days is None else pc.unique(days).to_pylist()
+        try:
+            for day in parts:
+                part = new.filter(pc.equal(days, day))
+                files.append(
+                    self._layout.write("throughput", day, dedupe.sorted_points(part), stamp)
+                )
+                stored += part.num_rows
+            if snapshot.num_rows:
+                day = f"{pd.Timestamp(stamp, tz='UTC'):%Y-%m-%d}"
+                files.append(self._layout.write("limits", day, snapshot, stamp))
+        except HistoryError as exc:
+            done = (
+                f"this collect had stored {stored:,} new points in {len(files)} file(s) "
+                f"({', '.join(p.rpartition('/')[2] for p in files)}) before that; the next "
+                "collect stores the rest"
+                if files
+                else "nothing was stored by this collect"
+            )
+            raise HistoryError(f"{exc.message}; {done}") from exc.__cause__
+        return files
 
     def _listed(
         self, listed: Any, username: str, stamp: int, skipped: screen.Skipped

@@ -35,9 +35,9 @@ MiB = 1 << 20
 # -- item 1: every body is read with a cap ------------------------------------------------
 
 
-def test_default_cap_is_512_mib_well_above_the_largest_real_list():
+def test_default_cap_is_1_gib_enough_for_10000_indexes_with_a_full_day_of_points():
     client = sk.Client(username="u", password="p", base_url="http://127.0.0.1:1")
-    assert client.max_response_bytes == DEFAULT_MAX_RESPONSE_BYTES == 512 * MiB
+    assert client.max_response_bytes == DEFAULT_MAX_RESPONSE_BYTES == 1024 * MiB
 
 
 def test_gzip_bomb_fails_on_the_cap_counted_after_decompression_with_little_memory(server):
@@ -54,7 +54,8 @@ def test_gzip_bomb_fails_on_the_cap_counted_after_decompression_with_little_memo
         tracemalloc.stop()
     assert str(info.value) == (
         "list indexes (GET /v2/search -> 200): unexpected response from the service: the "
-        "answer is larger than 16 MiB, over the limit of max_response_bytes=16777216 (16 MiB)"
+        "answer is larger than 16 MiB, over the limit of max_response_bytes=16777216 (16 MiB); "
+        "a Client made with max_response_bytes=33554432 (32 MiB) or more reads it"
     )
     assert peak < 64 * MiB
     assert len(server.seen("GET")) == 1
@@ -76,6 +77,9 @@ def test_announced_length_over_the_cap_is_refused_before_reading(server):
     with pytest.raises(sk.InvalidResponseError) as info:
         client.list_indexes()
     assert f"the answer announces {len(body)} bytes, over the limit" in str(info.value)
+    assert str(info.value).endswith(
+        f"; a Client made with max_response_bytes={len(body)} ({len(body)} bytes) reads it"
+    )
 
 
 def test_body_exactly_at_the_cap_is_read(server):

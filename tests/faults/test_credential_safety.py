@@ -382,7 +382,10 @@ def test_a_one_letter_password_masks_no_letter_of_the_service_or_the_client_word
     server.script("GET", then=reply(200, b"[" + b" " * 100 + b"]"))
     with pytest.raises(sk.InvalidResponseError) as info:
         harness_client(server.url, password="p", max_response_bytes=50).list_indexes()
-    assert str(info.value).endswith("over the limit of max_response_bytes=50 (50 bytes)")
+    assert str(info.value).endswith(
+        "over the limit of max_response_bytes=50 (50 bytes); "
+        "a Client made with max_response_bytes=102 (102 bytes) reads it"
+    )
     server.script("GET", then=reply(200, "<p>oops: p</p>"))
     with pytest.raises(sk.InvalidResponseError) as info:
         harness_client(server.url, password="p").list_indexes()

@@ -262,3 +262,39 @@ def test_spark_reads_the_store_without_settings_and_agrees_on_the_total(tmp_path
     assert count == len(hist.throughput())
     expected = sk.usage_frame(hist, value_unit="per_point")["operations"].sum()
     assert round(total, 6) == round(expected, 6)
+
+
+def test_a_minute_listed_twice_counts_once_from_a_list_and_from_the_history(tmp_path, emu, client):
+    raw = client.list_indexes().to_dicts()
+    vector = raw[0]["throughput_vector"]
+    vector.insert(1, {**vector[1], "y": vector[1]["y"] + 100.0})  # the same minute, revised
+    hist = History(tmp_path / "h")
+    hist.collect(client, indexes=raw)
+
+    from_list = sk.usage_frame(raw)
+    from_history = sk.usage_frame(hist)
+
+    key = ["index_id", "period"]
+    left = from_list.set_index(key)[["operations", "points"]]
+    right = from_history.set_index(key)[["operations", "points"]]
+    pd.testing.assert_frame_equal(left.sort_index(), right.sort_index())
+    assert from_list["points"].sum() == 6 * 120
+    assert (from_list["operations"] > 0).all()
+
+
+def test_a_collect_that_fails_midway_says_what_it_stored(tmp_path, emu, client):
+    emu.advance(12 * HOUR + 30 * 60)  # 00:30: the window spans two UTC days
+    (tmp_path / "h/throughput").mkdir(parents=True)
+    (tmp_path / "h/throughput/day=2026-11-21").write_text("a file where a folder goes")
+    hist = History(tmp_path / "h")
+
+    with pytest.raises(sk.HistoryError) as info:
+        hist.collect(client, now=emu.now())
+
+    stored = files(tmp_path / "h")
+    assert [p.parent.name for p in stored] == ["day=2026-11-20"]
+    assert len(hist.throughput()) == 6 * 90
+    assert str(info.value).endswith(
+        f"; this collect had stored {6 * 90} new points in 1 file(s) ({stored[0].name}) "
+        "before that; the next collect stores the rest"
+    )
