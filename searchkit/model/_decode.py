@@ -342,37 +342,59 @@ def _scan_group(body: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> list[
     values = _values(body, value_start, lengths, first_byte == ord("n"), spans, points, good)
     nanos, fast, keys = fast_parse(body, a + 5 + style, d - a - 5 - style, layout=True)
     assert keys is not None
-    text_starts = a + 5 + style
+    row_bounds = (first_point, last_point + 1)
+    text_bounds = (a + 5 + style, d)  # where each point's time text starts and ends
+    _fill_spans(results, body, spans, good, row_bounds, (nanos, fast, keys), values, text_bounds)
+    return results
+
+
+def _fill_spans(
+    results: list[Throughput | None],
+    body: np.ndarray,
+    spans: np.ndarray,
+    good: np.ndarray,
+    row_bounds: tuple[np.ndarray, np.ndarray],
+    parsed: tuple[np.ndarray, np.ndarray, np.ndarray],
+    values: np.ndarray,
+    text_bounds: tuple[np.ndarray, np.ndarray],
+) -> None:
+    """Put one Throughput per readable array into ``results`` (its rows of the columns).
+
+    Times the fast parse did not read (``parsed``: nanos, read, layout keys) are read by the
+    general path here and kept as sent.
+    """
+    first_row, end_row = row_bounds
+    nanos, fast, keys = parsed
+    text_starts, text_ends = text_bounds
     slow_rows = np.flatnonzero(~fast)
     for which, span in enumerate(spans.tolist()):
         if not good[which]:
             continue
-        lo_row, hi_row = int(first_point[which]), int(last_point[which] + 1)
-        rows = slice(lo_row, hi_row)
+        lo_row, hi_row = int(first_row[which]), int(end_row[which])
+        span_rows = slice(lo_row, hi_row)
         problems: tuple[tuple[int, int], ...] = ()
-        texts = None
-        span_nanos, span_keys = nanos[rows], keys[rows]
+        kept: pa.Array | None = None
+        span_nanos, span_keys = nanos[span_rows], keys[span_rows]
         slow = slow_rows[np.searchsorted(slow_rows, lo_row) : np.searchsorted(slow_rows, hi_row)]
         if slow.size:
             span_nanos, span_keys = span_nanos.copy(), span_keys.copy()
-            texts = _texts_at(body, text_starts[slow], d[slow])
+            kept = _texts_at(body, text_starts[slow], text_ends[slow])
             # The general path of the one parser reads them; they are kept as sent.
             local = slow - lo_row
-            span_nanos[local] = parse_to_nanos(texts, errors="coerce")
+            span_nanos[local] = parse_to_nanos(kept, errors="coerce")
             span_keys[local] = 0
             problems = tuple(
                 (row, Problem.BAD_TIME) for row in local[span_nanos[local] == NAT].tolist()
             )
         results[span] = Throughput(
             span_nanos,
-            values[rows],
+            values[span_rows],
             span_keys,
             None,
             problems,
-            None if texts is None else slow - lo_row,
-            texts,
+            None if kept is None else slow - lo_row,
+            kept,
         )
-    return results
 
 
 def _values(
