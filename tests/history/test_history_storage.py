@@ -11,6 +11,7 @@ import shutil
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 import pytest
 
@@ -298,3 +299,82 @@ def test_a_collect_that_fails_midway_says_what_it_stored(tmp_path, emu, client):
         f"; this collect had stored {6 * 90} new points in 1 file(s) ({stored[0].name}) "
         "before that; the next collect stores the rest"
     )
+
+
+class _Vanishing(pafs.FileSystemHandler):
+    """A real local filesystem whose listing of one day always shows a file that is gone
+    by the time it is opened: a compaction that never stops replacing files."""
+
+    def __init__(self, day: str) -> None:
+        self._fs = pafs.LocalFileSystem()
+        self._day = day
+
+    def get_type_name(self) -> str:
+        return "vanishing"
+
+    def equals(self, other: object) -> bool:
+        return other is self
+
+    def normalize_path(self, path: str) -> str:
+        return path
+
+    def get_file_info(self, paths: list[str]) -> list[pafs.FileInfo]:
+        return self._fs.get_file_info(paths)
+
+    def get_file_info_selector(self, selector: pafs.FileSelector) -> list[pafs.FileInfo]:
+        infos = self._fs.get_file_info(selector)
+        folder = f"day={self._day}"
+        found = [i.path for i in infos if i.path.endswith(folder)] if selector.recursive else []
+        if selector.base_dir.endswith(folder) or found:
+            base = selector.base_dir if selector.base_dir.endswith(folder) else found[0]
+            ghost = f"{base}/part-0-{len(infos)}-gone.parquet"
+            infos.append(pafs.FileInfo(ghost, pafs.FileType.File, size=100))
+        return infos
+
+    def open_input_file(self, path: str) -> pa.NativeFile:
+        return self._fs.open_input_file(path)
+
+    def open_input_stream(self, path: str) -> pa.NativeFile:
+        return self._fs.open_input_stream(path)
+
+    def create_dir(self, path: str, recursive: bool) -> None:
+        self._fs.create_dir(path, recursive=recursive)
+
+    def delete_dir(self, path: str) -> None:
+        self._fs.delete_dir(path)
+
+    def delete_dir_contents(self, path: str, missing_dir_ok: bool = False) -> None:
+        self._fs.delete_dir_contents(path, missing_dir_ok=missing_dir_ok)
+
+    def delete_root_dir_contents(self) -> None:
+        raise OSError("not here")
+
+    def delete_file(self, path: str) -> None:
+        self._fs.delete_file(path)
+
+    def move(self, src: str, dest: str) -> None:
+        self._fs.move(src, dest)
+
+    def copy_file(self, src: str, dest: str) -> None:
+        self._fs.copy_file(src, dest)
+
+    def open_output_stream(self, path: str, metadata: object = None) -> pa.NativeFile:
+        return self._fs.open_output_stream(path)
+
+    def open_append_stream(self, path: str, metadata: object = None) -> pa.NativeFile:
+        return self._fs.open_append_stream(path)
+
+
+def test_reads_whose_retries_run_out_end_in_a_history_error(tmp_path):
+    day = tmp_path / "h/throughput/day=2026-11-20"
+    write_points(day / "part-1-a.parquet", 1.0, 1)
+    fs = pafs.PyFileSystem(_Vanishing("2026-11-20"))
+    hist = History(str(tmp_path / "h"), filesystem=fs)
+
+    with pytest.raises(sk.HistoryError) as info:
+        hist.throughput()
+
+    assert str(info.value).startswith(
+        f"the throughput history at {str(tmp_path / 'h')!r} kept changing while it was read ("
+    )
+    assert str(info.value).endswith("); nothing is lost: try again")
