@@ -139,6 +139,8 @@ def _check_now(now: Instant | None) -> pd.Timestamp | None:
                 f"now={now!r} is not in epoch seconds (a number this large is "
                 "milliseconds or nanoseconds): pass seconds, a text or a Timestamp"
             )
+    if isinstance(now, type(pd.NaT)):
+        raise ValidationError(f"now must be a time, got {now!r} (leave it out for the present)")
     try:
         moment = utc_instant(now)
     except (ValueError, TypeError, OverflowError) as exc:

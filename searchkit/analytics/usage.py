@@ -77,7 +77,9 @@ def _field_limit(limits: pd.DataFrame, field: str | None) -> tuple[str, pd.Serie
         total = limits[DAILY_FIELDS[0]] + limits[DAILY_FIELDS[1]]
         return "+".join(DAILY_FIELDS), total
     if field not in LIMIT_FIELDS:
-        raise ValidationError(f"unknown limit field {field!r}; choose one of {LIMIT_FIELDS}")
+        raise ValidationError(
+            f"field must be a limit field, one of {', '.join(LIMIT_FIELDS)}; got {field!r}"
+        )
     return field, limits[field]
 
 
@@ -184,6 +186,7 @@ def usage_frame(
     Example:
         >>> usage_frame(client.list_indexes()).head()  # doctest: +SKIP
     """
+    _check_freq(freq)
     zone = resolve_zone(tz, default=dt.timezone.utc) or dt.timezone.utc
     columns = ["index_id", "name", "period", "operations", "points", "invalid", "limit"]
     if is_history(source):
@@ -244,6 +247,18 @@ def usage_frame(
     out["breached"] = out["operations"].to_numpy() > out["limit"].to_numpy()
     out["field"] = label
     return out.sort_values(["name", "period"], kind="stable").reset_index(drop=True)
+
+
+def _check_freq(freq: object) -> None:
+    """Refuse a period pandas cannot read or that is not positive, naming ``freq``."""
+    try:
+        offset = pd.tseries.frequencies.to_offset(freq)  # type: ignore[call-overload]
+    except (ValueError, TypeError) as exc:
+        raise ValidationError(
+            f"freq must be a pandas frequency such as 'D', '6h' or 'W', got {freq!r}"
+        ) from exc
+    if offset is None or offset.n <= 0:
+        raise ValidationError(f"freq must be a positive period such as 'D', got {freq!r}")
 
 
 def _usage_parts(

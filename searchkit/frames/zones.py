@@ -84,11 +84,21 @@ def resolve_zone(tz: TimeZone, *, default: dt.tzinfo | None = None) -> dt.tzinfo
         raise ValidationError(f"unknown time zone {tz!r}{_zone_suggestion(tz)}") from exc
 
 
-def utc_instant(value: Instant | None) -> pd.Timestamp | None:
+def utc_instant(value: Instant | None, name: str = "instant") -> pd.Timestamp | None:
     """Return a time a user gave as an aware UTC Timestamp (None stays None).
 
     Numbers are epoch seconds; texts, datetimes and Timestamps without a zone are read as
     UTC, the toolkit's convention; aware ones are converted.
+
+    Args:
+        value: The time as given.
+        name: The argument's name, for the error.
+
+    Raises:
+        ValidationError: ``value`` is no time (unreadable text, NaT, NaN, a bool), or lies
+            outside the instants a nanosecond timestamp holds (1677-09-21 to 2262-04-11),
+            e.g. ``"1600"`` or epoch milliseconds taken as seconds; the message names
+            ``name``.
 
     Example:
         >>> utc_instant("2026-11-20 06:00")
@@ -98,7 +108,25 @@ def utc_instant(value: Instant | None) -> pd.Timestamp | None:
     """
     if value is None:
         return None
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return pd.Timestamp(round(value * 1e9), unit="ns", tz="UTC")  # epoch seconds
-    stamp = pd.Timestamp(value)
+    if isinstance(value, bool):
+        raise ValidationError(f"{name} must be a time, got {value!r}")
+    try:
+        if isinstance(value, int | float):
+            if not np.isfinite(value):
+                raise ValueError("not a finite number")
+            stamp = pd.Timestamp(round(value * 1e9), unit="ns", tz="UTC")  # epoch seconds
+        else:
+            stamp = pd.Timestamp(value)
+        if pd.isna(stamp):
+            raise ValueError("NaT")
+        stamp = stamp.as_unit("ns")  # out of range raises here, not later in arithmetic
+    except (ValueError, TypeError, OverflowError) as exc:
+        hint = (
+            " (a number this large is not epoch seconds: milliseconds?)"
+            if isinstance(value, int | float) and abs(value) >= 1e11
+            else ""
+        )
+        raise ValidationError(
+            f"{name} must be a time from 1677-09-21 to 2262-04-11, got {value!r}{hint}"
+        ) from exc
     return stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")

@@ -38,7 +38,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 
-from searchkit.errors import HistoryError, mask_url
+from searchkit.errors import HistoryError, ValidationError, mask_url
 from searchkit.frames.frames import Indexes, limits_frame, throughput_frame
 from searchkit.frames.zones import Instant, TimeZone, resolve_zone, utc_instant
 from searchkit.history import accounts, dedupe, reader, screen
@@ -168,7 +168,7 @@ class History:
                 corrupt; the message says what this collect stored before it failed.
         """
         listed = client.list_indexes() if indexes is None else indexes
-        collected_at = utc_instant(now) or pd.Timestamp(time.time_ns(), unit="ns", tz="UTC")
+        collected_at = utc_instant(now, "now") or pd.Timestamp(time.time_ns(), unit="ns", tz="UTC")
         collected_at = collected_at.floor("us")  # as stored (see layout.WRITE_OPTIONS)
         stamp = int(collected_at.value)
         skipped = screen.Skipped()
@@ -271,7 +271,7 @@ class History:
         names: Iterable[str] | str | None = None,
         tz: TimeZone = "UTC",
         *,
-        index_ids: Iterable[str] | None = None,
+        index_ids: Iterable[str] | str | None = None,
     ) -> pd.DataFrame:
         """Return stored throughput in the columns of :func:`~searchkit.throughput_frame`.
 
@@ -284,7 +284,7 @@ class History:
             end: Last instant (exclusive); None is the end.
             names: Only these index names (one name or several).
             tz: Time zone of the ``time`` column.
-            index_ids: Only these index ids.
+            index_ids: Only these index ids (one id or several).
 
         Returns:
             Columns ``index_id``, ``name`` (categoricals; the name an index has at its
@@ -296,20 +296,24 @@ class History:
 
         Raises:
             HistoryError: A stored file is foreign or corrupt.
-            ValidationError: ``tz`` is unknown.
+            ValidationError: ``tz`` is unknown, ``start`` or ``end`` is no time of
+                1677-2262 or ``end`` comes before ``start``, or ``names`` or ``index_ids``
+                holds something other than text.
         """
         zone = resolve_zone(tz, default=dt.timezone.utc) or dt.timezone.utc
-        lo, hi = utc_instant(start), utc_instant(end)
+        lo, hi = utc_instant(start, "start"), utc_instant(end, "end")
+        if lo is not None and hi is not None and hi < lo:
+            raise ValidationError(f"end ({hi}) is before start ({lo})")
         condition = None
         if lo is not None:
             condition = _and(condition, ds.field("time") >= pa.scalar(lo.value, TIMESTAMP))
         if hi is not None:
             condition = _and(condition, ds.field("time") < pa.scalar(hi.value, TIMESTAMP))
         if names is not None:
-            wanted = [names] if isinstance(names, str) else list(names)
+            wanted = _texts(names, "names")
             condition = _and(condition, ds.field("name").isin(pa.array(wanted, pa.string())))
         if index_ids is not None:
-            ids = pa.array(list(index_ids), pa.string())
+            ids = pa.array(_texts(index_ids, "index_ids"), pa.string())
             condition = _and(condition, ds.field("index_id").isin(ids))
         days = (
             None if lo is None else f"{lo:%Y-%m-%d}",
@@ -386,7 +390,7 @@ class History:
             ``account`` and ``collected_at`` (when that snapshot was taken). Indexes no
             longer listed keep their last snapshot.
         """
-        when = utc_instant(at)
+        when = utc_instant(at, "at")
         condition = None
         days: tuple[str | None, str | None] = (None, None)
         if when is not None:
@@ -520,6 +524,22 @@ class History:
             raise HistoryError(
                 f"no history at {self._location!r}: it is a file, not a history folder"
             )
+
+
+def _texts(value: Iterable[str] | str, name: str) -> list[str]:
+    """Return one text or several as a list (a text is one, not its letters), checked."""
+    if isinstance(value, str):
+        return [value]
+    try:
+        items = list(value)
+    except TypeError:
+        raise ValidationError(
+            f"{name} must be a text or several texts, got {type(value).__name__}"
+        ) from None
+    for position, item in enumerate(items):
+        if not isinstance(item, str):
+            raise ValidationError(f"{name} must hold texts only: item {position} is {item!r}")
+    return items
 
 
 def _points_by_index(new: pa.Table, limits: pd.DataFrame) -> dict[str, int]:

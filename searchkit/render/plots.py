@@ -176,7 +176,7 @@ def plot_throughput(
 
 
 def draw_throughput(
-    data: Any,
+    data: Indexes | pd.DataFrame | pd.Series,
     *,
     ax: Axes | None = None,
     tz: TimeZone = None,

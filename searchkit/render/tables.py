@@ -10,6 +10,8 @@ from searchkit.render.formats import format_limit, short_id
 if TYPE_CHECKING:
     import pandas as pd
 
+    from searchkit.frames.frames import Indexes
+
 __all__ = ["display_limits_frame", "limits_summary", "limits_table"]
 
 
@@ -39,7 +41,7 @@ def display_limits_frame(frame: pd.DataFrame) -> pd.DataFrame:
     return shown
 
 
-def limits_table(indexes_or_frame: Any) -> pd.DataFrame:
+def limits_table(indexes_or_frame: Indexes | pd.DataFrame) -> pd.DataFrame:
     """Return the limits as a table to read: name first, short ids, limits as display text.
 
     :func:`~searchkit.frames.frames.limits_frame` stays numeric for computing; this is its view for
@@ -75,7 +77,9 @@ def limits_table(indexes_or_frame: Any) -> pd.DataFrame:
     return pd.DataFrame(columns, index=index, dtype="str")
 
 
-def limits_summary(indexes_or_frame: Any, *, numeric: bool = False) -> pd.DataFrame:
+def limits_summary(
+    indexes_or_frame: Indexes | pd.DataFrame, *, numeric: bool = False
+) -> pd.DataFrame:
     """Return statistics of each limit that treat "unlimited" explicitly.
 
     ``limits_frame(...).describe()`` mixes ``inf`` into the statistics (NaN medians and a
@@ -147,11 +151,11 @@ def limits_summary(indexes_or_frame: Any, *, numeric: bool = False) -> pd.DataFr
     return summary
 
 
-def _limits(data: Any) -> pd.DataFrame:
+def _limits(data: Indexes | pd.DataFrame) -> pd.DataFrame:
     import pandas as pd
 
     if isinstance(data, pd.DataFrame):
         return data
-    from searchkit.frames.frames import limits_frame  # frames never imports display: no circle
+    from searchkit.frames.frames import limits_frame  # pandas only when a table is asked for
 
     return limits_frame(data)
