@@ -27,21 +27,45 @@ __all__ = [
 
 
 def listed_points(frame: pd.DataFrame, account_of: dict[str, str], stamp: int) -> pa.Table:
-    """The listed points as stored rows (instants floored to the stored microseconds)."""
-    return pa.Table.from_pandas(
-        pd.DataFrame(
-            {
-                "account": frame["index_id"].map(account_of).astype(str).to_numpy(),
-                "index_id": frame["index_id"].astype(str).to_numpy(),
-                "name": frame["name"].astype(str).to_numpy(),
-                "time": frame["time"].dt.tz_convert("UTC").dt.floor("us").array,
-                "value": frame["value"].to_numpy(),
-                "collected_at": np.full(len(frame), stamp, dtype="datetime64[ns]"),
-            }
-        ),
-        schema=THROUGHPUT_SCHEMA,
-        preserve_index=False,
+    """The listed points as stored rows (instants floored to the stored microseconds).
+
+    Text columns go through their categories: each distinct id, name and account becomes a
+    string once, and Arrow repeats them per point.
+    """
+    ids = frame["index_id"]
+    accounts = (
+        _text(ids, [str(account_of.get(str(c))) for c in ids.cat.categories])
+        if isinstance(ids.dtype, pd.CategoricalDtype)
+        else _text(ids.map(account_of))
     )
+    times = frame["time"].dt.tz_convert("UTC").dt.floor("us").array
+    arrays = [
+        accounts,
+        _text(ids),
+        _text(frame["name"]),
+        pa.array(times.asi8, pa.int64()).cast(THROUGHPUT_SCHEMA.field("time").type),
+        pa.array(frame["value"].to_numpy(dtype=np.float64, na_value=np.nan), from_pandas=True),
+        pa.array(
+            np.full(len(frame), stamp, dtype="datetime64[ns]"),
+            THROUGHPUT_SCHEMA.field("collected_at").type,
+        ),
+    ]
+    return pa.Table.from_arrays(arrays, schema=THROUGHPUT_SCHEMA)
+
+
+def _text(values: pd.Series, labels: list[str] | None = None) -> pa.Array:
+    """A column as Arrow strings, converting each distinct value once (or its ``labels``)."""
+    if not isinstance(values.dtype, pd.CategoricalDtype):
+        return pa.array(values.astype(str).to_numpy(), pa.string())
+    labels = [str(c) for c in values.cat.categories] if labels is None else list(labels)
+    codes = values.cat.codes.to_numpy()
+    if (codes < 0).any():  # a missing label reads as the text pandas gives it
+        labels.append("nan")
+        codes = np.where(codes < 0, len(labels) - 1, codes)
+    dictionary = pa.DictionaryArray.from_arrays(
+        pa.array(codes.astype(np.int32)), pa.array(labels, pa.string())
+    )
+    return dictionary.cast(pa.string())
 
 
 def advance_record(layout: Layout, record: pa.Table | None, listed: pa.Table) -> list[str]:
