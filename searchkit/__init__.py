@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from searchkit.render.limit_bars import plot_limits
     from searchkit.render.plots import plot_throughput
     from searchkit.render.tables import limits_summary, limits_table
+    from searchkit.render.themes import plot_theme
     from searchkit.render.utilization import plot_utilization
     from searchkit.ui.browser import index_browser
     from searchkit.ui.form import create_index_form
@@ -100,6 +101,7 @@ _EXPORTS: dict[str, str] = {
     "limits_table": "searchkit.render.tables",
     "parse_timestamps": "searchkit.model.gotime",
     "plot_limits": "searchkit.render.limit_bars",
+    "plot_theme": "searchkit.render.themes",
     "plot_throughput": "searchkit.render.plots",
     "plot_utilization": "searchkit.render.utilization",
     "throughput_frame": "searchkit.frames.frames",
@@ -148,6 +150,7 @@ __all__ = [  # noqa: RUF022 - plain sorted(), as tests/test_public_api.py checks
     "limits_table",
     "parse_timestamps",
     "plot_limits",
+    "plot_theme",
     "plot_throughput",
     "plot_utilization",
     "throughput_frame",

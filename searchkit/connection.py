@@ -3,11 +3,14 @@
 One demo emulator per set of options lives per process (per kernel), so re-running
 ``client = sk.connect()`` in a notebook reuses it instead of starting another each time.
 It stops when a client of it is closed, when :func:`close_demo` is called, or when the
-process ends.
+process ends. Starting one is said calmly: a note in a notebook (a display, not a red
+stderr box that reads as an error), a line on stderr in a terminal, and a log record at
+INFO (logger ``searchkit``) either way.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import threading
@@ -21,6 +24,8 @@ if TYPE_CHECKING:
     from searchkit.emulator import Emulator
 
 __all__ = ["close_demo", "connect"]
+
+log = logging.getLogger("searchkit")
 
 _lock = threading.Lock()
 # Running demo emulators, by the options they were started with.
@@ -73,10 +78,9 @@ def connect(**emulator_options: Any) -> Client:
             if key is not None:
                 _demos[key] = emulator
     if started:
-        print(
-            f"searchkit: {ENV_BASE_URL} is not set, so a demo emulator was started at "
-            f"{emulator.url} (synthetic data, nothing leaves this machine)",
-            file=sys.stderr,
+        _announce(
+            f"{ENV_BASE_URL} is not set, so a demo emulator was started at {emulator.url} "
+            "(synthetic data, nothing leaves this machine)"
         )
     return Client(
         username=emulator.username,
@@ -84,6 +88,27 @@ def connect(**emulator_options: Any) -> Client:
         base_url=emulator.url,
         on_close=lambda: _stop(emulator),
     )
+
+
+def _announce(text: str) -> None:
+    """Say ``text`` where the user looks: a note in a notebook, else a line on stderr."""
+    log.info(text)
+    if _in_kernel():
+        from IPython.display import display
+
+        from searchkit.render.html import note_html
+
+        plain = f"searchkit: {text}"
+        display({"text/plain": plain, "text/html": note_html(plain)}, raw=True)  # type: ignore[no-untyped-call]
+    else:
+        print(f"searchkit: {text}", file=sys.stderr)
+
+
+def _in_kernel() -> bool:
+    # Only when IPython is already imported: a script must not pay for importing it.
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    return shell is not None and getattr(shell, "kernel", None) is not None
 
 
 def close_demo() -> int:

@@ -19,6 +19,7 @@ __all__ = [
     "created_text",
     "format_bytes",
     "format_limit",
+    "plain_number",
     "plain_text",
     "short_id",
 ]
@@ -70,6 +71,26 @@ def format_limit(value: Any, field: str | None = None) -> str:
     if field == "max_monthly_bandwidth":
         return format_bytes(number)
     return f"{number:,.0f}" if number.is_integer() else f"{number:,}"
+
+
+def plain_number(value: float, _pos: object = None) -> str:
+    """Return a number as people write it: "0.1", "1", "1,000", "2.5" (a tick formatter).
+
+    No SI prefixes: a tick "100m" (0.1) reads as a hundred million. Separators group the
+    thousands; small numbers keep their decimals in full ("0.001").
+
+    Example:
+        >>> [plain_number(v) for v in (0.1, 1, 1000, 2.5, 1_000_000, 0.001, 0)]
+        ['0.1', '1', '1,000', '2.5', '1,000,000', '0.001', '0']
+    """
+    value = float(value)
+    if not math.isfinite(value):
+        return str(value)
+    if value == 0:
+        return "0"
+    if abs(value) >= 1:
+        return f"{value:,.3f}".rstrip("0").rstrip(".")
+    return f"{value:.12f}".rstrip("0")
 
 
 def short_id(value: Any) -> str:

@@ -38,8 +38,10 @@ __all__ = [
     "index_card_html",
     "index_cards_html",
     "index_list_html",
+    "index_list_view_html",
     "message_html",
     "model_html",
+    "note_html",
 ]
 
 #: Rows an HTML table of indexes shows at most by default; the caption counts the rest.
@@ -104,7 +106,7 @@ def _td(text: str) -> str:
 def model_html(model: object) -> str:
     """Return the notebook HTML of a SearchIndex (card), an IndexList (table), a CollectSummary."""
     if isinstance(model, IndexList):
-        return index_list_html(model)
+        return index_list_view_html(model)
     if isinstance(model, SearchIndex):
         return index_card_html(model)
     # Only now: a card or a table must not load the history (and pandas) to be drawn.
@@ -227,6 +229,28 @@ def index_list_html(
         return f"<pre>IndexList (could not render: {html.escape(type(exc).__name__)})</pre>"
 
 
+def index_list_view_html(indexes: IndexList | Iterable[SearchIndex]) -> str:
+    """Return how an IndexList shows in a notebook: a table that fits, the rest on demand.
+
+    Fifteen columns (every limit, the endpoint and the creation time) overflow a notebook's
+    width, so the table shows name, short id, plan, region and the four limits people
+    compare; a ``<details>`` block below it ("every limit, endpoint and creation time")
+    opens the full table. ``sk.limits_table(indexes)`` gives every limit as a DataFrame.
+    """
+    try:
+        items = list(indexes)
+        compact = index_list_html(items, limits=KEY_LIMITS, details=False)
+        if not items:
+            return compact
+        return (
+            f'{compact}<details class="sk-details" style="{_FONT};margin-top:4px">'
+            f'<summary style="cursor:pointer;{_MUTED}">every limit, endpoint and creation '
+            f"time</summary>{index_list_html(items)}</details>"
+        )
+    except Exception as exc:  # a display must never raise inside a notebook
+        return f"<pre>IndexList (could not render: {html.escape(type(exc).__name__)})</pre>"
+
+
 def message_html(text: str, kind: str = "info") -> str:
     """Return one line of plain text as an HTML message block.
 
@@ -246,6 +270,23 @@ def message_html(text: str, kind: str = "info") -> str:
     sign = {"error": "⚠ "}.get(kind, "")  # busy texts end in "…"; italics say the rest
     style = f"{_FONT};padding:4px 0{_MESSAGE_COLOURS[kind]}"
     return f'<div class="sk-message sk-{kind}" style="{style}">{sign}{html.escape(str(text))}</div>'
+
+
+def note_html(text: str) -> str:
+    """Return plain text as a calm note: muted text, a grey rule on its left, no alarm colour.
+
+    For what the user should know but need not act on (the demo emulator started), where a
+    red stderr box would read as an error.
+
+    Example:
+        >>> note_html("a demo emulator was started")  # doctest: +ELLIPSIS
+        '<div class="sk-note" ...>a demo emulator was started</div>'
+    """
+    style = (
+        f"{_FONT};{_MUTED};padding:2px 8px;margin:2px 0;"
+        "border-left:3px solid rgba(128,128,128,0.55)"
+    )
+    return f'<div class="sk-note" style="{style}">{html.escape(str(text))}</div>'
 
 
 # --- static pictures of the widgets (a saved notebook shows these) --------------------------

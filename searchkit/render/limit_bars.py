@@ -12,7 +12,8 @@ from searchkit.errors import ValidationError
 from searchkit.frames.frames import Indexes, limits_frame
 from searchkit.model.limits import LIMIT_INFO, check_limit_field
 from searchkit.render.formats import format_bytes, format_limit
-from searchkit.render.plots import NOTE_STYLE, literal, new_axes
+from searchkit.render.plots import NOTE_STYLE, literal, new_axes, themed
+from searchkit.render.themes import ThemeName, line_look, theme_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -30,6 +31,7 @@ def plot_limits(
     field: str = "max_daily_queries",
     *,
     ax: Axes | None = None,
+    theme: ThemeName | None = None,
 ) -> Axes:
     """Plot one limit across indexes as horizontal bars.
 
@@ -38,6 +40,8 @@ def plot_limits(
             accepts, or a frame it returned.
         field: The limit to show, one of :data:`~searchkit.model.limits.LIMIT_FIELDS`.
         ax: The Axes to draw on; a new figure is made when None.
+        theme: ``"dark"`` or ``"light"``, as for
+            :func:`~searchkit.render.plots.plot_throughput`.
 
     Returns:
         The Axes: one bar per index, labelled with its value; an unlimited index is a
@@ -55,6 +59,7 @@ def plot_limits(
     from matplotlib.ticker import EngFormatter, FuncFormatter
 
     check_limit_field(field)
+    look = theme_of(theme)
     labels, values = _limit_values(indexes_or_frame, field)
     if ax is None:
         ax = new_axes((8, 1.2 + 0.45 * max(len(values), 2)))
@@ -65,14 +70,14 @@ def plot_limits(
         ax.set_xticks([])
         ax.set_yticks([])
         ax.text(0.5, 0.5, "no indexes", transform=ax.transAxes, **NOTE_STYLE)
-        return ax
+        return themed(ax, look)
 
     finite = np.isfinite(values)
     unlimited = np.isposinf(values)
     missing = np.isnan(values)
     left, right = _limit_span(ax, values, finite)
 
-    color = "C0"
+    color = line_look(0, look)["color"]
     bytes_unit = field == "max_monthly_bandwidth"
     byte_format = FuncFormatter(lambda value, _pos=None: format_bytes(value))
     y = np.arange(values.size)
@@ -100,7 +105,7 @@ def plot_limits(
     ax.set_axisbelow(True)
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
-    return ax
+    return themed(ax, look)
 
 
 def _limit_span(ax: Axes, values: np.ndarray, finite: np.ndarray) -> tuple[float, float]:

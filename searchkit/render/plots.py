@@ -20,7 +20,8 @@ import pandas as pd
 from searchkit.errors import ValidationError
 from searchkit.frames.frames import Indexes, throughput_frame
 from searchkit.frames.zones import TimeZone, resolve_zone
-from searchkit.render.formats import short_id
+from searchkit.render.formats import plain_number, short_id
+from searchkit.render.themes import Theme, ThemeName, apply_theme, line_look, theme_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
@@ -28,13 +29,24 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from pandas.tseries.offsets import BaseOffset
 
-__all__ = ["NOTE_STYLE", "draw_throughput", "literal", "new_axes", "plot_throughput"]
+__all__ = [
+    "NOTE_STYLE",
+    "THROUGHPUT_LABEL",
+    "draw_throughput",
+    "literal",
+    "new_axes",
+    "plot_throughput",
+    "themed",
+]
 
 # Levels spanning at least this ratio get a log axis, so the quiet lines do not lie flat:
 # at a 10x spread the lowest line would use a tenth of the height on a linear axis.
 _LOG_SPAN = 10.0
 #: Most lines plot_throughput draws by default; past it, the busiest are drawn.
 MAX_LINES = 20
+#: The y axis's words: DESIGN.md's one documented assumption about throughput values (the
+#: API documents no unit), the same one usage_frame's ``value_unit`` makes.
+THROUGHPUT_LABEL = "throughput (operations/s, assumed)"
 NOTE_STYLE: dict[str, Any] = {"ha": "center", "va": "center", "color": "0.45", "fontsize": "large"}
 
 
@@ -106,6 +118,7 @@ def plot_throughput(
     names: Iterable[str] | None = None,
     max_lines: int | None = MAX_LINES,
     forecast: pd.DataFrame | None = None,
+    theme: ThemeName | None = None,
 ) -> Axes:
     """Plot throughput over time, one line per index.
 
@@ -125,14 +138,19 @@ def plot_throughput(
         forecast: A :func:`~searchkit.forecast_limits` frame: draw each plotted index's
             recent pace until the reset (dashed), the pace that would use exactly its limit
             (dotted) and when the limit is hit.
+        theme: ``"dark"`` draws for a dark page (JupyterLab Dark), ``"light"`` for a
+            light one; by default the theme of an enclosing ``sk.plot_theme(...)`` block,
+            else matplotlib's own look.
 
     Returns:
         The Axes, with a concise date axis labelled with its time zone, the y axis
-        labelled "throughput", and a legend by index name (shown literally: ``$`` and a
-        leading ``_`` are kept). When levels differ tenfold or more the y axis is
-        "symlog" (linear near zero, logarithmic above) and its label says so. An index
-        with a single point shows as a marker; with no points at all the Axes says
-        "no throughput data".
+        labelled "throughput (operations/s, assumed)" with plain-number ticks (0.1, 1,
+        1,000), and a legend by index name (shown literally: ``$`` and a leading ``_`` are
+        kept). Each line has a look of its own: ten colours, then the same ten dashed,
+        dotted and dash-dotted. When levels differ tenfold or more the y axis is "symlog"
+        (linear near zero, logarithmic above) and its label says so. An index with a
+        single point shows as a marker; with no points at all the Axes says "no
+        throughput data".
 
     Raises:
         ValidationError: The input has an unexpected shape, ``names`` names no index, or
@@ -153,6 +171,7 @@ def plot_throughput(
         names=names,
         max_lines=max_lines,
         forecast=forecast,
+        theme=theme,
     )
 
 
@@ -168,8 +187,10 @@ def draw_throughput(
     colors: Mapping[str, Any] | None = None,
     linewidth: float = 1.1,
     forecast: pd.DataFrame | None = None,
+    theme: ThemeName | None = None,
 ) -> Axes:
     """Draw as :func:`plot_throughput`; ``colors`` maps line keys (index ids) to colours."""
+    look = theme_of(theme)
     zone_given = resolve_zone(tz)
     offset = _offset(resample) if resample is not None else None
     lines = _throughput_lines(data, zone_given, names)
@@ -183,9 +204,9 @@ def draw_throughput(
     if ax is None:
         ax = new_axes((10, 4))
 
-    handles, labels = _draw_lines(ax, lines, colors, linewidth)
+    handles, labels = _draw_lines(ax, lines, colors, linewidth, look)
 
-    ax.set_ylabel("throughput")
+    ax.set_ylabel(THROUGHPUT_LABEL)
     ax.set_xlabel(f"time ({_zone_label(zone)})")
     if title is not None:
         ax.set_title(title)
@@ -193,7 +214,7 @@ def draw_throughput(
         ax.set_xticks([])
         ax.set_yticks([])
         ax.text(0.5, 0.5, "no throughput data", transform=ax.transAxes, **NOTE_STYLE)
-        return ax
+        return themed(ax, look)
 
     _time_and_scale(ax, lines, zone)
     if forecast is not None:
@@ -201,11 +222,22 @@ def draw_throughput(
     ax.grid(True, linewidth=0.5, alpha=0.4)
     ax.margins(x=0.02)
     _throughput_legend(ax, handles, labels, shown=len(lines), total=total)
+    return themed(ax, look)
+
+
+def themed(ax: Axes, theme: Theme | None) -> Axes:
+    """Return ``ax``, recoloured for ``theme`` when one is given."""
+    if theme is not None:
+        apply_theme(ax, theme)
     return ax
 
 
 def _draw_lines(
-    ax: Axes, lines: list[_Line], colors: Mapping[str, Any] | None, linewidth: float
+    ax: Axes,
+    lines: list[_Line],
+    colors: Mapping[str, Any] | None,
+    linewidth: float,
+    look: Theme | None,
 ) -> tuple[list[Any], list[str]]:
     """Draw each line that has a value; return the legend's handles and labels."""
     handles: list[Any] = []
@@ -218,9 +250,10 @@ def _draw_lines(
         # Naive UTC datetime64 is what matplotlib converts fastest; the locator and the
         # formatter below show it in ``zone``.
         times = pd.DatetimeIndex(line.series.index).tz_convert("UTC").tz_localize(None).to_numpy()
-        style: dict[str, Any] = {}
+        # One look per line: a colour of the palette, then the same colours restyled.
+        style = line_look(len(handles), look)
         if colors is not None and line.key in colors:
-            style["color"] = colors[line.key]
+            style = {"color": colors[line.key], "linestyle": "-"}
         (handle,) = ax.plot(
             times,
             values,
@@ -238,7 +271,7 @@ def _draw_lines(
 def _time_and_scale(ax: Axes, lines: list[_Line], zone: dt.tzinfo) -> None:
     """Put time ticks in ``zone`` and pick the y scale (symlog for levels far apart)."""
     import matplotlib.dates as mdates
-    from matplotlib.ticker import EngFormatter
+    from matplotlib.ticker import FuncFormatter
 
     locator = mdates.AutoDateLocator(tz=zone, minticks=4, maxticks=10)
     ax.xaxis.set_major_locator(locator)
@@ -249,8 +282,9 @@ def _time_and_scale(ax: Axes, lines: list[_Line], zone: dt.tzinfo) -> None:
         # ones onto the axis. symlog keeps exact zeros (a log axis cannot): linear below
         # the threshold, logarithmic above, and the label says exactly that.
         ax.set_yscale("symlog", linthresh=threshold)
-        ax.yaxis.set_major_formatter(EngFormatter(sep=""))
-        ax.set_ylabel(f"throughput (symlog: linear below {EngFormatter(sep='')(threshold)})")
+        ax.set_ylabel(f"{THROUGHPUT_LABEL}\nsymlog: linear below {plain_number(threshold)}")
+    # Plain numbers: an SI tick such as "100m" (0.1) reads as a hundred million.
+    ax.yaxis.set_major_formatter(FuncFormatter(plain_number))
     if _all_non_negative(lines):
         ax.set_ylim(bottom=0)
 

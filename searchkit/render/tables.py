@@ -77,7 +77,9 @@ def limits_table(indexes_or_frame: Indexes | pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(columns, index=index, dtype="str")
 
 
-def limits_summary(indexes_or_frame: Indexes | pd.DataFrame) -> pd.DataFrame:
+def limits_summary(
+    indexes_or_frame: Indexes | pd.DataFrame, *, numeric: bool = False
+) -> pd.DataFrame:
     """Return statistics of each limit that treat "unlimited" explicitly.
 
     ``limits_frame(...).describe()`` mixes ``inf`` into the statistics (NaN medians and a
@@ -87,14 +89,17 @@ def limits_summary(indexes_or_frame: Indexes | pd.DataFrame) -> pd.DataFrame:
     Args:
         indexes_or_frame: Indexes in any form ``limits_frame`` accepts, or a frame it
             returned.
+        numeric: Give the statistics as numbers (nullable ``Int64``, ``<NA>`` when there
+            are none) to compute with; by default they are text to read, as in
+            :func:`limits_table`: "1,050,000,000", bandwidth in byte units ("50 GB"), "—"
+            when there are none.
 
     Returns:
         A frame with one row per limit (indexed by field name, in
         :data:`~searchkit.model.limits.LIMIT_FIELDS` order) and the columns ``label``,
         ``indexes`` (how many rows), ``unlimited``, ``missing``, ``limited`` (finite
-        values) and ``min``, ``median``, ``mean``, ``max`` of the finite values, rounded to
-        whole numbers as the limits are (nullable ``Int64``, ``<NA>`` when there are
-        none), with no warning raised.
+        values, all four whole numbers) and ``min``, ``median``, ``mean``, ``max`` of the
+        finite values, rounded to whole numbers as the limits are, with no warning raised.
 
     Example:
         >>> sk.limits_summary(client.list_indexes()).loc["max_daily_queries", "unlimited"]
@@ -132,9 +137,17 @@ def limits_summary(indexes_or_frame: Indexes | pd.DataFrame) -> pd.DataFrame:
     if not rows:
         return pd.DataFrame(columns=columns, index=pd.Index([], name="field", dtype="str"))
     summary = pd.DataFrame(rows).set_index("field")[columns]
-    # Limits are whole numbers: whole-number statistics read as 1050000000, not 1.05e+09.
+    # Limits are whole numbers: so are their statistics.
     for name in ("min", "median", "mean", "max"):
         summary[name] = summary[name].round().astype("Int64")
+        if not numeric:
+            summary[name] = pd.array(
+                [
+                    "—" if value is pd.NA else format_limit(int(value), field)
+                    for field, value in zip(summary.index, summary[name], strict=True)
+                ],
+                dtype="str",
+            )
     return summary
 
 

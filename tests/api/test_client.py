@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 import socket
 import uuid
@@ -322,3 +323,17 @@ def test_if_exists_return_mismatch_can_be_made_an_error(client):
         warnings.simplefilter("error", sk.IndexMismatchWarning)
         with pytest.raises(sk.IndexMismatchWarning, match="on the free plan, not in eu-west-1"):
             client.create_index("docs", region="eu-west-1", type="payg", if_exists="return")
+
+
+def test_connect_logs_the_demo_notice_at_info(demos, caplog):
+    caplog.set_level(logging.INFO, logger="searchkit")
+    with sk.connect(seed=3, clock=FIXED_CLOCK) as client:
+        url = client.base_url
+    notices = [r for r in caplog.records if "demo emulator was started" in r.getMessage()]
+    assert [(r.levelname, r.getMessage()) for r in notices] == [
+        (
+            "INFO",
+            f"SEARCHKIT_BASE_URL is not set, so a demo emulator was started at {url} "
+            "(synthetic data, nothing leaves this machine)",
+        )
+    ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 import warnings
 
 import numpy as np
@@ -13,8 +14,13 @@ from searchkit.frames.frames import limits_frame
 from searchkit.model.index import IndexList, SearchIndex
 from searchkit.model.limits import LIMIT_FIELDS, LIMIT_INFO
 from searchkit.model.secret import MASK
-from searchkit.render.formats import format_bytes, format_limit
-from searchkit.render.html import index_card_html, index_list_html, message_html
+from searchkit.render.formats import KEY_LIMITS, format_bytes, format_limit
+from searchkit.render.html import (
+    index_card_html,
+    index_list_html,
+    index_list_view_html,
+    message_html,
+)
 from searchkit.render.tables import display_limits_frame, limits_summary, limits_table
 from tests.analytics_data import realistic_indexes
 from tests.index_json import index_json
@@ -122,7 +128,7 @@ def test_table_of_one_index_says_index():
 
 def test_reprs_for_notebooks_delegate_to_the_display_module():
     indexes = IndexList.from_json([FULL])
-    assert indexes._repr_html_() == index_list_html(indexes)
+    assert indexes._repr_html_() == index_list_view_html(indexes)
     assert indexes[0]._repr_html_() == index_card_html(indexes[0])
 
 
@@ -227,7 +233,7 @@ def test_limits_summary_counts_unlimited_and_describes_the_finite_values_without
     raw = realistic_indexes(minutes=2)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        summary = limits_summary(raw)
+        summary = limits_summary(raw, numeric=True)
     row = summary.loc["max_daily_queries"]
     # unlimited, 50,000,000, 10,000, 0, absent
     assert (row["indexes"], row["unlimited"], row["missing"], row["limited"]) == (5, 1, 1, 3)
@@ -241,9 +247,30 @@ def test_limits_summary_of_an_all_unlimited_limit_is_nan_statistics_and_a_count(
     raw = [{"id": "a", "max_daily_updates": -1}, {"id": "b", "max_daily_updates": -1}]
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        row = limits_summary(raw).loc["max_daily_updates"]
+        row = limits_summary(raw, numeric=True).loc["max_daily_updates"]
     assert row["unlimited"] == 2 and row["limited"] == 0
     assert row["median"] is pd.NA and row["mean"] is pd.NA
+    shown = limits_summary(raw).loc["max_daily_updates"]
+    assert (shown["min"], shown["median"], shown["mean"], shown["max"]) == ("—",) * 4
+
+
+def test_limits_summary_reads_as_limits_table_does_separators_and_byte_units():
+    raw = [
+        {"id": "a", "max_daily_queries": 1_050_000_000, "max_monthly_bandwidth": 50 * 10**9},
+        {"id": "b", "max_daily_queries": 50_000_000, "max_monthly_bandwidth": -1},
+    ]
+    summary = limits_summary(raw)
+    queries = summary.loc["max_daily_queries"]
+    assert (queries["min"], queries["median"], queries["mean"], queries["max"]) == (
+        "50,000,000",
+        "550,000,000",
+        "550,000,000",
+        "1,050,000,000",
+    )
+    bandwidth = summary.loc["max_monthly_bandwidth"]
+    assert bandwidth["max"] == limits_table(raw).iloc[0]["bandwidth / month"]
+    assert (bandwidth["unlimited"], bandwidth["limited"]) == (1, 1)
+    assert "1050000000" not in summary.to_string()
 
 
 def test_displays_use_inline_styles_not_style_blocks():
@@ -269,3 +296,17 @@ def test_a_long_list_shows_its_first_rows_and_says_how_many_there_are():
     assert "1,000 indexes (the first 60 shown)" in table
     assert "n-0059" in table and "n-0060" not in table
     assert index_list_html(items, max_rows=None).count("<tr>") == 1001
+
+
+def test_an_index_list_shows_eight_columns_and_the_rest_on_demand():
+    indexes = IndexList.from_json(realistic_indexes(minutes=2))
+    shown = indexes._repr_html_()
+    compact, _, details = shown.partition('<details class="sk-details"')
+    heads = re.findall(r"<th[^>]*>([^<]*)</th>", compact)
+    assert heads == [
+        "name", "id", "plan", "region",
+        "queries / day", "updates / day", "queries / s", "writes / s",
+    ]  # fmt: skip
+    assert "every limit, endpoint and creation time</summary>" in details
+    assert len(re.findall(r"<th\b[^>]*>", details)) == 15
+    assert index_list_view_html([]) == index_list_html([], limits=KEY_LIMITS, details=False)

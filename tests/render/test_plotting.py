@@ -63,7 +63,7 @@ def test_one_line_per_index_with_a_legend_by_name(indexes, ax):
 
 def test_axis_labels_name_throughput_and_the_time_zone(indexes, ax):
     plot_throughput(indexes, ax=ax, names=["docs-search", "legal-contracts"])
-    assert ax.get_ylabel() == "throughput"
+    assert ax.get_ylabel() == "throughput (operations/s, assumed)"
     assert ax.get_xlabel() == "time (UTC)"
     assert isinstance(ax.xaxis.get_major_formatter(), mdates.ConciseDateFormatter)
 
@@ -114,7 +114,7 @@ def test_no_data_says_so(ax):
     plot_throughput([{"id": "a", "name": "empty", "throughput_vector": []}], ax=ax)
     assert ax.get_lines() == []
     assert "no throughput data" in texts(ax)
-    assert ax.get_ylabel() == "throughput"
+    assert ax.get_ylabel() == "throughput (operations/s, assumed)"
 
 
 def test_no_indexes_at_all_says_so(ax):
@@ -152,7 +152,7 @@ def test_levels_tenfold_apart_get_a_symlog_axis_that_keeps_zeros_and_says_so(ax)
     quiet["throughput_vector"][3]["y"] = 0
     plot_throughput([quiet, busy], ax=ax)
     assert ax.get_yscale() == "symlog"
-    assert ax.get_ylabel() == "throughput (symlog: linear below 1)"
+    assert ax.get_ylabel() == "throughput (operations/s, assumed)\nsymlog: linear below 1"
     assert ax.get_ylim()[0] == 0
 
 
@@ -350,3 +350,82 @@ def test_limit_titles_are_words_and_bandwidth_ticks_are_bytes(indexes, ax):
     assert ax.get_xlabel() == "bytes per month"
     formatter = ax.xaxis.get_major_formatter()
     assert formatter(5e10, 0) == "50 GB"
+
+
+# --- one look per line, plain-number ticks, themes (issue 19, items 8 and 9) -----------------
+
+
+def many_indexes(count: int) -> list[dict]:
+    return [raw_index(f"index-{n:02d}", minutes=30, seed=n) for n in range(count)]
+
+
+def test_twenty_lines_have_twenty_different_looks(ax):
+    plot_throughput(many_indexes(20), ax=ax)
+    looks = [
+        (matplotlib.colors.to_hex(line.get_color()), line.get_linestyle())
+        for line in ax.get_lines()
+    ]
+    assert len(looks) == 20
+    assert len(set(looks)) == 20
+    assert {style for _, style in looks} == {"-", "--"}  # ten colours, then dashed
+    legend = ax.get_legend()
+    assert [h.get_linestyle() for h in legend.legend_handles] == [s for _, s in looks]
+
+
+def test_forty_lines_drawn_on_request_still_differ(ax):
+    plot_throughput(many_indexes(40), ax=ax, max_lines=None)
+    looks = {
+        (matplotlib.colors.to_hex(line.get_color()), line.get_linestyle())
+        for line in ax.get_lines()
+    }
+    assert len(looks) == 40
+
+
+def test_symlog_ticks_are_plain_numbers_not_si_prefixes(ax):
+    quiet = raw_index("quiet", minutes=60, seed=1)
+    busy = raw_index("busy", minutes=60, seed=2)
+    for p in quiet["throughput_vector"]:
+        p["y"] = 0.2
+    for p in busy["throughput_vector"]:
+        p["y"] = 5000.0
+    plot_throughput([quiet, busy], ax=ax)
+    ax.figure.canvas.draw()
+    assert ax.get_yscale() == "symlog"
+    shown = [t.get_text() for t in ax.get_yticklabels() if t.get_text()]
+    assert {"0.1", "1", "10", "100", "1,000"} <= set(shown), shown
+    assert not [t for t in shown if t[-1] in "mkMGµ"], shown
+    assert ax.get_ylabel() == "throughput (operations/s, assumed)\nsymlog: linear below 0.1"
+
+
+def face(ax) -> str:
+    return matplotlib.colors.to_hex(ax.get_facecolor())
+
+
+def test_dark_theme_draws_for_a_dark_page(indexes, ax):
+    plot_throughput(indexes, ax=ax, theme="dark")
+    assert face(ax) == matplotlib.colors.to_hex(ax.figure.get_facecolor()) == "#111111"
+    assert matplotlib.colors.to_hex(ax.yaxis.label.get_color()) == "#e8e8e8"
+    assert {matplotlib.colors.to_hex(t.get_color()) for t in ax.get_legend().get_texts()} == {
+        "#e8e8e8"
+    }
+    assert matplotlib.colors.to_hex(ax.get_lines()[0].get_color()) == "#6cb4f0"
+
+
+def test_plot_theme_block_applies_to_every_plot_and_a_call_can_override_it(indexes):
+    from searchkit.render.themes import plot_theme
+
+    with plot_theme("dark"):
+        dark = plot_limits(indexes, ax=Figure().add_subplot())
+        light = plot_throughput(indexes, ax=Figure().add_subplot(), theme="light")
+    after = plot_limits(indexes, ax=Figure().add_subplot())
+    assert (face(dark), face(light), face(after)) == ("#111111", "#ffffff", "#ffffff")
+    assert matplotlib.colors.to_hex(dark.patches[0].get_facecolor()) == "#6cb4f0"
+
+
+def test_an_unknown_theme_is_refused_naming_it(indexes, ax):
+    from searchkit.render.themes import plot_theme
+
+    with pytest.raises(ValidationError, match="theme must be 'light' or 'dark', got 'blue'"):
+        plot_throughput(indexes, ax=ax, theme="blue")
+    with pytest.raises(ValidationError, match="got 'Dark'"), plot_theme("Dark"):
+        pass

@@ -1,0 +1,142 @@
+"""Light and dark looks for the static plots, and the colour and style of each line.
+
+A static matplotlib figure is a picture: it cannot follow JupyterLab's theme by itself, so
+in the dark theme a default figure is a white block. ``theme="dark"`` on a plotting
+function (or ``with sk.plot_theme("dark"):`` around several) draws it for a dark page:
+a near-black background, light text and grid, and the line colours made lighter so that
+each keeps its hue. Nothing global changes: rcParams are left alone, and the context
+manager's choice lives in a context variable that only searchkit's plots read.
+
+Lines: ten qualitative colours (matplotlib's tab10, the dark theme's lighter variants),
+then the same ten dashed, dotted and dash-dotted, so every one of up to 40 lines has a
+look of its own; ``plot_throughput`` draws at most 20 by default.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import dataclasses
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, Literal
+
+from searchkit.errors import ValidationError
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+__all__ = [
+    "LINE_STYLES",
+    "THEMES",
+    "Theme",
+    "ThemeName",
+    "apply_theme",
+    "line_look",
+    "plot_theme",
+    "theme_of",
+]
+
+ThemeName = Literal["light", "dark"]
+
+#: Line styles after the colours run out: solid, dashed, dotted, dash-dotted.
+LINE_STYLES = ("-", "--", ":", "-.")
+
+
+@dataclasses.dataclass(frozen=True)
+class Theme:
+    """Colours of one look: text, muted text, grid, background and the line colours."""
+
+    name: str
+    text: str
+    muted: str
+    grid: str
+    face: str
+    colours: tuple[str, ...]
+
+
+_LIGHT_COLOURS = (
+    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+    "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
+)  # fmt: skip
+# The same hues made lighter: each line keeps its colour's identity on a dark background.
+_DARK_COLOURS = (
+    "#6cb4f0", "#ffb35c", "#6fdc6f", "#ff7b7b", "#c9a6ff",
+    "#d9a38f", "#ffa3e0", "#c8c8c8", "#e6e65c", "#5fe3f0",
+)  # fmt: skip
+
+#: The looks by name. Dark's background is JupyterLab Dark's own (#111111).
+THEMES: dict[str, Theme] = {
+    "light": Theme("light", "#1a1a1a", "#595959", "#9a9a9a", "#ffffff", _LIGHT_COLOURS),
+    "dark": Theme("dark", "#e8e8e8", "#b0b0b0", "#8a8a8a", "#111111", _DARK_COLOURS),
+}
+
+_chosen: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "searchkit_plot_theme", default=None
+)
+
+
+def theme_of(theme: str | None) -> Theme | None:
+    """Return the Theme named ``theme``, else the one ``plot_theme`` chose, else None.
+
+    None means matplotlib's own look (light), left as it is.
+
+    Raises:
+        ValidationError: ``theme`` is not "light" or "dark".
+    """
+    name = theme if theme is not None else _chosen.get()
+    if name is None:
+        return None
+    if name not in THEMES:
+        raise ValidationError(f"theme must be 'light' or 'dark', got {name!r}")
+    return THEMES[name]
+
+
+@contextlib.contextmanager
+def plot_theme(theme: ThemeName) -> Iterator[None]:
+    """Draw every searchkit plot in the block in ``theme``, unless a call names another.
+
+    Example:
+        >>> with sk.plot_theme("dark"):  # doctest: +SKIP
+        ...     sk.plot_throughput(indexes)
+        ...     sk.plot_limits(indexes)
+    """
+    theme_of(theme)  # refuse a wrong name before the block runs
+    token = _chosen.set(theme)
+    try:
+        yield
+    finally:
+        _chosen.reset(token)
+
+
+def line_look(slot: int, theme: Theme | None) -> dict[str, Any]:
+    """Return the colour and line style of the line in ``slot`` (0 first): unique up to 40."""
+    colours = (theme or THEMES["light"]).colours
+    return {
+        "color": colours[slot % len(colours)],
+        "linestyle": LINE_STYLES[(slot // len(colours)) % len(LINE_STYLES)],
+    }
+
+
+def apply_theme(ax: Axes, theme: Theme, *, figure: bool = True) -> None:
+    """Recolour a drawn Axes (and, with ``figure``, its figure's background) for ``theme``.
+
+    Text, ticks, spines, grid, legend and annotations take the theme's colours; lines and
+    bars keep theirs (they were drawn from the theme's palette).
+    """
+    ax.set_facecolor(theme.face)
+    if figure:
+        ax.figure.set_facecolor(theme.face)
+    ax.tick_params(colors=theme.text, grid_color=theme.grid, which="both")
+    for spine in ax.spines.values():
+        spine.set_color(theme.grid)
+    for text in (ax.title, ax.xaxis.label, ax.yaxis.label, ax.xaxis.get_offset_text()):
+        text.set_color(theme.text)
+    for label in (*ax.get_xticklabels(), *ax.get_yticklabels()):
+        label.set_color(theme.text)
+    for child in ax.texts:
+        child.set_color(theme.text)
+    legend = ax.get_legend()
+    if legend is not None:
+        legend.get_title().set_color(theme.text)
+        for entry in legend.get_texts():
+            entry.set_color(theme.text)
