@@ -13,7 +13,8 @@ import numpy as np
 from searchkit.analytics.usage import usage_frame
 from searchkit.frames.zones import TimeZone, resolve_zone
 from searchkit.model.limits import LIMIT_INFO
-from searchkit.render.plots import literal, new_axes
+from searchkit.render.plots import literal, new_axes, themed
+from searchkit.render.themes import Theme, ThemeName, apply_theme, theme_of
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -31,6 +32,7 @@ def plot_utilization(
     tz: TimeZone = "UTC",
     value_unit: str = "per_second",
     title: str | None = None,
+    theme: ThemeName | None = None,
 ) -> Axes:
     """Draw a heatmap of index x day coloured by utilization, limit breaches marked.
 
@@ -41,6 +43,9 @@ def plot_utilization(
         tz: See :func:`usage_frame`.
         value_unit: See :func:`usage_frame`.
         title: Title of the Axes.
+        theme: ``"dark"`` draws for a dark page (JupyterLab Dark), ``"light"`` for a
+            light one; by default the theme of an enclosing ``sk.plot_theme(...)`` block,
+            else matplotlib's own look.
 
     Returns:
         The Axes: one row per index, one column per day, colour = operations / limit
@@ -51,6 +56,7 @@ def plot_utilization(
     """
     from matplotlib.colors import ListedColormap, Normalize
 
+    look = theme_of(theme)
     usage = usage_frame(source, tz=tz, field=field, value_unit=value_unit)
     if ax is None:
         ax = new_axes((10, 0.9 + 0.45 * max(usage["name"].nunique(), 4)))
@@ -58,7 +64,7 @@ def plot_utilization(
         ax.set_xticks([])
         ax.set_yticks([])
         ax.text(0.5, 0.5, "no usage data", transform=ax.transAxes, ha="center", va="center")
-        return ax
+        return themed(ax, look)
     grid = usage.pivot_table(
         index="name", columns="period", values="utilization", aggfunc="max", dropna=False
     )
@@ -71,7 +77,7 @@ def plot_utilization(
     values = grid.to_numpy(dtype=np.float64) * 100
     data = np.ma.masked_invalid(np.where(unlimited, np.nan, values))
     image = ax.imshow(
-        data, aspect="auto", cmap=_colormap(), norm=Normalize(0, 150), interpolation="nearest"
+        data, aspect="auto", cmap=_colormap(look), norm=Normalize(0, 150), interpolation="nearest"
     )
     if unknown.any():
         grey = ListedColormap(["#dddddd"])
@@ -87,15 +93,19 @@ def plot_utilization(
     ax.set_xticks(range(0, len(labels), step), labels[::step], rotation=45, ha="right")
     colorbar = ax.figure.colorbar(image, ax=ax, extend="max")
     colorbar.set_label("operations / limit (%)")
+    if look is not None:
+        # Before the cells' numbers: those keep black or white, by their cell's colour.
+        apply_theme(ax, look)
+        apply_theme(colorbar.ax, look, figure=False)
     full = usage.pivot_table(index="name", columns="period", values="complete", aggfunc="min")
     complete = full.reindex_like(grid).fillna(True).astype(bool).to_numpy()
     partial = _label_cells(ax, data, complete)
     for row in np.flatnonzero(unlimited.all(axis=1) | (unlimited.any(axis=1))):
         ax.text((data.shape[1] - 1) / 2, float(row), "unlimited", ha="center", va="center",
-                fontsize="small", color="#555555")  # fmt: skip
+                fontsize="small", color=look.muted if look else "#555555")  # fmt: skip
     ax.set_title(title or _utilization_title(str(usage["field"].iloc[0])), fontsize="medium")
     ax.set_xlabel(f"day ({_zone_name(tz)}); operations = value x sampling interval")
-    _legend(ax, bool(len(rows)), partial, bool(unknown.any()), bool(unlimited.any()))
+    _legend(ax, bool(len(rows)), partial, bool(unknown.any()), bool(unlimited.any()), look)
     return ax
 
 
@@ -115,32 +125,38 @@ def _label_cells(ax: Axes, data: Any, complete: np.ndarray) -> bool:
     return partial
 
 
-def _legend(ax: Axes, over: bool, partial: bool, unknown: bool, unlimited: bool) -> None:
+def _legend(
+    ax: Axes, over: bool, partial: bool, unknown: bool, unlimited: bool, look: Theme | None
+) -> None:
     """One legend entry for each kind of mark the heatmap shows."""
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
     handles: list[Any] = []
+    ink = look.text if look else "black"  # the legend stands on the page, not on a cell
     if over:
-        handles.append(
-            Line2D([], [], marker="x", color="black", linestyle="", label="over the limit")
-        )
+        handles.append(Line2D([], [], marker="x", color=ink, linestyle="", label="over the limit"))
     if partial:
-        handles.append(Line2D([], [], marker="$≥$", color="black", linestyle="",
+        handles.append(Line2D([], [], marker="$≥$", color=ink, linestyle="",
                               label="partial day: at least this much"))  # fmt: skip
     if unlimited:
-        handles.append(Patch(facecolor="white", edgecolor="#999999", label="unlimited"))
+        blank = look.face if look else "white"
+        handles.append(Patch(facecolor=blank, edgecolor="#999999", label="unlimited"))
     if unknown:
         handles.append(Patch(facecolor="#dddddd", label="limit not reported"))
     if handles:
         ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(0, -0.25), ncols=len(handles),
                   frameon=False, fontsize="small")  # fmt: skip
+        if look is not None:
+            for entry in ax.get_legend().get_texts():
+                entry.set_color(look.text)
 
 
-def _colormap() -> Any:
+def _colormap(look: Theme | None) -> Any:
     import matplotlib
 
-    return matplotlib.colormaps["YlOrRd"].with_extremes(bad="white")
+    # "bad" is an unlimited cell: no colour, the page's own background.
+    return matplotlib.colormaps["YlOrRd"].with_extremes(bad=look.face if look else "white")
 
 
 def _utilization_title(field: str) -> str:

@@ -26,3 +26,32 @@ def test_names_with_dollar_signs_are_drawn_literally(tmp_path):
     plt.close(ax.figure)
     assert labels == [r"\$x^\$", r"price \$5 vs \$6"]
     assert png.read_bytes().startswith(b"\x89PNG")
+
+
+def test_dark_theme_draws_the_heatmap_for_a_dark_page_and_keeps_cell_numbers_readable():
+    # Issue 19, item 9: the heatmap too; an unlimited index stays without colour (the page's).
+    points = [{"x": f"2026-11-20 00:0{m}:00 +0000 UTC", "y": 1.0} for m in range(5)]
+    raw = [
+        index_json("capped", id="i-1", max_daily_queries=100, max_daily_updates=100,
+                   throughput_vector=points),
+        index_json("open", id="i-2", max_daily_queries=-1, max_daily_updates=-1,
+                   throughput_vector=points),
+    ]  # fmt: skip
+    ax = sk.plot_utilization(raw, theme="dark")
+    hex_of = matplotlib.colors.to_hex
+    cells = {t.get_text(): hex_of(t.get_color()) for t in ax.texts}
+    legend = [hex_of(t.get_color()) for t in ax.get_legend().get_texts()]
+    ticks = {hex_of(t.get_color()) for t in ax.get_yticklabels()}
+    bad = hex_of(ax.images[0].get_cmap().get_bad())
+    faces = (hex_of(ax.get_facecolor()), hex_of(ax.figure.get_facecolor()))
+    plt.close(ax.figure)
+    # 5 points x 60 s x 1/s = 300 operations of 200: at least 150 % (5 minutes of a day),
+    # a dark cell with white text; legend: over the limit, partial day, unlimited.
+    assert cells == {"≥150%": "#ffffff", "unlimited": "#b0b0b0"}
+    assert legend == ["#e8e8e8", "#e8e8e8", "#e8e8e8"]
+    assert ticks == {"#e8e8e8"}
+    assert faces == ("#111111", "#111111") and bad == "#111111"
+    with sk.plot_theme("dark"):
+        light = sk.plot_utilization(raw, theme="light")
+    assert hex_of(light.images[0].get_cmap().get_bad()) == "#ffffff"
+    plt.close(light.figure)
