@@ -392,7 +392,9 @@ def test_points_read_in_file_order_or_shuffled_give_the_same_tidy_frame():
         for m in range(5)
     ]
     names = THROUGHPUT_SCHEMA.names
-    table = pa.Table.from_pylist([dict(zip(names, row)) for row in rows], THROUGHPUT_SCHEMA)
+    table = pa.Table.from_pylist(
+        [dict(zip(names, row, strict=True)) for row in rows], THROUGHPUT_SCHEMA
+    )
     shuffled = table.take(pa.array([7, 3, 14, 0, 9, 1, 12, 5, 2, 11, 4, 13, 6, 10, 8]))
 
     def plain(frame: pd.DataFrame) -> pd.DataFrame:  # index codes follow first appearance
@@ -404,7 +406,7 @@ def test_points_read_in_file_order_or_shuffled_give_the_same_tidy_frame():
     pd.testing.assert_frame_equal(
         plain(sorted_frame), plain(dedupe.tidy(shuffled, dt.timezone.utc))
     )
-    later = dict(zip(names, rows[4]))
+    later = dict(zip(names, rows[4], strict=True))
     later.update(value=-1.0, collected_at=base + 1)  # a later write of a point wins
     twice = pa.concat_tables([table, pa.Table.from_pylist([later], THROUGHPUT_SCHEMA)])
     frame = dedupe.tidy(twice, dt.timezone.utc)
