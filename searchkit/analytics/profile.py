@@ -235,7 +235,7 @@ def nanmedian(values: np.ndarray) -> np.ndarray:
     if values.shape[-1] >= 600:  # numpy takes another path for long axes
         return np.asarray(quiet(np.nanmedian, values, axis=-1))
     masked = np.ma.masked_array(values, np.isnan(values))
-    return np.asarray(np.ma.median(masked, axis=-1).filled(np.nan))
+    return np.asarray(np.ma.median(masked, axis=-1).filled(np.nan))  # type: ignore[no-untyped-call]
 
 
 def quiet(function: Any, *args: Any, **kwargs: Any) -> Any:
