@@ -190,53 +190,14 @@ def usage_frame(
     zone = resolve_zone(tz, default=dt.timezone.utc) or dt.timezone.utc
     columns = ["index_id", "name", "period", "operations", "points", "invalid", "limit"]
     if is_history(source):
-        # One day at a time, so memory stays that of a day whatever the history's length.
-        parts, names, day_steps = [], {}, []
         limits = source.limits()
-        rolled = _rollups_by_day(source, zone, freq, value_unit, limits)
-        for day in source.days("throughput"):
-            if day in rolled:
-                part, part_names, day_step = rolled[day]
-            else:
-                begin = pd.Timestamp(day, tz="UTC")
-                tp = source.throughput(start=begin, end=begin + _DAY)
-                part, part_names, day_step = _usage_parts(tp, zone, freq, value_unit)
-            parts.append(part)
-            names.update(part_names)
-            day_steps.append(day_step.dropna())
-        out = (
-            pd.concat(parts, ignore_index=True)
-            .groupby(["index_id", "period"], sort=False, as_index=False)[
-                ["operations", "points", "invalid"]
-            ]
-            .sum()
-            if parts
-            else pd.DataFrame()
-        )
-        # Each index's interval on the newest day it has two points in.
-        known = [s for s in day_steps if len(s)]
-        steps = pd.concat(known) if known else pd.Series(dtype="m8[ns]")
-        steps = steps[~steps.index.duplicated(keep="last")]
+        out, names, steps = _history_usage(source, zone, freq, value_unit, limits)
     else:
         tp, limits = _frames(source)
         out, names, steps = _usage_parts(tp, zone, freq, value_unit)
     label, limit = _field_limit(limits, field)
     if out.empty:
-        return pd.DataFrame(  # the dtypes of a frame with rows
-            {
-                "index_id": pd.array([], dtype="str"),
-                "name": pd.array([], dtype="str"),
-                "period": pd.DatetimeIndex([], tz=zone).as_unit("ns"),
-                "operations": np.array([], dtype=np.float64),
-                "points": np.array([], dtype=np.int64),
-                "invalid": np.array([], dtype=np.int64),
-                "limit": np.array([], dtype=np.float64),
-                "complete": np.array([], dtype=bool),
-                "utilization": np.array([], dtype=np.float64),
-                "breached": np.array([], dtype=bool),
-                "field": pd.array([], dtype="str"),
-            }
-        )
+        return _empty_usage(zone)
     out["name"] = out["index_id"].map(names)
     out["limit"] = out["index_id"].map(limit).astype(np.float64).to_numpy()
     if is_history(source):
@@ -247,6 +208,61 @@ def usage_frame(
     out["breached"] = out["operations"].to_numpy() > out["limit"].to_numpy()
     out["field"] = label
     return out.sort_values(["name", "period"], kind="stable").reset_index(drop=True)
+
+
+def _history_usage(
+    source: History,
+    zone: dt.tzinfo,
+    freq: str,
+    value_unit: str,
+    limits: pd.DataFrame,
+) -> tuple[pd.DataFrame, dict[str, str], pd.Series]:
+    """Usage parts of a History, one day at a time (memory stays that of a day)."""
+    parts, names, day_steps = [], {}, []
+    rolled = _rollups_by_day(source, zone, freq, value_unit, limits)
+    for day in source.days("throughput"):
+        if day in rolled:
+            part, part_names, day_step = rolled[day]
+        else:
+            begin = pd.Timestamp(day, tz="UTC")
+            tp = source.throughput(start=begin, end=begin + _DAY)
+            part, part_names, day_step = _usage_parts(tp, zone, freq, value_unit)
+        parts.append(part)
+        names.update(part_names)
+        day_steps.append(day_step.dropna())
+    out = (
+        pd.concat(parts, ignore_index=True)
+        .groupby(["index_id", "period"], sort=False, as_index=False)[
+            ["operations", "points", "invalid"]
+        ]
+        .sum()
+        if parts
+        else pd.DataFrame()
+    )
+    # Each index's interval on the newest day it has two points in.
+    known = [s for s in day_steps if len(s)]
+    steps = pd.concat(known) if known else pd.Series(dtype="m8[ns]")
+    steps = steps[~steps.index.duplicated(keep="last")]
+    return out, names, steps
+
+
+def _empty_usage(zone: dt.tzinfo) -> pd.DataFrame:
+    """A usage frame without rows, with the dtypes of one with rows."""
+    return pd.DataFrame(
+        {
+            "index_id": pd.array([], dtype="str"),
+            "name": pd.array([], dtype="str"),
+            "period": pd.DatetimeIndex([], tz=zone).as_unit("ns"),
+            "operations": np.array([], dtype=np.float64),
+            "points": np.array([], dtype=np.int64),
+            "invalid": np.array([], dtype=np.int64),
+            "limit": np.array([], dtype=np.float64),
+            "complete": np.array([], dtype=bool),
+            "utilization": np.array([], dtype=np.float64),
+            "breached": np.array([], dtype=bool),
+            "field": pd.array([], dtype="str"),
+        }
+    )
 
 
 def _check_freq(freq: object) -> None:
