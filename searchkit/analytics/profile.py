@@ -199,9 +199,11 @@ def bins_from_history(
         first_day = pd.Timestamp(stored[0], tz="UTC")
         days = (pd.Timestamp(stored[-1], tz="UTC") - first_day).days + 1
     acc = _Accumulator(first_day, days, cut)
+    stored = set(source.days("throughput"))
     for offset in range(days):
         begin = first_day + offset * DAY
-        acc.add(source.throughput(start=begin, end=begin + DAY), value_unit)
+        if f"{begin:%Y-%m-%d}" in stored:  # a day not stored has no points to read
+            acc.add(source.throughput(start=begin, end=begin + DAY), value_unit)
     if beyond:  # points dated after the last day, only to count them
         acc.add(source.throughput(start=first_day + days * DAY), value_unit)
     return acc.bins()
@@ -225,6 +227,15 @@ def shift(values: np.ndarray, days: int) -> np.ndarray:
     if days < values.shape[1]:
         out[:, days:] = values[:, : values.shape[1] - days]
     return out
+
+
+def nanmedian(values: np.ndarray) -> np.ndarray:
+    """``np.nanmedian`` over the last axis (NaN where all NaN), without a warning per
+    all-NaN slice: numpy's own masked median for short axes, the same numbers."""
+    if values.shape[-1] >= 600:  # numpy takes another path for long axes
+        return np.asarray(quiet(np.nanmedian, values, axis=-1))
+    masked = np.ma.masked_array(values, np.isnan(values))
+    return np.asarray(np.ma.median(masked, axis=-1).filled(np.nan))  # type: ignore[no-untyped-call]
 
 
 def quiet(function: Any, *args: Any, **kwargs: Any) -> Any:
@@ -264,16 +275,16 @@ def reference(ops: np.ndarray, cov: np.ndarray) -> Reference:
     with np.errstate(divide="ignore", invalid="ignore"):
         shares = np.where((totals > 0)[..., None], ops / totals[..., None], np.nan)
     recent = windows(totals, WINDOW)
-    level = quiet(np.nanmedian, recent, axis=-1)
-    recent_shape = quiet(np.nanmedian, windows(shares, WINDOW), axis=-1)
+    level = nanmedian(recent)
+    recent_shape = nanmedian(windows(shares, WINDOW))
     # The same weekday of each past week: its total over the median of the week before it.
     with np.errstate(divide="ignore", invalid="ignore"):
         relative = np.where(level > 0, totals / level, np.nan)
     same = np.stack([shift(relative, 7 * w) for w in range(1, _WEEKS + 1)], axis=-1)
     weekly = np.isfinite(same).sum(axis=-1) >= 2
-    factor = np.where(weekly, quiet(np.nanmedian, same, axis=-1), 1.0)
+    factor = np.where(weekly, nanmedian(same), 1.0)
     same_shape = np.stack([shift(shares, 7 * w) for w in range(1, _WEEKS + 1)], axis=-1)
-    weekday_shape = _normal(quiet(np.nanmedian, same_shape, axis=-1))
+    weekday_shape = _normal(nanmedian(same_shape))
     mixed = _WEEKLY_SHAPE * weekday_shape + (1 - _WEEKLY_SHAPE) * _normal(recent_shape)
     use_week = weekly[..., None] & np.isfinite(weekday_shape)
     profile = _normal(np.where(use_week, mixed, _normal(recent_shape)))

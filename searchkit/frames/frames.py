@@ -405,9 +405,11 @@ def median_spacing(codes: np.ndarray, nanos: np.ndarray, labels: pd.Index) -> pd
     """
     known = nanos != _NAT
     codes, nanos = np.asarray(codes)[known], nanos[known]
-    order = np.lexsort((nanos, codes))
-    codes, nanos = codes[order], nanos[order]
     same = codes[1:] == codes[:-1]
+    if not np.all((codes[1:] > codes[:-1]) | (same & (nanos[1:] >= nanos[:-1]))):
+        order = np.lexsort((nanos, codes))  # else already in (group, time) order
+        codes, nanos = codes[order], nanos[order]
+        same = codes[1:] == codes[:-1]
     spacing = np.diff(nanos)[same]
     medians = pd.Series(spacing, dtype=np.float64).groupby(codes[1:][same]).median()
     out = np.full(len(labels), _NAT, dtype=np.int64)

@@ -129,14 +129,12 @@ def tidy(table: pa.Table, zone: dt.tzinfo, rename: dict[str, str] | None = None)
     times = table["time"].combine_chunks().cast(pa.int64()).to_numpy()
     has_collected = "collected_at" in table.column_names
     keys = [times, index_id.indices.to_numpy(), account.indices.to_numpy()]
-    if has_collected:
-        # Least significant first: value, then collected_at; the last row of a key wins.
-        keys.insert(0, table["collected_at"].combine_chunks().cast(pa.int64()).to_numpy())
-        keys.insert(0, _nan_first(table["value"]))
-    order = np.lexsort(keys)
-    a_codes = keys[-1][order]
-    i_codes = keys[-2][order]
-    t_sorted = times[order]
+    if _strictly_sorted(keys[2], keys[1], times):
+        # Files store points sorted and unique per key: nothing to sort or drop.
+        order = np.arange(len(times))
+        a_codes, i_codes, t_sorted = keys[2], keys[1], times
+    else:
+        order, a_codes, i_codes, t_sorted = _key_order(table, keys, has_collected)
     same = (
         (a_codes[1:] == a_codes[:-1])
         & (i_codes[1:] == i_codes[:-1])
@@ -187,6 +185,32 @@ def tidy(table: pa.Table, zone: dt.tzinfo, rename: dict[str, str] | None = None)
         }
     )
     return frame
+
+
+def _strictly_sorted(a_codes: np.ndarray, i_codes: np.ndarray, times: np.ndarray) -> bool:
+    """Whether rows are in strictly increasing (account, index, time) order: no repeats."""
+    if len(times) < 2:
+        return True
+    a_up, i_up = a_codes[1:] > a_codes[:-1], i_codes[1:] > i_codes[:-1]
+    a_same, i_same = a_codes[1:] == a_codes[:-1], i_codes[1:] == i_codes[:-1]
+    t_up = times[1:] > times[:-1]
+    return bool(np.all(a_up | (a_same & (i_up | (i_same & t_up)))))
+
+
+def _key_order(
+    table: pa.Table, keys: list[np.ndarray], has_collected: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Rows sorted by (account, index, time), sorted so the last row of a key wins."""
+    times = keys[0]
+    if has_collected:
+        # Least significant first: value, then collected_at; the last row of a key wins.
+        keys = [
+            _nan_first(table["value"]),
+            table["collected_at"].combine_chunks().cast(pa.int64()).to_numpy(),
+            *keys,
+        ]
+    order = np.lexsort(keys)
+    return order, keys[-1][order], keys[-2][order], times[order]
 
 
 def _nan_first(values: pa.ChunkedArray) -> np.ndarray:

@@ -339,3 +339,23 @@ def test_the_demo_s_morning_forecast_says_code_snippets_crosses_its_limit_this_e
     crossed = points["time"][(points["value"] * 60).cumsum().to_numpy() >= 20_000].iloc[0]
     assert crossed == pd.Timestamp("2026-11-20 22:28:00.565742218", tz=UTC)
     assert snippets["hit_at_earliest"] <= crossed <= snippets["hit_at_latest"]
+
+
+def test_a_history_forecasts_the_same_as_the_index_list_it_was_collected_from(tmp_path):
+    # The History path reads stored files (sorted, one row per point, no sort needed);
+    # the IndexList path bins the listed points: both must give the same rows.
+    from searchkit.emulator import Emulator
+
+    noon = dt.datetime(2026, 11, 20, 12, 0, tzinfo=dt.timezone.utc)
+    with Emulator(demo=True, seed=5, clock=noon) as emu, emu.client() as client:
+        indexes = client.list_indexes()
+        hist = sk.History(str(tmp_path / "h"))
+        hist.collect(client, indexes=indexes, now=emu.now())
+        hist.collect(client, indexes=indexes, now=emu.now())  # a second write of each point
+    for now in ("2026-11-20 06:00", "2026-11-20 11:30"):
+        from_history = sk.forecast_limits(hist, now=now)
+        from_list = sk.forecast_limits(indexes, now=now)
+        assert from_history["projected"].notna().any()
+        pd.testing.assert_frame_equal(
+            from_history.astype({"name": str}), from_list.astype({"name": str})
+        )

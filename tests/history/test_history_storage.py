@@ -378,3 +378,37 @@ def test_reads_whose_retries_run_out_end_in_a_history_error(tmp_path):
         f"the throughput history at {str(tmp_path / 'h')!r} kept changing while it was read ("
     )
     assert str(info.value).endswith("); nothing is lost: try again")
+
+
+def test_points_read_in_file_order_or_shuffled_give_the_same_tidy_frame():
+    # Files hold points sorted and unique, which the reader takes without sorting; any
+    # other order (and a point written twice) goes through the latest-write-wins sort.
+    from searchkit.history import dedupe
+
+    base = pd.Timestamp("2026-11-20", tz="UTC").value
+    rows = [
+        ("acct", f"id-{i}", f"n{i}", base + m * 60_000_000_000, float(i * 100 + m), base)
+        for i in range(3)
+        for m in range(5)
+    ]
+    names = THROUGHPUT_SCHEMA.names
+    table = pa.Table.from_pylist(
+        [dict(zip(names, row, strict=True)) for row in rows], THROUGHPUT_SCHEMA
+    )
+    shuffled = table.take(pa.array([7, 3, 14, 0, 9, 1, 12, 5, 2, 11, 4, 13, 6, 10, 8]))
+
+    def plain(frame: pd.DataFrame) -> pd.DataFrame:  # index codes follow first appearance
+        frame = frame.astype({"index_id": str, "name": str, "account": str})
+        return frame.sort_values(["index_id", "time"]).reset_index(drop=True)
+
+    sorted_frame = dedupe.tidy(table, dt.timezone.utc)
+    assert sorted_frame["index_id"].astype(str).tolist() == [row[1] for row in rows]
+    pd.testing.assert_frame_equal(
+        plain(sorted_frame), plain(dedupe.tidy(shuffled, dt.timezone.utc))
+    )
+    later = dict(zip(names, rows[4], strict=True))
+    later.update(value=-1.0, collected_at=base + 1)  # a later write of a point wins
+    twice = pa.concat_tables([table, pa.Table.from_pylist([later], THROUGHPUT_SCHEMA)])
+    frame = dedupe.tidy(twice, dt.timezone.utc)
+    assert len(frame) == 15
+    assert frame["value"].tolist()[4] == -1.0
