@@ -93,20 +93,24 @@ def plot_utilization(
     ax.set_xticks(range(0, len(labels), step), labels[::step], rotation=45, ha="right")
     colorbar = ax.figure.colorbar(image, ax=ax, extend="max")
     colorbar.set_label("operations / limit (%)")
-    if look is not None:
-        # Before the cells' numbers: those keep black or white, by their cell's colour.
+    if look is not None:  # before the cells' numbers: they stay black or white by cell
         apply_theme(ax, look)
         apply_theme(colorbar.ax, look, figure=False)
     full = usage.pivot_table(index="name", columns="period", values="complete", aggfunc="min")
     complete = full.reindex_like(grid).fillna(True).astype(bool).to_numpy()
     partial = _label_cells(ax, data, complete)
-    for row in np.flatnonzero(unlimited.all(axis=1) | (unlimited.any(axis=1))):
-        ax.text((data.shape[1] - 1) / 2, float(row), "unlimited", ha="center", va="center",
-                fontsize="small", color=look.muted if look else "#555555")  # fmt: skip
+    _say_unlimited(ax, data.shape[1], unlimited, look)
     ax.set_title(title or _utilization_title(str(usage["field"].iloc[0])), fontsize="medium")
     ax.set_xlabel(f"day ({_zone_name(tz)}); operations = value x sampling interval")
     _legend(ax, bool(len(rows)), partial, bool(unknown.any()), bool(unlimited.any()), look)
     return ax
+
+
+def _say_unlimited(ax: Axes, days: int, unlimited: np.ndarray, look: Theme | None) -> None:
+    """Write "unlimited" across each row of an index with no limit (its cells stay blank)."""
+    for row in np.flatnonzero(unlimited.any(axis=1)):
+        ax.text((days - 1) / 2, float(row), "unlimited", ha="center", va="center",
+                fontsize="small", color=look.muted if look else "#555555")  # fmt: skip
 
 
 def _label_cells(ax: Axes, data: Any, complete: np.ndarray) -> bool:
@@ -145,10 +149,10 @@ def _legend(
     if unknown:
         handles.append(Patch(facecolor="#dddddd", label="limit not reported"))
     if handles:
-        ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(0, -0.25), ncols=len(handles),
-                  frameon=False, fontsize="small")  # fmt: skip
+        legend = ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(0, -0.25),
+                           ncols=len(handles), frameon=False, fontsize="small")  # fmt: skip
         if look is not None:
-            for entry in ax.get_legend().get_texts():
+            for entry in legend.get_texts():
                 entry.set_color(look.text)
 
 
