@@ -64,8 +64,9 @@ def run_demo(
     written.update(_write_usage(folder, stream))
 
     print("\nwrote:", file=stream)
+    width = max(map(len, written))  # the paths in one column
     for what, path in written.items():
-        print(f"  {what:<10} {path.resolve()}", file=stream)
+        print(f"  {what:<{width}} {path.resolve()}", file=stream)
     return written
 
 

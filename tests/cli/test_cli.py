@@ -535,6 +535,15 @@ def test_demo_writes_both_pngs_from_a_subprocess(tmp_path):
         assert str((out / name).resolve()) in result.stdout
     assert "unlimited" in result.stdout
     assert "docs-search" in result.stdout
+    # The written files' paths stand in one column, whatever the longest label.
+    wrote = result.stdout.split("wrote:\n", 1)[1].splitlines()
+    assert [line.split()[0] for line in wrote] == [
+        "throughput",
+        "limits",
+        "forecast",
+        "utilization",
+    ]
+    assert {line.index(str(out.resolve())) for line in wrote} == {len("  utilization ")}
 
 
 def test_demo_into_an_unwritable_place_is_one_line():
