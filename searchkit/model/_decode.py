@@ -12,6 +12,7 @@ from __future__ import annotations
 import bisect
 import concurrent.futures
 import itertools
+import json
 import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -506,7 +507,12 @@ def _texts_at(body: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> pa.Arra
 
 
 def _decode(raw: msgspec.Raw) -> Any:
-    return msgspec.json.decode(raw)
+    try:
+        return msgspec.json.decode(raw)
+    except msgspec.ValidationError:
+        # Older msgspec (0.18, the floor) refuses a number past the float range ("Number out of
+        # range"); JSON's own reading, as json.loads and newer msgspec do, is +-inf.
+        return json.loads(bytes(raw))
 
 
 def _decode_body(body: bytes, decoder: Any) -> Any:
