@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import pathlib
 import threading
 
@@ -12,28 +11,11 @@ import pyarrow.parquet as pq
 import pytest
 
 import searchkit as sk
-from searchkit.emulator import Emulator
 from searchkit.errors import HistoryError
 from searchkit.history.store import THROUGHPUT_SCHEMA, History
+from tests.history.conftest import data_files
 
-NOON = dt.datetime(2026, 11, 20, 12, 0, tzinfo=dt.timezone.utc)
 HOUR = 3600
-
-
-@pytest.fixture
-def emu():
-    with Emulator(demo=True, seed=3, clock=NOON, window_minutes=120) as emulator:
-        yield emulator
-
-
-@pytest.fixture
-def client(emu):
-    with emu.client(max_retries=0) as c:
-        yield c
-
-
-def data_files(root: pathlib.Path, kind: str = "throughput") -> list[pathlib.Path]:
-    return sorted((root / kind).glob("day=*/*.parquet"))
 
 
 def test_collect_stores_the_listed_points_with_the_frame_columns(tmp_path, emu, client):

@@ -19,8 +19,8 @@ import searchkit as sk
 from searchkit.emulator import Emulator
 from searchkit.history.layout import THROUGHPUT_SCHEMA, HistoryWarning
 from searchkit.history.store import History
+from tests.history.conftest import data_files as files
 
-NOON = dt.datetime(2026, 11, 20, 12, 0, tzinfo=dt.timezone.utc)
 HOUR = 3600
 
 README_SQL = """
@@ -31,22 +31,6 @@ README_SQL = """
     )
     SELECT index_id, time, value FROM points ORDER BY index_id, time
 """
-
-
-@pytest.fixture
-def emu():
-    with Emulator(demo=True, seed=3, clock=NOON, window_minutes=120) as emulator:
-        yield emulator
-
-
-@pytest.fixture
-def client(emu):
-    with emu.client(max_retries=0) as c:
-        yield c
-
-
-def files(root: pathlib.Path, kind: str = "throughput") -> list[pathlib.Path]:
-    return sorted((root / kind).glob("day=*/*.parquet"))
 
 
 def collect_across_midnight(hist: History, emu: Emulator, client: sk.Client, **kw) -> None:

@@ -1,0 +1,29 @@
+"""The history tests' emulator: the demo set at a fixed noon, two hours of points a list."""
+
+from __future__ import annotations
+
+import datetime as dt
+import pathlib
+
+import pytest
+
+from searchkit.emulator import Emulator
+
+NOON = dt.datetime(2026, 11, 20, 12, 0, tzinfo=dt.timezone.utc)
+
+
+@pytest.fixture
+def emu():
+    with Emulator(demo=True, seed=3, clock=NOON, window_minutes=120) as emulator:
+        yield emulator
+
+
+@pytest.fixture
+def client(emu):
+    with emu.client(max_retries=0) as c:
+        yield c
+
+
+def data_files(root: pathlib.Path, kind: str = "throughput") -> list[pathlib.Path]:
+    """The Parquet files of one kind in a history folder, in path order."""
+    return sorted((root / kind).glob("day=*/*.parquet"))
