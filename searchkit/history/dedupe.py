@@ -14,6 +14,9 @@ Limits snapshots are kept per ``(account, id)``, the one collected last.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -24,6 +27,8 @@ from searchkit.history.accounts import canonical
 from searchkit.history.layout import KEY, LIMITS_SCHEMA
 
 __all__ = [
+    "Points",
+    "appearance_codes",
     "drop_repeats",
     "latest",
     "latest_snapshots",
@@ -32,6 +37,7 @@ __all__ = [
     "stored_mask",
     "thin_snapshots",
     "tidy",
+    "unique_points",
 ]
 
 
@@ -109,6 +115,96 @@ def drop_repeats(order: pa.Table) -> pa.Table:
     return order.filter(pa.array(keep))
 
 
+@dataclass(frozen=True)
+class Points:
+    """Stored points as arrays, one per (account, index_id, time), sorted by account,
+    index, then time: what :func:`tidy` makes a frame of, without a string per row."""
+
+    ids: list[str]  # index ids, in order of appearance
+    names: list[Any]  # per id: its name at its newest point (or the name it was given)
+    codes: np.ndarray  # [n] position of each point's index in ids
+    times: np.ndarray  # [n] epoch nanoseconds (UTC)
+    values: np.ndarray  # [n] float64
+    accounts: list[str]  # account keys, in order of appearance
+    account_codes: np.ndarray  # [n] position of each point's account in accounts
+
+
+def unique_points(table: pa.Table, rename: Mapping[str, str] | None = None) -> Points:
+    """Deduplicate and sort stored points (see the module's rule) into :class:`Points`.
+
+    ``table`` holds the throughput columns (``collected_at`` optional); text columns may be
+    plain or dictionary-typed, the result is the same. ``rename`` maps index ids to the
+    names to show (their newest limits snapshot's) instead of the name at their newest
+    point.
+    """
+    if table.num_rows == 0:
+        none = np.zeros(0, dtype=np.int64)
+        return Points([], [], none, none, np.zeros(0), [], none)
+    table = canonical(table)  # one index, one account, whatever older writers keyed it by
+    a_codes, account_labels = appearance_codes(table["account"])
+    i_codes, id_labels = appearance_codes(table["index_id"])
+    times = table["time"].combine_chunks().cast(pa.int64()).to_numpy()
+    keys = [times, i_codes, a_codes]
+    order = np.arange(len(times))
+    t_sorted = times
+    # Files store points sorted and unique per key: then nothing to sort or drop.
+    moved = not _strictly_sorted(None if len(account_labels) == 1 else a_codes, i_codes, times)
+    if moved:
+        order, a_codes, i_codes, t_sorted = _key_order(
+            table, keys, "collected_at" in table.column_names
+        )
+        same = (
+            (a_codes[1:] == a_codes[:-1])
+            & (i_codes[1:] == i_codes[:-1])
+            & (t_sorted[1:] == t_sorted[:-1])
+        )
+        keep = np.append(~same, True)
+        order, a_codes, i_codes, t_sorted = (
+            order[keep],
+            a_codes[keep],
+            i_codes[keep],
+            t_sorted[keep],
+        )
+    value_column = table["value"].combine_chunks()
+    if moved:
+        value_column = value_column.take(pa.array(order))
+    values = value_column.to_numpy(zero_copy_only=False).astype(np.float64)
+    ids = np.asarray(id_labels.to_pylist(), dtype=object)
+    # The name an index has at its newest point labels all of its points (or, when given,
+    # its name in the newest limits snapshot). Only those few names become Python strings.
+    last = np.append(i_codes[1:] != i_codes[:-1], True)
+    last_codes = i_codes[last]
+    last_names = _combined(table["name"]).take(pa.array(order[last])).to_pylist()
+    rename = rename or {}
+    latest_name = {
+        int(c): rename.get(str(ids[c]), n) for c, n in zip(last_codes, last_names, strict=True)
+    }
+    used = list(dict.fromkeys(last_codes.tolist()))
+    position = np.full(len(ids), -1, dtype=np.int64)
+    position[used] = np.arange(len(used))
+    accounts = np.asarray(account_labels.to_pylist(), dtype=object)
+    account_used = sorted(set(a_codes[last].tolist()))
+    account_position = np.full(len(accounts), -1, dtype=np.int64)
+    account_position[account_used] = np.arange(len(account_used))
+    return Points(
+        ids=ids[used].tolist(),
+        names=[latest_name[c] for c in used],
+        codes=_renumbered(i_codes, position),
+        times=t_sorted,
+        values=values,
+        accounts=accounts[account_used].tolist(),
+        account_codes=_renumbered(a_codes, account_position),
+    )
+
+
+def _renumbered(codes: np.ndarray, position: np.ndarray) -> np.ndarray:
+    """``position[codes]``, without the copy when ``position`` numbers codes as they are."""
+    if np.array_equal(position, np.arange(len(position))):
+        return codes
+    renumbered: np.ndarray = position[codes]
+    return renumbered
+
+
 def tidy(table: pa.Table, zone: dt.tzinfo, rename: dict[str, str] | None = None) -> pd.DataFrame:
     """Deduplicate and sort stored points into the throughput frame's shape."""
     if table.num_rows == 0:
@@ -123,78 +219,69 @@ def tidy(table: pa.Table, zone: dt.tzinfo, rename: dict[str, str] | None = None)
             }
         )
         return empty
-    table = canonical(table)  # one index, one account, whatever older writers keyed it by
-    account = pc.dictionary_encode(table["account"].combine_chunks())
-    index_id = pc.dictionary_encode(table["index_id"].combine_chunks())
-    times = table["time"].combine_chunks().cast(pa.int64()).to_numpy()
-    has_collected = "collected_at" in table.column_names
-    keys = [times, index_id.indices.to_numpy(), account.indices.to_numpy()]
-    if _strictly_sorted(keys[2], keys[1], times):
-        # Files store points sorted and unique per key: nothing to sort or drop.
-        order = np.arange(len(times))
-        a_codes, i_codes, t_sorted = keys[2], keys[1], times
-    else:
-        order, a_codes, i_codes, t_sorted = _key_order(table, keys, has_collected)
-    same = (
-        (a_codes[1:] == a_codes[:-1])
-        & (i_codes[1:] == i_codes[:-1])
-        & (t_sorted[1:] == t_sorted[:-1])
+    points = unique_points(table, rename)
+    id_cat = pd.Categorical.from_codes(points.codes, categories=pd.Index(points.ids))
+    name_categories = list(dict.fromkeys(points.names))
+    name_of_id = pd.Index(name_categories).get_indexer(points.names)
+    name_cat = pd.Categorical.from_codes(
+        name_of_id[points.codes], categories=pd.Index(name_categories)
     )
-    if same.any():
-        keep = np.append(~same, True)
-        order, a_codes, i_codes, t_sorted = (
-            order[keep],
-            a_codes[keep],
-            i_codes[keep],
-            t_sorted[keep],
-        )
-    values = table["value"].combine_chunks().take(pa.array(order)).to_numpy(zero_copy_only=False)
-    ids = np.asarray(index_id.dictionary.to_pylist(), dtype=object)
-    # The name an index has at its newest point labels all of its points (or, when given,
-    # its name in the newest limits snapshot). Only those few names become Python strings.
-    last = np.append(i_codes[1:] != i_codes[:-1], True)
-    last_codes = i_codes[last]
-    last_names = table["name"].combine_chunks().take(pa.array(order[last])).to_pylist()
-    rename = rename or {}
-    latest_name = {
-        int(c): rename.get(str(ids[c]), n) for c, n in zip(last_codes, last_names, strict=True)
-    }
-    used = list(dict.fromkeys(last_codes.tolist()))
-    position = np.full(len(ids), -1, dtype=np.int64)
-    position[used] = np.arange(len(used))
-    id_codes = position[i_codes]
-    id_cat = pd.Categorical.from_codes(id_codes, categories=pd.Index(ids[used].tolist()))
-    name_values = [latest_name[c] for c in used]
-    name_categories = list(dict.fromkeys(name_values))
-    name_of_id = pd.Index(name_categories).get_indexer(name_values)
-    name_cat = pd.Categorical.from_codes(name_of_id[id_codes], categories=pd.Index(name_categories))
-    accounts = np.asarray(account.dictionary.to_pylist(), dtype=object)
-    account_used = sorted(set(a_codes[last].tolist()))
-    account_position = np.full(len(accounts), -1, dtype=np.int64)
-    account_position[account_used] = np.arange(len(account_used))
     account_cat = pd.Categorical.from_codes(
-        account_position[a_codes], categories=pd.Index(accounts[account_used].tolist())
+        points.account_codes, categories=pd.Index(points.accounts)
     )
     frame = pd.DataFrame(
         {
             "index_id": id_cat,
             "name": name_cat,
-            "time": pd.DatetimeIndex(t_sorted.view("datetime64[ns]"), tz="UTC").tz_convert(zone),
-            "value": values.astype(np.float64),
+            "time": pd.DatetimeIndex(points.times.view("datetime64[ns]"), tz="UTC").tz_convert(
+                zone
+            ),
+            "value": points.values,
             "account": account_cat,
         }
     )
     return frame
 
 
-def _strictly_sorted(a_codes: np.ndarray, i_codes: np.ndarray, times: np.ndarray) -> bool:
-    """Whether rows are in strictly increasing (account, index, time) order: no repeats."""
+def _combined(column: pa.ChunkedArray) -> pa.Array:
+    """One array of a column's chunks (dictionary chunks onto one dictionary)."""
+    if pa.types.is_dictionary(column.type):
+        column = column.unify_dictionaries()
+    return column.combine_chunks()
+
+
+def appearance_codes(column: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, pa.Array]:
+    """Integer codes of a text column, numbered in order of first appearance, and their
+    labels; the same for a plain and a dictionary-typed column."""
+    if isinstance(column, pa.ChunkedArray):
+        column = _combined(column)
+    if not pa.types.is_dictionary(column.type):
+        encoded = pc.dictionary_encode(column)
+        return encoded.indices.to_numpy(), encoded.dictionary
+    codes = column.indices.to_numpy()
+    if len(codes) == 0:
+        return codes, column.dictionary.slice(0, 0)
+    # The first row of each run of equal codes holds every first appearance.
+    heads = np.append(0, np.flatnonzero(codes[1:] != codes[:-1]) + 1)
+    seen = pd.unique(codes[heads])
+    if np.array_equal(seen, np.arange(len(column.dictionary))):
+        return codes, column.dictionary  # numbered so already (as Parquet's dictionaries are)
+    rank = np.full(len(column.dictionary), -1, dtype=np.int64)
+    rank[seen] = np.arange(len(seen))
+    return rank[codes], column.dictionary.take(pa.array(seen))
+
+
+def _strictly_sorted(a_codes: np.ndarray | None, i_codes: np.ndarray, times: np.ndarray) -> bool:
+    """Whether rows are in strictly increasing (account, index, time) order: no repeats
+    (``a_codes`` None: one account throughout)."""
     if len(times) < 2:
         return True
-    a_up, i_up = a_codes[1:] > a_codes[:-1], i_codes[1:] > i_codes[:-1]
-    a_same, i_same = a_codes[1:] == a_codes[:-1], i_codes[1:] == i_codes[:-1]
-    t_up = times[1:] > times[:-1]
-    return bool(np.all(a_up | (a_same & (i_up | (i_same & t_up)))))
+    i_up, i_same = i_codes[1:] > i_codes[:-1], i_codes[1:] == i_codes[:-1]
+    within = i_up | (i_same & (times[1:] > times[:-1]))
+    if a_codes is None:
+        return bool(np.all(within))
+    a_up = a_codes[1:] > a_codes[:-1]
+    return bool(np.all(a_up | ((a_codes[1:] == a_codes[:-1]) & within)))
 
 
 def _key_order(

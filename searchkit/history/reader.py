@@ -32,12 +32,17 @@ def read_file(
     columns: list[str],
     filter: ds.Expression | None,
     prune: dict[str, Any],
+    dictionary: Sequence[str] = (),
 ) -> pa.Table | None:
-    """Read one file's row groups that the statistics allow, then filter its rows."""
+    """Read one file's row groups that the statistics allow, then filter its rows.
+
+    The text columns named in ``dictionary`` come as dictionaries (each distinct text
+    once, an integer code per row).
+    """
     expected = SCHEMAS[kind]
     try:
         with layout.fs.open_input_file(path) as handle:
-            parquet = pq.ParquetFile(handle)
+            parquet = pq.ParquetFile(handle, read_dictionary=list(dictionary) or None)
             layout.check(kind, path, parquet.schema_arrow)
             groups = row_groups(parquet, prune)
             if not groups:
@@ -53,7 +58,14 @@ def read_file(
             f"{path} is not a readable Parquet file ({exc}); it may be truncated or "
             "corrupt: move it out of the history to continue (nothing else is affected)"
         ) from exc
-    wanted = pa.schema([expected.field(name) for name in columns])
+    wanted = pa.schema(
+        [
+            pa.field(name, pa.dictionary(pa.int32(), pa.string()))
+            if name in dictionary
+            else expected.field(name)
+            for name in columns
+        ]
+    )
     if table.schema != wanted:
         table = table.cast(wanted)  # a compatible writer's types (large strings, us times)
     return table.filter(filter) if filter is not None else table
@@ -67,12 +79,14 @@ def read(
     columns: Sequence[str] | None = None,
     filter: ds.Expression | None = None,
     prune: dict[str, Any] | None = None,
+    dictionary: Sequence[str] = (),
 ) -> pa.Table:
     """Read the files of ``kind`` for the UTC days in ``days`` (inclusive).
 
     Only the day folders in range are listed as candidates, and inside each file only
     the row groups whose statistics can match ``prune`` (``{column: values}`` for text,
-    ``{"time": (first_ns, last_ns)}``) are decoded; ``filter`` then selects rows.
+    ``{"time": (first_ns, last_ns)}``) are decoded; ``filter`` then selects rows. Text
+    columns named in ``dictionary`` are read as dictionaries.
     """
     schema = SCHEMAS[kind]
     wanted = list(columns or schema.names)
@@ -91,7 +105,9 @@ def read(
             with ThreadPoolExecutor(max_workers=min(readers, len(paths))) as pool:
                 parts = list(
                     pool.map(
-                        lambda path: read_file(layout, kind, path, needed, filter, prune or {}),
+                        lambda path: read_file(
+                            layout, kind, path, needed, filter, prune or {}, dictionary
+                        ),
                         paths,
                     )
                 )
