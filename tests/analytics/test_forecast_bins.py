@@ -327,3 +327,17 @@ def test_points_are_the_throughput_frame_as_arrays(messy):
     assert dict(zip(points.ids, points.names, strict=True)) == names
     assert np.array_equal(frame["time"].array.asi8, points.times)
     assert np.array_equal(frame["value"].to_numpy(), points.values, equal_nan=True)
+
+
+def test_nanmedian_is_numpy_s_masked_median_to_the_last_bit():
+    rng = np.random.default_rng(3)
+    for shape in [(40, 30, 7), (9, 10, 24, 4), (50, 8), (6, 1), (3, 0)]:
+        values = rng.lognormal(size=shape) * 10.0 ** rng.integers(-3, 300, shape)
+        values[rng.random(shape) < 0.4] = np.nan
+        values[rng.random(shape) < 0.03] = np.inf
+        values[rng.random(shape) < 0.03] = -np.inf
+        values[rng.random(shape) < 0.05] = np.finfo(np.float64).max  # (max + max) / 2 is inf
+        masked = np.ma.masked_array(values, np.isnan(values))
+        with np.errstate(all="ignore"):
+            want = np.asarray(np.ma.median(masked, axis=-1).filled(np.nan))
+        assert np.array_equal(pf.nanmedian(values), want, equal_nan=True)
