@@ -20,6 +20,7 @@ import pandas as pd
 import pyarrow as pa
 
 from searchkit.frames.frames import median_spacing
+from searchkit.history import texts
 from searchkit.history.dedupe import tidy
 from searchkit.history.layout import ROLLUP_SCHEMA, TIMESTAMP
 
@@ -44,21 +45,22 @@ def rollup(points: pa.Table, day: str, source: str) -> pa.Table:
     seconds = spacing.dt.total_seconds().to_numpy(dtype=np.float64)
     last = np.zeros(count, dtype=np.int64)
     last[codes] = np.arange(len(codes))  # later rows overwrite earlier ones
-    names = frame["name"].to_numpy(dtype=object)[last] if count else np.array([], dtype=object)
-    accounts = frame["account"].to_numpy(dtype=object)[last] if count else names
+    # The texts of each index's last row, taken as codes (no text per point).
+    names = pa.array(frame["name"].array[last])
+    accounts = pa.array(frame["account"].array[last])
     operations = value_sum * np.where(np.isnan(seconds), 60.0, seconds)
     period = pd.Timestamp(day, tz="UTC").value
     arrays = [
-        pa.array(accounts.tolist(), pa.string()),
-        pa.array([str(c) for c in ids.categories], pa.string()),
-        pa.array(names.tolist(), pa.string()),
+        texts.encoded(accounts),
+        texts.encoded(pa.array([str(c) for c in ids.categories], pa.string())),
+        texts.encoded(names),
         pa.array(np.full(count, period, dtype="datetime64[ns]"), TIMESTAMP),
         pa.array(operations, pa.float64()),
         pa.array(value_sum, pa.float64()),
         pa.array(points_per, pa.int64()),
         pa.array(invalid, pa.int64()),
         pa.array(seconds, pa.float64(), from_pandas=True),
-        pa.array([source] * count, pa.string()),
+        texts.encoded(pa.array([source] * count, pa.string())),
     ]
     return pa.Table.from_arrays(arrays, schema=ROLLUP_SCHEMA)
 
@@ -74,5 +76,7 @@ def current(rows: pa.Table, sources: dict[str, str]) -> pa.Table:
     days = rows["period"].combine_chunks().cast(pa.int64()).to_numpy() // 86_400_000_000_000
     day_names = np.datetime_as_string(days.astype("datetime64[D]"))
     wanted = np.array([sources.get(day, "") for day in day_names.tolist()], dtype=object)
-    keep = wanted == rows["source"].to_numpy(zero_copy_only=False)
+    source_codes, source_texts = texts.codes(rows["source"])
+    sources_of_rows = np.asarray([*source_texts.to_pylist(), None], dtype=object)[source_codes]
+    keep = wanted == sources_of_rows
     return rows.filter(pa.array(keep))
