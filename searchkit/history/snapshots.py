@@ -1,4 +1,10 @@
-"""Limits snapshots: an IndexList's limits to the stored table, and stored rows back."""
+"""Limits snapshots: an IndexList's limits to the stored table, and stored rows back.
+
+A collect stores a snapshot only when it differs from the latest stored one of its account
+(an index's limits or name changed, an index appeared or went): the limits in force at any
+instant are the same as if every collect had stored one, and ``collected_at`` says since
+when they were.
+"""
 
 from __future__ import annotations
 
@@ -7,13 +13,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from searchkit.frames.frames import LIMITS_COLUMNS
-from searchkit.history.layout import LIMITS_SCHEMA
+from searchkit.history import reader
+from searchkit.history.layout import LIMITS_SCHEMA, Layout
 from searchkit.model.index import SHORT_ID
 from searchkit.model.limits import REGIONS, TYPES
 
-__all__ = ["limits_table", "snapshot_frame"]
+__all__ = ["limits_table", "snapshot_frame", "unchanged"]
 
 
 def snapshot_frame(frame: pd.DataFrame) -> pd.DataFrame:
@@ -62,3 +70,39 @@ def limits_table(limits: pd.DataFrame, accounts: list[str], stamp: int) -> pa.Ta
     columns["collected_at"] = np.full(len(frame), stamp, dtype="datetime64[ns]")
     arrays = [pa.array(columns[f.name], f.type, from_pandas=True) for f in LIMITS_SCHEMA]
     return pa.Table.from_arrays(arrays, schema=LIMITS_SCHEMA)
+
+
+def unchanged(layout: Layout, snapshot: pa.Table) -> bool:
+    """Whether the latest stored snapshot of each account in ``snapshot`` holds its rows.
+
+    Only the newest day of snapshots is read (a changed collect always writes there).
+    """
+    newest = layout.newest_day("limits")
+    if newest is None or snapshot.num_rows == 0:
+        return False
+    accounts = pc.unique(snapshot["account"])
+    stored = reader.read(layout, "limits", days=(newest, newest))
+    stored = stored.filter(pc.is_in(stored["account"], value_set=accounts))
+    if stored.num_rows == 0:
+        return False
+    keys = pd.DataFrame(
+        {
+            "account": stored["account"].to_numpy(zero_copy_only=False),
+            "stamp": stored["collected_at"].combine_chunks().cast(pa.int64()).to_numpy(),
+        }
+    )
+    last = keys.groupby("account")["stamp"].transform("max").to_numpy()
+    stored = stored.filter(pa.array(keys["stamp"].to_numpy() == last))
+    if pc.count_distinct(stored["account"]).as_py() != len(accounts):
+        return False  # an account without a snapshot that day
+    values = [name for name in LIMITS_SCHEMA.names if name != "collected_at"]
+    order = [("account", "ascending"), ("id", "ascending")]
+    ours = snapshot.select(values).sort_by(order)
+    try:
+        theirs = stored.select(values).sort_by(order).cast(ours.schema)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return False
+    # Stored instants are microseconds: compare the new snapshot as it would be stored.
+    created = [pc.divide(t["created"].cast(pa.int64()), 1000) for t in (ours, theirs)]
+    rest = [name for name in values if name != "created"]
+    return bool(created[0].equals(created[1]) and ours.select(rest).equals(theirs.select(rest)))
