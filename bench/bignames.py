@@ -74,7 +74,7 @@ def _step(step: str, store: str, name_bytes: int, points: int) -> dict[str, obje
             ) as client:
                 before = _rss_mib()
                 started = time.monotonic()
-                now = pd.Timestamp(DAY, tz="UTC") + pd.Timedelta("1d5min")
+                now = pd.Timestamp(DAY, tz="UTC") + pd.Timedelta("23h59min59s")  # the day open
                 summary = hist.collect(client, now=now, compact=False)
                 elapsed = time.monotonic() - started
         rows = summary.new_points
