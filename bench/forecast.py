@@ -6,8 +6,11 @@ day's limit set to the trace's median daily total so that about half of the days
 mean and median absolute relative error of the day's total, breach precision / recall /
 F1, 10-90 band coverage and the hit-time error, for the forecaster and four baselines.
 
-- Real traces (``bench/forecast_traces/``, sources in its README): load-balancer request
-  counts (NAB) and half-hourly electricity demand (Taylor 2003).
+- Real traces (every ``*.csv.gz`` in ``bench/forecast_traces/``, sources in its README):
+  load-balancer request counts, NYC taxi passenger counts and Twitter mention volumes
+  (NAB), half-hourly electricity demand (Taylor 2003). Each trace is replayed alone, then
+  all pooled; a last table gives per trace the forecast's MAE over the best baseline's, its
+  F1 minus the best baseline's and its band coverage.
 - Synthetic traces: daily and weekly cycles, day-to-day variation, slow trends, bursts,
   level shifts, holidays and gaps (``synthetic_traces``), deterministic per seed.
 - ``--statsmodels``: statsmodels' ETS (Holt-Winters, daily season) and STL forecasts of the
@@ -19,7 +22,7 @@ Speed: ``forecast_limits`` on a History of 1,000 indexes x 14 days, ``backtest_f
 of 1,000 indexes x 28 days x 7 hours (per-minute points; the History is written with
 pyarrow in collect's layout, as bench/history.py does).
 
-Usage: .venv/bin/python bench/forecast.py [--speed] [--statsmodels] [--indexes 1000]
+Usage: .venv/bin/python bench/forecast.py [--speed | --accuracy] [--statsmodels] [--indexes 1000]
 """
 
 from __future__ import annotations
@@ -40,10 +43,19 @@ sys.path.insert(0, str(HERE.parent))
 from searchkit.analytics import backtest as bt  # noqa: E402
 from searchkit.analytics import profile as pf  # noqa: E402
 
+# What each stored trace is (sources in bench/forecast_traces/README.md); every
+# ``*.csv.gz`` in the folder is replayed, described or not.
 REAL = {
     "nab_elb_request_count_8c0756": "load-balancer requests, 5 min, 14 days",
+    "nab_nyc_taxi": "NYC taxi passengers, 30 min, 215 days",
+    "nab_twitter_volume_aapl": "Twitter mentions of AAPL, 5 min, 55 days",
     "taylor_electricity_demand": "electricity demand, 30 min, 84 days",
 }
+
+
+def trace_names() -> list[str]:
+    """Every trace stored in bench/forecast_traces/, sorted by name."""
+    return sorted(path.name.removesuffix(".csv.gz") for path in TRACES.glob("*.csv.gz"))
 
 
 def read_trace(name: str) -> pd.DataFrame:
@@ -205,11 +217,52 @@ def candidate_summary(frame: pd.DataFrame, methods: list[str]) -> pd.DataFrame:
     return pd.DataFrame(out).T
 
 
+def versus_baselines(summary: pd.DataFrame) -> dict[str, float]:
+    """The forecast's MAE over the best baseline's, its F1 minus the best, its coverage."""
+    base = summary.drop(index="forecast")
+    ours = summary.loc["forecast"]
+    return {
+        "forecasts": float(ours["forecasts"]),
+        "mae": float(ours["mean_abs_error"]),
+        "mae_ratio": float(ours["mean_abs_error"] / base["mean_abs_error"].min()),
+        "f1": float(ours["f1"]),
+        "f1_diff": float(ours["f1"] - base["f1"].max()),
+        "coverage": float(ours["coverage"]),
+    }
+
+
+def real_traces_table(backtests: dict[str, bt.Backtest]) -> None:
+    """One line per real trace (the last is the pooled one): the targets of issue 16."""
+    table = pd.DataFrame({name: versus_baselines(b.summary) for name, b in backtests.items()}).T
+    print(
+        "\nreal traces, forecast against the best baseline of each "
+        "(targets: MAE ratio <= 0.80, F1 diff >= +0.02, coverage 72-90%):"
+    )
+    print(
+        table.to_string(
+            formatters={
+                "forecasts": "{:.0f}".format,
+                "mae": "{:.3f}".format,
+                "mae_ratio": "{:.2f}".format,
+                "f1": "{:.3f}".format,
+                "f1_diff": "{:+.3f}".format,
+                "coverage": "{:.1%}".format,
+            }
+        )
+    )
+
+
 def accuracy(with_statsmodels: bool) -> None:
-    real = pd.concat([read_trace(name) for name in REAL], ignore_index=True)
-    for name, what in REAL.items():
-        show(f"real: {name} ({what})", backtest_frame(real[real["index_id"] == name]))
-    show("real: both traces", backtest_frame(real))
+    names = trace_names()
+    real = pd.concat([read_trace(name) for name in names], ignore_index=True)
+    backtests = {}
+    for name in names:
+        backtests[name] = backtest_frame(real[real["index_id"] == name])
+        show(f"real: {name} ({REAL.get(name, 'not described in REAL')})", backtests[name])
+    pooled = f"pooled ({len(names)} traces)"
+    backtests[pooled] = backtest_frame(real)
+    show(f"real: {pooled}", backtests[pooled])
+    real_traces_table(backtests)
     synthetic = synthetic_traces()
     show(
         "synthetic: 24 traces x 42 days (cycles, bursts, shifts, holidays, gaps)",
@@ -219,7 +272,7 @@ def accuracy(with_statsmodels: bool) -> None:
         started = time.perf_counter()
         candidates = statsmodels_candidates(real, bt.BACKTEST_HOURS)
         seconds = time.perf_counter() - started
-        ours = backtest_frame(real).results
+        ours = backtests[pooled].results
         merged = candidates.merge(
             ours[["index_id", "day", "hour", "forecast"]],
             on=["index_id", "day", "hour"],

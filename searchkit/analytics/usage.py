@@ -99,20 +99,24 @@ def _operations(frame: pd.DataFrame, value_unit: str, intervals: pd.Series) -> n
     ``intervals`` is :func:`_intervals` of ``frame``; an index with one point counts a
     minute for it.
     """
+    values = frame["value"].to_numpy(dtype=np.float64, na_value=np.nan)
+    values = np.where(_invalid(values), 0.0, values)  # counted apart, never negative usage
+    codes, ids = _codes(frame["index_id"])
+    scale = _scales(value_unit, intervals, ids)
+    result: np.ndarray = np.nan_to_num(values) * (scale[codes] if len(ids) else 1.0)
+    return result
+
+
+def _scales(value_unit: str, intervals: pd.Series, ids: list[str]) -> np.ndarray:
+    """Operations one unit of value stands for, per index of ``ids`` (interval / unit)."""
     if value_unit not in VALUE_UNITS:
         raise ValidationError(
             f"value_unit must be one of {sorted(VALUE_UNITS)}, got {value_unit!r}"
         )
-    values = frame["value"].to_numpy(dtype=np.float64, na_value=np.nan)
-    values = np.where(_invalid(values), 0.0, values)  # counted apart, never negative usage
     per = VALUE_UNITS[value_unit]
     if per is None:
-        result: np.ndarray = np.nan_to_num(values)
-        return result
-    codes, ids = _codes(frame["index_id"])
-    per_id = _seconds(intervals.reindex(pd.Index(ids, name="index_id")))
-    seconds = per_id[codes] if len(ids) else np.zeros(len(codes))
-    result = np.nan_to_num(values) * seconds / per
+        return np.ones(len(ids))
+    result: np.ndarray = _seconds(intervals.reindex(pd.Index(ids, name="index_id"))) / per
     return result
 
 
@@ -284,13 +288,16 @@ def _usage_parts(
     the intervals (:func:`_intervals`)."""
     codes, ids = _codes(tp["index_id"])
     steps = _intervals(tp)
-    invalid = _invalid(tp["value"].to_numpy(dtype=np.float64, na_value=np.nan))
+    scale = _scales(value_unit, steps, ids)
+    values = tp["value"].to_numpy(dtype=np.float64, na_value=np.nan)
+    invalid = _invalid(values)
     frame = pd.DataFrame(
         {
             "code": codes,
             "time": pd.DatetimeIndex(tp["time"].array).tz_convert(zone),
-            # An invalid point is no point: NaN, so neither summed nor counted.
-            "operations": np.where(invalid, np.nan, _operations(tp, value_unit, steps)),
+            # An invalid point is no point: NaN, so neither summed nor counted. Values are
+            # summed first and scaled after, as a daily rollup does: the same figures.
+            "operations": np.where(invalid, np.nan, np.nan_to_num(values)),
             "invalid": invalid.astype(np.int64),
         }
     )
@@ -304,6 +311,7 @@ def _usage_parts(
         invalid=("invalid", "sum"),
     ).reset_index()
     out = out.rename(columns={"time": "period"})
+    out["operations"] = out["operations"].to_numpy() * scale[out["code"].to_numpy()]
     # The name at each index's last point (a History already labels renamed indexes so).
     name_codes, name_labels = _codes(tp["name"])
     last = np.zeros(len(ids), dtype=np.int64)
@@ -337,10 +345,13 @@ def _rollups_by_day(
     per = VALUE_UNITS[value_unit]
     seconds = rows["interval_seconds"].fillna(_MINUTE.total_seconds()).to_numpy(np.float64)
     sums = rows["value_sum"].to_numpy(np.float64)
-    rows["operations"] = sums if per is None else sums * seconds / per
+    rows["operations"] = sums if per is None else sums * (seconds / per)  # as from points
     rows["period"] = pd.DatetimeIndex(rows["period"]).tz_convert(zone)
     current = dict(zip(limits.index.astype(str), limits["name"], strict=True))
-    rows["name"] = rows["index_id"].map(current).fillna(rows["name"])
+    # The history's texts are categoricals; the points' path gives ids as text. A name
+    # stays a reference to its category (one text per index, however many days).
+    rows["index_id"] = rows["index_id"].astype("str")
+    rows["name"] = rows["index_id"].map(current).fillna(rows["name"].astype(object))
     out = {}
     for period, day_rows in rows.groupby("period", sort=True):
         columns = ["index_id", "period", "operations", "points", "invalid"]

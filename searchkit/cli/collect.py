@@ -95,8 +95,8 @@ class _Stopper:
             signal.signal(sig, handler)  # type: ignore[arg-type]
 
 
-def _progress(done: int, history: History, client: object) -> None:
-    summary = history.collect(client)  # type: ignore[arg-type]
+def _progress(done: int, history: History, client: object, compact: bool) -> None:
+    summary = history.collect(client, compact=compact)  # type: ignore[arg-type]
     skipped = f" ({summary.skipped_points:,} skipped)" if summary.skipped_points else ""
     print(
         f"round {done}: {summary.collected_at:%Y-%m-%d %H:%M:%S} UTC, "
@@ -124,7 +124,7 @@ def cmd_collect(args: argparse.Namespace) -> int:
                 while not stopper.event.is_set() and (rounds is None or done < rounds):
                     done += 1
                     try:
-                        _progress(done, history, client)
+                        _progress(done, history, client, args.compact)
                         in_a_row = 0
                     except FATAL:
                         if looping:

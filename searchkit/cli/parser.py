@@ -216,6 +216,14 @@ def _add_collect_and_history(sub: Subcommands) -> None:
         metavar="N",
         help="stop after N rounds (default: 1 without --every, no limit with it)",
     )
+    p.add_argument(
+        "--no-compact",
+        dest="compact",
+        action="store_false",
+        help="leave each closed day's files as written (only its daily rollup is written), "
+        "for stores compacted by other means; by default each round compacts the days that "
+        "closed",
+    )
     _add_timeout(p)
 
     p = sub.add_parser("history", help="summarise a collected usage history")

@@ -14,16 +14,11 @@ __all__ = ["compact_day", "current_sources"]
 
 
 def current_sources(layout: Layout, first: str | None = None) -> dict[str, str]:
-    """Map each throughput day from ``first`` on that holds one file to that file's name."""
+    """Map each throughput day from ``first`` on to the signature of its files."""
     by_day: dict[str, list[str]] = collections.defaultdict(list)
     for day, path, _ in layout.files("throughput", first):
         by_day[day].append(path.rpartition("/")[2])
-    return {day: names[0] for day, names in by_day.items() if len(names) == 1}
-
-
-def _rollup_is_current(layout: Layout, day: str, source: str) -> bool:
-    table = reader.read(layout, "rollups", days=(day, day), columns=["period", "source"])
-    return bool(rollups.current(table, {day: source}).num_rows == table.num_rows > 0)
+    return {day: rollups.signature(names) for day, names in by_day.items()}
 
 
 def compact_day(layout: Layout, kind: str, day: str, counts: collections.Counter[str]) -> None:
@@ -42,7 +37,7 @@ def compact_day(layout: Layout, kind: str, day: str, counts: collections.Counter
     if (
         kind == "throughput"
         and len(paths) == 1
-        and _rollup_is_current(layout, day, paths[0].rpartition("/")[2])
+        and rollups.is_current(layout, day, paths[0].rpartition("/")[2])
     ):
         return
     with layout.lock(kind, day) as held:
@@ -77,9 +72,5 @@ def _write_rollup(
     layout: Layout, day: str, table: pa.Table, merged: str, counts: collections.Counter[str]
 ) -> None:
     """Replace the day's rollup by the one of ``table``, the points of file ``merged``."""
-    old = [path for _, path, _ in layout.files("rollups", day, day)]
-    stamp = int(pc.max(table["collected_at"]).value) if table.num_rows else 0
-    layout.write("rollups", day, rollups.rollup(table, day, merged.rpartition("/")[2]), stamp)
+    rollups.replace(layout, day, rollups.rollup(table, day, merged.rpartition("/")[2]), table)
     counts["rollups_written"] += 1
-    for path in old:
-        layout.remove(path)

@@ -21,14 +21,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from searchkit.history.accounts import canonical
 from searchkit.history.layout import KEY, LIMITS_SCHEMA
+from searchkit.history.texts import codes, encoded_table, joint_codes
 
 __all__ = [
     "Points",
-    "appearance_codes",
     "drop_repeats",
     "latest",
     "latest_snapshots",
@@ -64,22 +63,32 @@ def stored_mask(new: pa.Table, stored: pa.Table) -> np.ndarray:
     """Return, for each row of ``new``, whether its (account, index_id, time) is stored."""
     if stored.num_rows == 0:
         return np.zeros(new.num_rows, dtype=bool)
-    levels = []
-    for column in ("account", "index_id"):
-        both = pa.chunked_array(new[column].chunks + stored[column].chunks, pa.string())
-        levels.append(pc.dictionary_encode(both.combine_chunks()).indices.to_numpy())
-    times = [t["time"].combine_chunks().cast(pa.int64()).to_numpy() for t in (new, stored)]
-    split = new.num_rows
-    wanted = pd.MultiIndex.from_arrays([levels[0][:split], levels[1][:split], times[0]])
-    have = pd.MultiIndex.from_arrays([levels[0][split:], levels[1][split:], times[1]])
+    accounts = joint_codes([new["account"], stored["account"]])
+    ids = joint_codes([new["index_id"], stored["index_id"]])
+    times = [_int64(t["time"]) for t in (new, stored)]
+    wanted = pd.MultiIndex.from_arrays([accounts[0], ids[0], times[0]])
+    have = pd.MultiIndex.from_arrays([accounts[1], ids[1], times[1]])
     return np.asarray(wanted.isin(have))
 
 
+def _int64(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
+    """Instants (or any integers) as int64 NumPy values."""
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    return np.asarray(column.cast(pa.int64()).to_numpy())
+
+
 def sorted_points(table: pa.Table) -> pa.Table:
-    """Sort points as files store them: by account, index, then time."""
-    return table.sort_by(
-        [("account", "ascending"), ("index_id", "ascending"), ("time", "ascending")]
+    """Sort points as files store them: by account, index, then time.
+
+    Text columns are sorted by their codes (text order): Arrow's own sort refuses
+    dictionaries, and a take of codes copies no text.
+    """
+    table = encoded_table(table)
+    order = np.lexsort(
+        (_int64(table["time"]), codes(table["index_id"])[0], codes(table["account"])[0])
     )
+    return table.take(pa.array(order))
 
 
 def latest(table: pa.Table) -> pa.Table:
@@ -88,12 +97,13 @@ def latest(table: pa.Table) -> pa.Table:
     if table.num_rows < 2:
         return table
     table = canonical(table)  # one index, one account, whatever older writers keyed it by
+    table = encoded_table(table)  # one dictionary per text column: a take copies codes only
     keys = [
         _nan_first(table["value"]),
-        table["collected_at"].combine_chunks().cast(pa.int64()).to_numpy(),
-        table["time"].combine_chunks().cast(pa.int64()).to_numpy(),
-        pc.dictionary_encode(table["index_id"].combine_chunks()).indices.to_numpy(),
-        pc.dictionary_encode(table["account"].combine_chunks()).indices.to_numpy(),
+        _int64(table["collected_at"]),
+        _int64(table["time"]),
+        codes(table["index_id"])[0],
+        codes(table["account"])[0],
     ]
     order = table.take(pa.array(np.lexsort(keys)))
     return drop_repeats(order)
@@ -104,10 +114,7 @@ def drop_repeats(order: pa.Table) -> pa.Table:
     same = np.ones(order.num_rows - 1, dtype=bool)
     for column in KEY:
         values = order[column]
-        if pa.types.is_timestamp(values.type):
-            array = values.combine_chunks().cast(pa.int64()).to_numpy()
-        else:
-            array = pc.dictionary_encode(values.combine_chunks()).indices.to_numpy()
+        array = _int64(values) if pa.types.is_timestamp(values.type) else codes(values)[0]
         same &= array[1:] == array[:-1]
     if not same.any():
         return order
@@ -118,38 +125,37 @@ def drop_repeats(order: pa.Table) -> pa.Table:
 @dataclass(frozen=True)
 class Points:
     """Stored points as arrays, one per (account, index_id, time), sorted by account,
-    index, then time: what :func:`tidy` makes a frame of, without a string per row."""
+    index, then time: what :func:`tidy` makes a frame of, without a text per row."""
 
-    ids: list[str]  # index ids, in order of appearance
+    ids: list[str]  # index ids, in the order of the points
     names: list[Any]  # per id: its name at its newest point (or the name it was given)
-    codes: np.ndarray  # [n] position of each point's index in ids
+    codes: np.ndarray  # [n] integer, the position of each point's index in ids
     times: np.ndarray  # [n] epoch nanoseconds (UTC)
     values: np.ndarray  # [n] float64
-    accounts: list[str]  # account keys, in order of appearance
-    account_codes: np.ndarray  # [n] position of each point's account in accounts
+    accounts: list[str]  # account keys, in the order of the points
+    account_codes: np.ndarray  # [n] integer, the position of each point's account
 
 
 def unique_points(table: pa.Table, rename: Mapping[str, str] | None = None) -> Points:
     """Deduplicate and sort stored points (see the module's rule) into :class:`Points`.
 
-    ``table`` holds the throughput columns (``collected_at`` optional); text columns may be
-    plain or dictionary-typed, the result is the same. ``rename`` maps index ids to the
-    names to show (their newest limits snapshot's) instead of the name at their newest
-    point.
+    ``table`` holds the throughput columns (``collected_at`` optional); ``rename`` maps
+    index ids to the names to show (their newest limits snapshot's) instead of the name at
+    their newest point. A null text reads as the empty text.
     """
     if table.num_rows == 0:
         none = np.zeros(0, dtype=np.int64)
         return Points([], [], none, none, np.zeros(0), [], none)
     table = canonical(table)  # one index, one account, whatever older writers keyed it by
-    a_codes, account_labels = appearance_codes(table["account"])
-    i_codes, id_labels = appearance_codes(table["index_id"])
-    times = table["time"].combine_chunks().cast(pa.int64()).to_numpy()
-    keys = [times, i_codes, a_codes]
-    order = np.arange(len(times))
-    t_sorted = times
+    a_codes, account_texts = codes(table["account"])
+    i_codes, id_texts = codes(table["index_id"])
+    times = _int64(table["time"])
+    order, t_sorted = np.arange(len(times)), times
     # Files store points sorted and unique per key: then nothing to sort or drop.
-    moved = not _strictly_sorted(None if len(account_labels) == 1 else a_codes, i_codes, times)
+    one_account = len(account_texts) == 1 and a_codes.min() >= 0
+    moved = not _strictly_sorted(None if one_account else a_codes, i_codes, times)
     if moved:
+        keys = [times, i_codes, a_codes]
         order, a_codes, i_codes, t_sorted = _key_order(
             table, keys, "collected_at" in table.column_names
         )
@@ -169,39 +175,40 @@ def unique_points(table: pa.Table, rename: Mapping[str, str] | None = None) -> P
     if moved:
         value_column = value_column.take(pa.array(order))
     values = value_column.to_numpy(zero_copy_only=False).astype(np.float64)
-    ids = np.asarray(id_labels.to_pylist(), dtype=object)
+    # A null text (code -1) reads as the empty text appended last.
+    ids = np.asarray([*id_texts.to_pylist(), ""], dtype=object)
     # The name an index has at its newest point labels all of its points (or, when given,
     # its name in the newest limits snapshot). Only those few names become Python strings.
     last = np.append(i_codes[1:] != i_codes[:-1], True)
     last_codes = i_codes[last]
-    last_names = _combined(table["name"]).take(pa.array(order[last])).to_pylist()
+    name_codes, name_texts = codes(table["name"])
+    picked = name_codes[order[last]]
+    last_names = name_texts.take(pa.array(picked, mask=picked < 0)).to_pylist()
     rename = rename or {}
     latest_name = {
         int(c): rename.get(str(ids[c]), n) for c, n in zip(last_codes, last_names, strict=True)
     }
     used = list(dict.fromkeys(last_codes.tolist()))
-    position = np.full(len(ids), -1, dtype=np.int64)
-    position[used] = np.arange(len(used))
-    accounts = np.asarray(account_labels.to_pylist(), dtype=object)
+    accounts = np.asarray([*account_texts.to_pylist(), ""], dtype=object)
     account_used = sorted(set(a_codes[last].tolist()))
-    account_position = np.full(len(accounts), -1, dtype=np.int64)
-    account_position[account_used] = np.arange(len(account_used))
     return Points(
         ids=ids[used].tolist(),
         names=[latest_name[c] for c in used],
-        codes=_renumbered(i_codes, position),
+        codes=_renumbered(i_codes, used, len(ids)),
         times=t_sorted,
         values=values,
         accounts=accounts[account_used].tolist(),
-        account_codes=_renumbered(a_codes, account_position),
+        account_codes=_renumbered(a_codes, account_used, len(accounts)),
     )
 
 
-def _renumbered(codes: np.ndarray, position: np.ndarray) -> np.ndarray:
-    """``position[codes]``, without the copy when ``position`` numbers codes as they are."""
-    if np.array_equal(position, np.arange(len(position))):
-        return codes
-    renumbered: np.ndarray = position[codes]
+def _renumbered(rows: np.ndarray, used: list[int], count: int) -> np.ndarray:
+    """Each row's code as its position in ``used`` (codes of ``count``, -1 the last)."""
+    if used == list(range(len(used))) and (not len(rows) or rows.min() >= 0):
+        return rows  # numbered so already
+    position = np.full(count, -1, dtype=np.int64)
+    position[used] = np.arange(len(used))
+    renumbered: np.ndarray = position[rows]
     return renumbered
 
 
@@ -243,34 +250,6 @@ def tidy(table: pa.Table, zone: dt.tzinfo, rename: dict[str, str] | None = None)
     return frame
 
 
-def _combined(column: pa.ChunkedArray) -> pa.Array:
-    """One array of a column's chunks (dictionary chunks onto one dictionary)."""
-    if pa.types.is_dictionary(column.type):
-        column = column.unify_dictionaries()
-    return column.combine_chunks()
-
-
-def appearance_codes(column: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, pa.Array]:
-    """Integer codes of a text column, numbered in order of first appearance, and their
-    labels; the same for a plain and a dictionary-typed column."""
-    if isinstance(column, pa.ChunkedArray):
-        column = _combined(column)
-    if not pa.types.is_dictionary(column.type):
-        encoded = pc.dictionary_encode(column)
-        return encoded.indices.to_numpy(), encoded.dictionary
-    codes = column.indices.to_numpy()
-    if len(codes) == 0:
-        return codes, column.dictionary.slice(0, 0)
-    # The first row of each run of equal codes holds every first appearance.
-    heads = np.append(0, np.flatnonzero(codes[1:] != codes[:-1]) + 1)
-    seen = pd.unique(codes[heads])
-    if np.array_equal(seen, np.arange(len(column.dictionary))):
-        return codes, column.dictionary  # numbered so already (as Parquet's dictionaries are)
-    rank = np.full(len(column.dictionary), -1, dtype=np.int64)
-    rank[seen] = np.arange(len(seen))
-    return rank[codes], column.dictionary.take(pa.array(seen))
-
-
 def _strictly_sorted(a_codes: np.ndarray | None, i_codes: np.ndarray, times: np.ndarray) -> bool:
     """Whether rows are in strictly increasing (account, index, time) order: no repeats
     (``a_codes`` None: one account throughout)."""
@@ -293,7 +272,7 @@ def _key_order(
         # Least significant first: value, then collected_at; the last row of a key wins.
         keys = [
             _nan_first(table["value"]),
-            table["collected_at"].combine_chunks().cast(pa.int64()).to_numpy(),
+            _int64(table["collected_at"]),
             *keys,
         ]
     order = np.lexsort(keys)

@@ -2,8 +2,8 @@
 
 :meth:`~searchkit.History.throughput` makes a frame of the points; code that only sums
 them (``forecast_limits`` bins a day at a time) reads them here instead: the columns as
-stored, text columns as dictionaries (each index id, name and account once, a code per
-point), deduplicated by :func:`~searchkit.history.dedupe.unique_points`, the rule
+the reader gives them (texts as dictionaries: each index id, name and account once, a code
+per point), deduplicated by :func:`~searchkit.history.dedupe.unique_points`, the rule
 :meth:`~searchkit.History.throughput` follows.
 """
 
@@ -22,10 +22,7 @@ from searchkit.history import reader
 from searchkit.history.dedupe import Points, unique_points
 from searchkit.history.layout import THROUGHPUT_SCHEMA, Layout
 
-__all__ = ["TEXT_COLUMNS", "read_points", "span"]
-
-#: The throughput columns read as dictionaries.
-TEXT_COLUMNS = ("account", "index_id", "name")
+__all__ = ["read_points", "span"]
 
 Span = tuple[
     pd.Timestamp | None, pd.Timestamp | None, tuple[str | None, str | None], dict[str, Any]
@@ -65,12 +62,7 @@ def read_points(
     """
     _, _, days, prune = span(lo, hi)
     table = reader.read(
-        layout,
-        "throughput",
-        days=days,
-        columns=list(THROUGHPUT_SCHEMA.names),
-        prune=prune,
-        dictionary=TEXT_COLUMNS,
+        layout, "throughput", days=days, columns=list(THROUGHPUT_SCHEMA.names), prune=prune
     )
     times = table["time"].combine_chunks().cast(pa.int64()).to_numpy()
     inside = np.ones(len(times), dtype=bool)

@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 
 from searchkit.errors import HistoryError
 from searchkit.history.layout import ATTEMPTS, SCHEMAS, Layout
+from searchkit.history.texts import TEXT, encoded, encoded_table
 
 __all__ = ["read", "read_file", "row_groups"]
 
@@ -32,18 +33,19 @@ def read_file(
     columns: list[str],
     filter: ds.Expression | None,
     prune: dict[str, Any],
-    dictionary: Sequence[str] = (),
 ) -> pa.Table | None:
     """Read one file's row groups that the statistics allow, then filter its rows.
 
-    The text columns named in ``dictionary`` come as dictionaries (each distinct text
-    once, an integer code per row).
+    Text columns are decoded as dictionaries (each distinct text once, from the file's
+    dictionary pages), whatever type their writer gave them.
     """
     expected = SCHEMAS[kind]
+    texts = [f.name for f in expected if f.type == TEXT]
     try:
         with layout.fs.open_input_file(path) as handle:
-            parquet = pq.ParquetFile(handle, read_dictionary=list(dictionary) or None)
+            parquet = pq.ParquetFile(handle)
             layout.check(kind, path, parquet.schema_arrow)
+            parquet = pq.ParquetFile(handle, metadata=parquet.metadata, read_dictionary=texts)
             groups = row_groups(parquet, prune)
             if not groups:
                 return None
@@ -58,17 +60,21 @@ def read_file(
             f"{path} is not a readable Parquet file ({exc}); it may be truncated or "
             "corrupt: move it out of the history to continue (nothing else is affected)"
         ) from exc
-    wanted = pa.schema(
-        [
-            pa.field(name, pa.dictionary(pa.int32(), pa.string()))
-            if name in dictionary
-            else expected.field(name)
-            for name in columns
-        ]
-    )
+    wanted = pa.schema([expected.field(name) for name in columns])
     if table.schema != wanted:
-        table = table.cast(wanted)  # a compatible writer's types (large strings, us times)
+        table = _conform(table, wanted)  # a compatible writer's types (large strings, us times)
     return table.filter(filter) if filter is not None else table
+
+
+def _conform(table: pa.Table, wanted: pa.Schema) -> pa.Table:
+    """Cast ``table`` to ``wanted``, text columns to dictionaries without a text per row."""
+    columns = []
+    for field in wanted:
+        column = table.column(field.name)
+        if column.type != field.type:
+            column = encoded(column) if field.type == TEXT else column.cast(field.type)
+        columns.append(column)
+    return pa.Table.from_arrays(columns, schema=wanted)
 
 
 def read(
@@ -79,14 +85,12 @@ def read(
     columns: Sequence[str] | None = None,
     filter: ds.Expression | None = None,
     prune: dict[str, Any] | None = None,
-    dictionary: Sequence[str] = (),
 ) -> pa.Table:
     """Read the files of ``kind`` for the UTC days in ``days`` (inclusive).
 
     Only the day folders in range are listed as candidates, and inside each file only
     the row groups whose statistics can match ``prune`` (``{column: values}`` for text,
-    ``{"time": (first_ns, last_ns)}``) are decoded; ``filter`` then selects rows. Text
-    columns named in ``dictionary`` are read as dictionaries.
+    ``{"time": (first_ns, last_ns)}``) are decoded; ``filter`` then selects rows.
     """
     schema = SCHEMAS[kind]
     wanted = list(columns or schema.names)
@@ -105,9 +109,7 @@ def read(
             with ThreadPoolExecutor(max_workers=min(readers, len(paths))) as pool:
                 parts = list(
                     pool.map(
-                        lambda path: read_file(
-                            layout, kind, path, needed, filter, prune or {}, dictionary
-                        ),
+                        lambda path: read_file(layout, kind, path, needed, filter, prune or {}),
                         paths,
                     )
                 )
@@ -132,7 +134,8 @@ def read(
         tables = [part for part in parts if part is not None and part.num_rows]
         if not tables:
             return schema.empty_table().select(wanted)
-        return pa.concat_tables(tables).select(wanted)
+        # One dictionary per text column across the files: keys group, sort and join.
+        return encoded_table(pa.concat_tables(tables).select(wanted))
     raise AssertionError("unreachable")  # pragma: no cover
 
 

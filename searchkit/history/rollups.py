@@ -5,25 +5,86 @@
 median sampling interval that day, in seconds: the default ``value_unit="per_second"``
 reading), ``value_sum``, ``points`` and ``invalid`` (negative or infinite values, left out of
 both), ``interval_seconds`` (null for a single point), the
-``name`` at the day's last point, and ``source``: the name of the one throughput file it
-summarises. The raw points stay the truth: a rollup counts only while its day holds exactly
-that file, so a day that received late points reads its points until compaction merges the
-day and recomputes its rollup.
+``name`` at the day's last point, and ``source``: the files it summarises (the file's name
+when the day holds one, else :func:`signature` of their names). The raw points stay the
+truth: a rollup counts only while its day holds exactly those files, so a day that received
+late points reads its points until its rollup is recomputed (by the next collect that
+touches the day, or a compaction).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from searchkit.frames.frames import median_spacing
+from searchkit.history import reader, texts
 from searchkit.history.dedupe import tidy
-from searchkit.history.layout import ROLLUP_SCHEMA, TIMESTAMP
+from searchkit.history.layout import ROLLUP_SCHEMA, TIMESTAMP, Layout
 
-__all__ = ["ROLLUP_SCHEMA", "current", "rollup"]
+__all__ = [
+    "ROLLUP_SCHEMA",
+    "current",
+    "is_current",
+    "refresh",
+    "replace",
+    "rollup",
+    "signature",
+]
+
+
+def signature(names: Sequence[str]) -> str:
+    """Name a day's set of throughput files: the file's name, or a digest of several names."""
+    if len(names) == 1:
+        return names[0]
+    digest = hashlib.sha256("\n".join(sorted(names)).encode()).hexdigest()
+    return f"{len(names)} files sha256:{digest}"
+
+
+def refresh(layout: Layout, day: str) -> bool:
+    """Write ``day``'s rollup from its points as they are, unless it is current already.
+
+    The day's files are not merged (that is compaction's job). Under the day's compaction
+    lock; a day whose files change while it is read keeps its stale rollup (readers read
+    its points). Returns whether a rollup was written.
+    """
+    names = _names(layout, day)
+    if not names or is_current(layout, day, signature(names)):
+        return False
+    with layout.lock("throughput", day) as held:
+        names = _names(layout, day)
+        if not held or not names:
+            return False
+        points = reader.read(layout, "throughput", days=(day, day))
+        if _names(layout, day) != names:
+            return False  # a writer or a compactor changed the day meanwhile
+        replace(layout, day, rollup(points, day, signature(names)), points)
+    return True
+
+
+def replace(layout: Layout, day: str, table: pa.Table, points: pa.Table) -> None:
+    """Write ``table`` as ``day``'s rollup, then delete the rollups it replaces."""
+    old = [path for _, path, _ in layout.files("rollups", day, day)]
+    stamp = int(pc.max(points["collected_at"]).value) if points.num_rows else 0
+    layout.write("rollups", day, table, stamp)
+    for path in old:
+        layout.remove(path)
+
+
+def _names(layout: Layout, day: str) -> list[str]:
+    return sorted(path.rpartition("/")[2] for _, path, _ in layout.files("throughput", day, day))
+
+
+def is_current(layout: Layout, day: str, source: str) -> bool:
+    """Whether ``day``'s stored rollup summarises exactly the files ``source`` names."""
+    table = reader.read(layout, "rollups", days=(day, day), columns=["period", "source"])
+    return bool(current(table, {day: source}).num_rows == table.num_rows > 0)
 
 
 def rollup(points: pa.Table, day: str, source: str) -> pa.Table:
@@ -35,8 +96,11 @@ def rollup(points: pa.Table, day: str, source: str) -> pa.Table:
     raw = frame["value"].to_numpy(dtype=np.float64, na_value=np.nan)
     with np.errstate(invalid="ignore"):
         bad = np.isinf(raw) | (raw < 0)  # no usage is negative or infinite: counted apart
-    values = np.where(bad, 0.0, np.nan_to_num(raw))
-    value_sum = np.bincount(codes, weights=values, minlength=count)
+    values = np.where(bad, np.nan, np.nan_to_num(raw))  # a bad value is no point
+    # Summed as usage_frame sums a day's points (pandas' compensated sum, in time order), so
+    # the rollup and the points give the same figures to the last bit.
+    sums = pd.Series(values).groupby(codes).sum().reindex(range(count), fill_value=0.0)
+    value_sum: np.ndarray = sums.to_numpy(dtype=np.float64)
     invalid = np.bincount(codes, weights=bad, minlength=count).astype(np.int64)
     points_per = np.bincount(codes, minlength=count).astype(np.int64) - invalid
     nanos = frame["time"].array.asi8
@@ -44,35 +108,47 @@ def rollup(points: pa.Table, day: str, source: str) -> pa.Table:
     seconds = spacing.dt.total_seconds().to_numpy(dtype=np.float64)
     last = np.zeros(count, dtype=np.int64)
     last[codes] = np.arange(len(codes))  # later rows overwrite earlier ones
-    names = frame["name"].to_numpy(dtype=object)[last] if count else np.array([], dtype=object)
-    accounts = frame["account"].to_numpy(dtype=object)[last] if count else names
+    # The texts of each index's last row, taken as codes (no text per point).
+    names = pa.array(frame["name"].array[last])
+    accounts = pa.array(frame["account"].array[last])
     operations = value_sum * np.where(np.isnan(seconds), 60.0, seconds)
     period = pd.Timestamp(day, tz="UTC").value
     arrays = [
-        pa.array(accounts.tolist(), pa.string()),
-        pa.array([str(c) for c in ids.categories], pa.string()),
-        pa.array(names.tolist(), pa.string()),
+        texts.encoded(accounts),
+        texts.encoded(pa.array([str(c) for c in ids.categories], pa.string())),
+        texts.encoded(names),
         pa.array(np.full(count, period, dtype="datetime64[ns]"), TIMESTAMP),
         pa.array(operations, pa.float64()),
         pa.array(value_sum, pa.float64()),
         pa.array(points_per, pa.int64()),
         pa.array(invalid, pa.int64()),
         pa.array(seconds, pa.float64(), from_pandas=True),
-        pa.array([source] * count, pa.string()),
+        texts.encoded(pa.array([source] * count, pa.string())),
     ]
     return pa.Table.from_arrays(arrays, schema=ROLLUP_SCHEMA)
 
 
 def current(rows: pa.Table, sources: dict[str, str]) -> pa.Table:
-    """Keep the rollup rows whose day holds exactly their source file.
+    """Keep the rollup rows whose day holds exactly their source files, one row per index.
 
-    ``sources`` maps a day to the name of its only throughput file (days with several
-    files are left out: their rollups are stale until the next compaction).
+    ``sources`` maps a day to the :func:`signature` of its throughput files. Two rollups of
+    the same files (two writers racing) hold the same rows: one is kept.
     """
     if rows.num_rows == 0:
         return rows
     days = rows["period"].combine_chunks().cast(pa.int64()).to_numpy() // 86_400_000_000_000
     day_names = np.datetime_as_string(days.astype("datetime64[D]"))
-    wanted = np.array([sources.get(day, "") for day in day_names.tolist()], dtype=object)
-    keep = wanted == rows["source"].to_numpy(zero_copy_only=False)
-    return rows.filter(pa.array(keep))
+    wanted = pd.Series(day_names, dtype=object).map(sources).fillna("").to_numpy()
+    source_codes, source_texts = texts.codes(rows["source"])
+    keep = wanted == np.asarray([*source_texts.to_pylist(), None], dtype=object)[source_codes]
+    kept = rows.filter(pa.array(keep))
+    if "index_id" not in kept.column_names or kept.num_rows < 2:
+        return kept
+    keys = pd.DataFrame(
+        {
+            "day": days[keep],
+            "account": texts.codes(kept["account"])[0],
+            "index_id": texts.codes(kept["index_id"])[0],
+        }
+    )
+    return kept.filter(pa.array(~keys.duplicated(keep="last").to_numpy()))

@@ -32,6 +32,7 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -61,8 +62,9 @@ from searchkit.history.layout import (
 )
 from searchkit.history.points import read_points, span
 from searchkit.history.reports import CollectSummary, HistoryInfo
-from searchkit.history.rollups import current
-from searchkit.history.snapshots import limits_table, snapshot_frame
+from searchkit.history.rollups import current, refresh
+from searchkit.history.snapshots import limits_table, snapshot_frame, unchanged
+from searchkit.history.texts import codes
 
 if TYPE_CHECKING:
     from searchkit.api.client import Client
@@ -147,8 +149,10 @@ class History:
     ) -> CollectSummary:
         """Take one snapshot: every index's limits and the throughput points not stored yet.
 
-        Collecting twice in a row stores nothing new the second time (but a limits row
-        per index, so plan changes show with their time). Points missing between what is
+        Collecting twice in a row stores nothing new the second time. The limits are
+        stored only when they differ from the latest stored snapshot (a plan or name
+        changed, an index appeared or went), so plan changes show with the time of the
+        collect that saw them. Points missing between what is
         stored and what the service still returns are reported as gaps, never filled in.
 
         Args:
@@ -159,7 +163,8 @@ class History:
                 Give the emulator's when its clock is advanced (notebooks, tests).
             compact: Also compact the closed UTC days this collect wrote to, and yesterday
                 (merge their files, thin their snapshots, write their rollups), so the
-                layout stays one file per day whatever the collect interval.
+                layout stays one file per day whatever the collect interval. With False,
+                those days' files stay as written and only their rollups are written.
 
         Returns:
             A :class:`CollectSummary`.
@@ -184,12 +189,14 @@ class History:
             new, gaps, backwards = unstored(self._layout, new, record)
             notes += backwards
         days = pc.strftime(new["time"], format="%Y-%m-%d", locale="C") if new.num_rows else None
-        files = self._write_collected(new, days, limits_table(limits, keys, stamp), stamp)
+        snapshot = limits_table(limits, keys, stamp)
+        if unchanged(self._layout, snapshot):
+            snapshot = snapshot.slice(0, 0)  # the stored one still says it all
+        files = self._write_collected(new, days, snapshot, stamp)
         if listed.num_rows:
             notes += advance_record(self._layout, record, listed)
-        if compact:
-            written = [] if days is None else pc.unique(days).to_pylist()
-            self._compact_closed(f"{collected_at:%Y-%m-%d}", written)
+        written = [] if days is None else pc.unique(days).to_pylist()
+        self._compact_closed(f"{collected_at:%Y-%m-%d}", written, merge=compact)
         return CollectSummary(
             collected_at=collected_at,
             indexes=len(limits),
@@ -447,13 +454,38 @@ class History:
             "stale_temporaries_removed": self._layout.remove_stale_temporaries(STALE),
         }
 
-    def _compact_closed(self, today: str, written: list[str]) -> None:
-        """Compact the closed days a collect touched, and yesterday (which just closed)."""
+    def _compact_closed(self, today: str, written: list[str], merge: bool) -> None:
+        """Compact the closed days a collect touched, and yesterday (which just closed).
+
+        Without ``merge``, only the rollups of those days are brought up to date.
+        """
         yesterday = f"{pd.Timestamp(today) - pd.Timedelta(days=1):%Y-%m-%d}"
+        closed = sorted(d for d in {*written, yesterday} if d < today)
+        if not merge:
+            self.refresh_rollups(closed)
+            return
         counts: collections.Counter[str] = collections.Counter()
-        for kind, days in (("throughput", {*written, yesterday}), ("limits", {yesterday})):
-            for day in sorted(d for d in days if d < today):
+        for kind, days in (("throughput", closed), ("limits", [yesterday])):
+            for day in days:
                 compact_day(self._layout, kind, day, counts)
+
+    def refresh_rollups(self, days: Iterable[str] | None = None) -> int:
+        """Write the daily rollup of each day whose rollup is missing or stale.
+
+        Each day's files stay as they are (unlike :meth:`compact`): what ``collect(
+        compact=False)`` does for the closed days it touched, for a store compacted by
+        other means. A day whose files change meanwhile keeps a stale rollup.
+
+        Args:
+            days: UTC days (``YYYY-MM-DD``); default every stored day before today (UTC).
+
+        Returns:
+            The number of rollups written.
+        """
+        if days is None:
+            today = f"{pd.Timestamp.now(tz='UTC'):%Y-%m-%d}"
+            days = [day for day in self._layout.days("throughput") if day < today]
+        return sum(refresh(self._layout, day) for day in days)
 
     def rollups(self) -> pd.DataFrame:
         """Return the daily rollups that still summarise their day's points exactly.
@@ -553,12 +585,10 @@ def _texts(value: Iterable[str] | str, name: str) -> list[str]:
 
 def _points_by_index(new: pa.Table, limits: pd.DataFrame) -> dict[str, int]:
     """Count the new points of each listed index, by name (0 for an index without any)."""
-    counts = (
-        pd.Series(new["name"].to_numpy(zero_copy_only=False)).value_counts(sort=False)
-        if new.num_rows
-        else pd.Series(dtype=int)
-    )
-    return {str(name): int(counts.get(name, 0)) for name in limits["name"]}
+    rows, names = codes(new["name"])
+    counts = np.bincount(rows[rows >= 0], minlength=len(names))  # per distinct name
+    by_name = dict(zip(names.to_pylist(), counts.tolist(), strict=True))
+    return {str(name): int(by_name.get(name, 0)) for name in limits["name"]}
 
 
 def _items(indexes: Any) -> list[Any]:

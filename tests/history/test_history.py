@@ -12,6 +12,7 @@ import pytest
 
 import searchkit as sk
 from searchkit.errors import HistoryError
+from searchkit.history.snapshots import limits_table
 from searchkit.history.store import THROUGHPUT_SCHEMA, History
 from tests.history.conftest import data_files
 
@@ -366,10 +367,14 @@ def test_duckdb_reads_the_files_with_the_readme_query(tmp_path, emu, client):
 def test_compact_thins_unchanged_limits_snapshots_and_keeps_plan_changes(tmp_path, emu, client):
     hist = History(tmp_path / "h")
     raw = client.list_indexes().to_dicts()
-    for hour in range(5):
+    folder = tmp_path / "h/limits/day=2026-11-20"
+    folder.mkdir(parents=True)
+    for hour in range(5):  # a snapshot per collect, as older collectors stored them
         if hour == 3:
             raw[0]["max_daily_queries"] = 50_000
-        hist.collect(client, indexes=raw, now=f"2026-11-20 1{hour}:00")
+        stamp = pd.Timestamp(f"2026-11-20 1{hour}:00", tz="UTC").value
+        table = limits_table(sk.limits_frame(raw), ["acct"] * len(raw), stamp)
+        pq.write_table(table, folder / f"part-{stamp}-x.parquet")
     before = {at: hist.limits(at=at) for at in ("2026-11-20 12:30", "2026-11-20 13:30")}
 
     result = hist.compact()

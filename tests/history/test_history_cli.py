@@ -36,6 +36,26 @@ def test_collect_prints_a_progress_line_per_round(configured, tmp_path, capsys):
     assert len(History(store).throughput()) == 2880
 
 
+def test_collect_no_compact_leaves_the_closed_days_files_and_writes_their_rollups(
+    configured, tmp_path, capsys
+):
+    store = tmp_path / "h"
+    closed = store / "throughput/day=2026-11-20"  # the machine's clock is days later
+    for _ in range(2):
+        assert main(["collect", "--store", str(store), "--no-compact"]) == 0
+        configured.advance(600)
+
+    assert len(list(closed.glob("*.parquet"))) == 2
+    rows = History(store).rollups()
+    assert sorted(rows["period"].dt.strftime("%Y-%m-%d").value_counts().items()) == [
+        ("2026-11-19", 2),
+        ("2026-11-20", 2),
+    ]
+    assert main(["collect", "--store", str(store)]) == 0  # compaction is the default
+    assert len(list(closed.glob("*.parquet"))) == 1
+    assert len(History(store).throughput()) == 2880 + 2 * 10 * 2
+
+
 def test_history_summarises_the_store(configured, tmp_path, capsys):
     store = tmp_path / "h"
     main(["collect", "--store", str(store)])

@@ -7,11 +7,10 @@ import re
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 import pytest
 
 from searchkit.errors import ValidationError
-from searchkit.history.dedupe import appearance_codes, tidy, unique_points
+from searchkit.history.dedupe import tidy, unique_points
 from searchkit.history.layout import THROUGHPUT_SCHEMA
 from searchkit.history.store import History
 
@@ -62,22 +61,11 @@ def dictionary_typed(table: pa.Table) -> pa.Table:
     return table.set_column(position, "name", as_dictionary(table["name"], name_labels))
 
 
-def test_codes_of_a_dictionary_column_are_numbered_by_first_appearance_as_of_text():
-    column = messy_table()["index_id"]
-    encoded = pc.dictionary_encode(column.combine_chunks())
-    codes, labels = appearance_codes(as_dictionary(column, ["id-m", "unused", "id-a"]))
-    assert labels.to_pylist() == encoded.dictionary.to_pylist() == ["id-z", "id-a", "id-m"]
-    assert codes.tolist() == encoded.indices.to_pylist()
-    plain_codes, plain_labels = appearance_codes(column)
-    assert plain_codes.tolist() == codes.tolist()
-    assert plain_labels.to_pylist() == labels.to_pylist()
-
-
 def test_dictionary_typed_points_dedupe_and_order_as_text_ones():
     plain, typed = messy_table(), dictionary_typed(messy_table())
     a, b = unique_points(plain), unique_points(typed)
-    assert a.ids == b.ids == ["id-z", "id-a", "id-m"]  # in order of first appearance
-    assert a.accounts == b.accounts == ["acct-2", "acct-1"]
+    assert a.ids == b.ids == ["id-a", "id-m", "id-z"]
+    assert a.accounts == b.accounts == ["acct-1", "acct-2"]
     assert a.names == b.names
     for field in ("codes", "times", "values", "account_codes"):
         assert getattr(a, field).tolist() == getattr(b, field).tolist()

@@ -76,6 +76,7 @@ def test_collect_read_and_compact_on_s3(s3_endpoint, bucket, emu):
     assert (first.new_points, again.new_points, later.new_points) == (360, 0, 180)
     stored = keys(s3, name)
     assert len([k for k in stored if k.startswith("usage/throughput/day=2026-11-20/")]) == 2
+    assert len([k for k in stored if k.startswith("usage/limits/day=2026-11-20/")]) == 1
     assert all(k.endswith(".parquet") and "/." not in k for k in stored)
     frame = hist.throughput(names="docs-search")
     assert len(frame) == 90
@@ -83,7 +84,7 @@ def test_collect_read_and_compact_on_s3(s3_endpoint, bucket, emu):
 
     result = hist.compact()
 
-    assert result["files_removed"] == 5  # two throughput files, three limits snapshots
+    assert result["files_removed"] == 2  # two throughput files; one limits snapshot (unchanged)
     assert len([k for k in keys(s3, name) if "/throughput/" in k and k.endswith(".parquet")]) == 1
     assert len(hist.throughput()) == 540
 

@@ -1,0 +1,110 @@
+"""Daily rollups whatever the layout: an uncompacted closed day gets one from the collector,
+and a rollup always gives the operations its day's points give."""
+
+from __future__ import annotations
+
+import pathlib
+import shutil
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+import searchkit as sk
+from searchkit.emulator import Emulator
+from searchkit.history.layout import THROUGHPUT_SCHEMA
+from searchkit.history.store import History
+from tests.history.conftest import data_files as files
+
+HOUR = 3600
+CLOSED = "day=2026-11-20"
+
+
+def collect_across_midnight(hist: History, emu: Emulator, client: sk.Client) -> None:
+    """Collect every 10 minutes from 23:00 to 01:00, leaving every file as written."""
+    emu.advance(11 * HOUR)  # 23:00
+    for _ in range(13):
+        hist.collect(client, now=emu.now(), compact=False)
+        emu.advance(600)
+
+
+def late_points(path: pathlib.Path, values: list[float], collected_at: int) -> None:
+    """Write points of one index at 10:00 and 10:01 of the closed day, collected late."""
+    minutes = [
+        pd.Timestamp("2026-11-20 10:00", tz="UTC").value + i * 60_000_000_000 for i in (0, 1)
+    ]
+    table = pa.table(
+        {
+            "account": ["acct", "acct"],
+            "index_id": ["id-late", "id-late"],
+            "name": ["late", "late"],
+            "time": minutes,
+            "value": values,
+            "collected_at": [collected_at, collected_at],
+        },
+        schema=THROUGHPUT_SCHEMA,
+    )
+    pq.write_table(table, path)
+
+
+def without_rollups(tmp_path: pathlib.Path, root: pathlib.Path) -> History:
+    """A copy of the store without its rollups: usage from the points alone."""
+    copy = tmp_path / "points-only"
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(root, copy, ignore=shutil.ignore_patterns("rollups"))
+    return History(copy)
+
+
+def test_collect_without_compaction_writes_the_closed_days_rollup(tmp_path, emu, client):
+    hist = History(tmp_path / "h")
+
+    collect_across_midnight(hist, emu, client)
+
+    days = [p.parent.name for p in files(tmp_path / "h")]
+    assert days.count(CLOSED) == 7  # the closed day's files stay as collected
+    assert [p.parent.name for p in files(tmp_path / "h", "rollups")] == [CLOSED]
+    rows = hist.rollups()
+    assert len(rows) == 6  # the six demo indexes, on the closed day only
+    assert rows["source"].str.startswith("7 files sha256:").all()
+    pd.testing.assert_frame_equal(
+        sk.usage_frame(hist),
+        sk.usage_frame(without_rollups(tmp_path, tmp_path / "h")),
+        check_exact=True,
+    )
+
+
+def test_rollups_equal_the_points_with_late_points_and_duplicates(tmp_path, emu, client):
+    hist = History(tmp_path / "h")
+    collect_across_midnight(hist, emu, client)
+    folder = tmp_path / "h/throughput" / CLOSED
+    late_points(folder / "part-7-late.parquet", [2.0, 3.0], 7)
+    late_points(folder / "part-9-later.parquet", [4.0, 6.0], 9)  # the same points, later
+    shutil.copy(files(tmp_path / "h")[0], folder / "part-0-copy.parquet")  # a duplicate file
+
+    assert hist.rollups().empty  # the day's files changed: its rollup is stale
+    stale = sk.usage_frame(hist)
+    assert hist.refresh_rollups(["2026-11-20"]) == 1
+    fresh = sk.usage_frame(hist)
+
+    assert len(hist.rollups()) == 7
+    late = fresh[fresh["index_id"] == "id-late"]
+    assert late[["operations", "points", "invalid"]].values.tolist() == [[600.0, 2, 0]]
+    points_only = sk.usage_frame(without_rollups(tmp_path, tmp_path / "h"))
+    pd.testing.assert_frame_equal(fresh, points_only, check_exact=True)
+    pd.testing.assert_frame_equal(stale, points_only, check_exact=True)
+    assert hist.refresh_rollups(["2026-11-20"]) == 0  # current already
+
+
+def test_the_next_collect_recomputes_the_rollup_of_a_day_that_got_late_points(
+    tmp_path, emu, client
+):
+    hist = History(tmp_path / "h")
+    collect_across_midnight(hist, emu, client)
+    before = set(hist.rollups()["index_id"])
+    late_points(tmp_path / "h/throughput" / CLOSED / "part-7-late.parquet", [2.0, 3.0], 7)
+    assert hist.rollups().empty
+
+    hist.collect(client, now=emu.now(), compact=False)
+
+    assert set(hist.rollups()["index_id"]) == {*before, "id-late"}
+    assert len(files(tmp_path / "h", "rollups")) == 1  # the stale rollup was replaced
