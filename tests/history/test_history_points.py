@@ -34,7 +34,7 @@ def messy_table() -> pa.Table:
     rows = []
     for n in range(60):
         account = "acct-2" if n % 3 == 0 else "acct-1"
-        index_id = ["id-z", "id-a", "id-m"][n % 3]
+        index_id = ["id-a", "id-z", "id-m"][n % 3]  # acct-2 holds id-a: ids out of text order
         minute = int(rng.integers(0, 12))
         rows.append(
             {
@@ -64,12 +64,36 @@ def dictionary_typed(table: pa.Table) -> pa.Table:
 def test_dictionary_typed_points_dedupe_and_order_as_text_ones():
     plain, typed = messy_table(), dictionary_typed(messy_table())
     a, b = unique_points(plain), unique_points(typed)
-    assert a.ids == b.ids == ["id-a", "id-m", "id-z"]
+    assert a.ids == b.ids == ["id-m", "id-z", "id-a"]
     assert a.accounts == b.accounts == ["acct-1", "acct-2"]
     assert a.names == b.names
     for field in ("codes", "times", "values", "account_codes"):
         assert getattr(a, field).tolist() == getattr(b, field).tolist()
     pd.testing.assert_frame_equal(tidy(plain, UTC), tidy(typed, UTC))
+    # The rule, the slow way: sorted by key then collected_at and value, the last row kept.
+    frame = plain.to_pandas().astype({"account": str, "index_id": str})
+    frame = frame.sort_values(
+        ["account", "index_id", "time", "collected_at", "value"], kind="stable"
+    )
+    frame = frame.drop_duplicates(["account", "index_id", "time"], keep="last")
+    rows = list(
+        zip(
+            [a.accounts[c] for c in a.account_codes],
+            [a.ids[c] for c in a.codes],
+            a.times.tolist(),
+            a.values.tolist(),
+            strict=True,
+        )
+    )
+    assert rows == list(
+        zip(
+            frame["account"],
+            frame["index_id"],
+            frame["time"].array.asi8.tolist(),
+            frame["value"],
+            strict=True,
+        )
+    )
     assert len(a.times) == len(tidy(plain, UTC))
 
 
