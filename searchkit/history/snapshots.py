@@ -97,12 +97,21 @@ def unchanged(layout: Layout, snapshot: pa.Table) -> bool:
         return False  # an account without a snapshot that day
     values = [name for name in LIMITS_SCHEMA.names if name != "collected_at"]
     order = [("account", "ascending"), ("id", "ascending")]
-    ours = snapshot.select(values).sort_by(order)
     try:
-        theirs = stored.select(values).sort_by(order).cast(ours.schema)
+        ours, theirs = (_plain(t.select(values)).sort_by(order) for t in (snapshot, stored))
+        theirs = theirs.cast(ours.schema)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return False
     # Stored instants are microseconds: compare the new snapshot as it would be stored.
     created = [pc.divide(t["created"].cast(pa.int64()), 1000) for t in (ours, theirs)]
     rest = [name for name in values if name != "created"]
     return bool(created[0].equals(created[1]) and ours.select(rest).equals(theirs.select(rest)))
+
+
+def _plain(table: pa.Table) -> pa.Table:
+    """``table`` with text columns as plain strings (dictionaries compare by their codes)."""
+    fields = [
+        pa.field(f.name, f.type.value_type) if pa.types.is_dictionary(f.type) else f
+        for f in table.schema
+    ]
+    return table.cast(pa.schema(fields))
