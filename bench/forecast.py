@@ -7,10 +7,10 @@ mean and median absolute relative error of the day's total, breach precision / r
 F1, 10-90 band coverage and the hit-time error, for the forecaster and four baselines.
 
 - Real traces (every ``*.csv.gz`` in ``bench/forecast_traces/``, sources in its README):
-  load-balancer request counts and NYC taxi passenger counts (NAB), half-hourly
-  electricity demand (Taylor 2003). Each trace is replayed alone, then all pooled; a last
-  table gives per trace the forecast's MAE over the best baseline's, its F1 minus the best
-  baseline's and its band coverage.
+  load-balancer request counts, NYC taxi passenger counts and Twitter mention volumes
+  (NAB), half-hourly electricity demand (Taylor 2003). Each trace is replayed alone, then
+  all pooled; a last table gives per trace the forecast's MAE over the best baseline's, its
+  F1 minus the best baseline's and its band coverage.
 - Synthetic traces: daily and weekly cycles, day-to-day variation, slow trends, bursts,
   level shifts, holidays and gaps (``synthetic_traces``), deterministic per seed.
 - ``--statsmodels``: statsmodels' ETS (Holt-Winters, daily season) and STL forecasts of the
@@ -48,6 +48,7 @@ from searchkit.analytics import profile as pf  # noqa: E402
 REAL = {
     "nab_elb_request_count_8c0756": "load-balancer requests, 5 min, 14 days",
     "nab_nyc_taxi": "NYC taxi passengers, 30 min, 215 days",
+    "nab_twitter_volume_aapl": "Twitter mentions of AAPL, 5 min, 55 days",
     "taylor_electricity_demand": "electricity demand, 30 min, 84 days",
 }
 
