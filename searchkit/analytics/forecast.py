@@ -8,9 +8,14 @@ and on synthetic ones; ``bench/forecast.py`` prints the comparison):
    A day is *complete* when its points cover at least 23 of its 24 hours.
 2. **The usual day.** For the day forecast, the *level* is the median total of the
    complete days among the 7 before it, the *profile* the per-hour median of their shares
-   of the day. With two weeks stored, the level is multiplied by the weekday's factor
-   (the median, over the same weekday of up to 4 past weeks, of that day's total over the
-   median of the week before it) and the profile is half that weekday's, half the week's.
+   of the day. Once the same weekday a week back is stored, the level is multiplied by
+   the weekday's factor (the median, over the same weekday of up to 4 past weeks, of that
+   day's total over the median of the week before it) and the profile mixes that
+   weekday's profile with the week's: the share that fitted the index's own last 28 days
+   best (least squares), pulled towards a half (three tenths from a single past week,
+   whose one day's shape is noisier) by ten days' worth of weight. Taxis and offices,
+   shaped otherwise on weekends, learn to follow the weekday; an index shaped the same
+   every day, the steadier week.
 3. **Today so far.** The operations before ``now`` are compared with what the profile
    expects of the hours the points cover (a gap is not read as a quiet morning; an hour's
    burst counts for at most 4 times its usual share), blended (9:1 in log space) with the
@@ -21,20 +26,23 @@ and on synthetic ones; ``bench/forecast.py`` prints the comparison):
    profile's share of the hours to come; ``projected`` = used + rest.
 4. **Band.** The same forecast made at the same time of day on each of the last 28
    complete days gives the index's own errors (log of real rest / forecast rest); the
-   band is their 10th and 90th percentiles (split-conformal order statistics, 9 days or
-   more). With 3 to 8 days the extremes are widened by a quarter of their spread, with
-   fewer the band is a fixed 0.5x-2x of the rest of the day; ``reason`` says so.
+   band is their quantiles at 1 - q and q, q = 0.9 (n + 1) / n for n errors (split-
+   conformal, with its finite-sample correction; the extremes up to 9 days). With 3 to 8
+   days the extremes are widened by half their spread, with fewer the band is a fixed
+   0.5x-2x of the rest of the day; ``reason`` says so.
 5. **When.** ``hit_at`` is where used + the rest, spread over the hours by the profile,
    crosses the limit (already crossed: the point that crossed it); ``hit_at_earliest``
    uses the band's high end, ``hit_at_latest`` its low end; NaT is "not before the reset".
 
 What it needs: complete past days (a History, or an IndexList or raw JSON whose points
-span days); two weeks for the weekly rhythm, a week more for a calibrated band. With only
+span days); a week and a day for the weekly rhythm (more weeks steady it), about two
+weeks and a half for a calibrated band. With only
 the service's current window (about a day) the rest of the day is the same hours of
 yesterday that the window holds, else the pace of the last ``pace_window``; ``method``
 and ``reason`` say which. Where it fails: a change of level that starts today (a launch,
 an outage) shows only as the day goes on; a one-off day (a holiday) is forecast as a usual
-one; the first two weeks know no weekly rhythm; all values are read in one assumed unit.
+one, and the same weekday a week later is forecast low while a single past week is
+stored; the first week knows no weekly rhythm; all values are read in one assumed unit.
 """
 
 from __future__ import annotations
@@ -171,7 +179,7 @@ def forecast_limits(
     """Say, per index, how much of a daily limit today will use and when it runs out.
 
     The rest of the day is the index's usual rest of the day (its last week's level and
-    hourly profile, and its weekday's once two weeks are stored), scaled by how today
+    hourly profile, and its weekday's once a week back is stored), scaled by how today
     compares so far; the band comes from its own past errors at this time of day. The
     method, what it needs and where it fails: :mod:`searchkit.analytics.forecast`.
     Points after ``now`` are never looked at.

@@ -50,12 +50,15 @@ _SHRINK = 0.001  # a pseudo-share: no ratio from nothing seen (the learnt slope 
 _SHRINK_RECENT = 0.3  # the same for the last hours' ratio
 _RECENT_HOURS = 3
 _RECENT_WEIGHT = 0.1  # weight of the last hours' ratio, in log space
-_WEEKLY_SHAPE = 0.5  # share of the same weekday's profile once two weeks are stored
+_WEEKLY_SHAPE = 0.5  # prior share of the same weekday's profile, two past weeks or more
+_ONE_WEEK_SHAPE = 0.3  # the same from a single past week (one day's shape is noisier)
+_SHAPE_PRIOR = 10.0  # days' worth of weight of those priors against the learnt share
 _PRIOR_DAYS = 10.0  # weight of "carry today's ratio as it is" against the learnt slope
 _BURST = 4.0  # an hour counts for at most this multiple of what it usually holds
 CALIBRATION_DAYS = 28
-MIN_CALIBRATION = 9  # the 90th order statistic of n errors needs n >= 9
+MIN_CALIBRATION = 9  # below 9 errors the corrected 90% quantile is the largest error
 _MIN_ERRORS = 3
+_FEW_WIDEN = 0.5  # the band's extremes widened by this share of their spread with 3-8 errors
 WIDE_BAND = (0.5, 2.0)  # rest-of-day multipliers when an index's own errors are too few
 COMPLETE_HOURS = 23.0
 
@@ -281,15 +284,43 @@ def reference(ops: np.ndarray, cov: np.ndarray) -> Reference:
     with np.errstate(divide="ignore", invalid="ignore"):
         relative = np.where(level > 0, totals / level, np.nan)
     same = np.stack([shift(relative, 7 * w) for w in range(1, _WEEKS + 1)], axis=-1)
-    weekly = np.isfinite(same).sum(axis=-1) >= 2
+    weeks = np.isfinite(same).sum(axis=-1)
+    weekly = weeks >= 1
     factor = np.where(weekly, nanmedian(same), 1.0)
     same_shape = np.stack([shift(shares, 7 * w) for w in range(1, _WEEKS + 1)], axis=-1)
     weekday_shape = _normal(nanmedian(same_shape))
-    mixed = _WEEKLY_SHAPE * weekday_shape + (1 - _WEEKLY_SHAPE) * _normal(recent_shape)
+    recent_shape = _normal(recent_shape)
+    part = _weekday_part(shares, recent_shape, weekday_shape, weeks)[..., None]
+    mixed = part * weekday_shape + (1 - part) * recent_shape
     use_week = weekly[..., None] & np.isfinite(weekday_shape)
     profile = _normal(np.where(use_week, mixed, _normal(recent_shape)))
     past_days = np.isfinite(recent).sum(axis=-1)
     return Reference(level * factor, profile, weekly, complete, totals, past_days)
+
+
+def _weekday_part(
+    shares: np.ndarray, recent: np.ndarray, weekday: np.ndarray, weeks: np.ndarray
+) -> np.ndarray:
+    """Per index and day: the share of the weekday's profile (against the last week's)
+    that fitted the shares of its last ``CALIBRATION_DAYS`` days best (least squares),
+    pulled towards :data:`_WEEKLY_SHAPE` (:data:`_ONE_WEEK_SHAPE` from a single past
+    week) by :data:`_SHAPE_PRIOR` days' worth of weight; clipped to [0, 1].
+
+    An index whose weekends are shaped unlike its weekdays (taxis, offices) learns to
+    follow the weekday; one shaped the same every day, to follow the steadier week.
+    """
+    gap = weekday - recent
+    num = np.nansum((shares - recent) * gap, axis=2)
+    den = np.nansum(gap * gap, axis=2)
+    known = np.isfinite(shares).all(axis=2) & np.isfinite(gap).all(axis=2)
+    num_w = np.nansum(windows(np.where(known, num, np.nan), CALIBRATION_DAYS), axis=-1)
+    den_w = np.nansum(windows(np.where(known, den, np.nan), CALIBRATION_DAYS), axis=-1)
+    count = np.nansum(windows(known.astype(np.float64), CALIBRATION_DAYS), axis=-1)
+    prior = np.where(weeks == 1, _ONE_WEEK_SHAPE, _WEEKLY_SHAPE)
+    typical = den_w / np.maximum(count, 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        part = (num_w + _SHAPE_PRIOR * typical * prior) / (den_w + _SHAPE_PRIOR * typical)
+    return np.where(den_w > 0, np.clip(part, 0.0, 1.0), prior)
 
 
 @dataclass
@@ -385,12 +416,25 @@ def log_errors(actual: np.ndarray, predicted: np.ndarray, level: np.ndarray) -> 
     return errors
 
 
+def _quantile(ordered: np.ndarray, count: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """The ``q`` quantile of the first ``count`` values of ``ordered`` (sorted, NaN last),
+    linear between order statistics as ``np.quantile`` is."""
+    top = np.maximum(count, 1) - 1
+    position = q * top
+    below = np.floor(position).astype(np.int64)
+    above = np.minimum(below + 1, top)
+    low = np.take_along_axis(ordered, below[..., None], -1)[..., 0]
+    high = np.take_along_axis(ordered, above[..., None], -1)[..., 0]
+    return np.asarray(low + (position - below) * (high - low))
+
+
 def band(errors: np.ndarray, usable: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The 10-90 band of each day from the errors of the ``CALIBRATION_DAYS`` before it.
 
-    Split-conformal: the order statistics of ranks floor(0.1 (n + 1)) and
-    ceil(0.9 (n + 1)) of the n past errors. With 3 to 8 errors the extremes widened by
-    a quarter of their spread; with fewer, the fixed :data:`WIDE_BAND`.
+    Split-conformal with the finite-sample correction: of the n past errors, the
+    quantiles at levels 1 - q and q with q = 0.9 (n + 1) / n (at most 1: the extremes
+    while n < 9). With 3 to 8 errors the extremes are widened by :data:`_FEW_WIDEN` of
+    their spread; with fewer, the fixed :data:`WIDE_BAND`.
 
     Returns:
         Low and high multipliers of the rest of the day, and n.
@@ -398,15 +442,14 @@ def band(errors: np.ndarray, usable: np.ndarray) -> tuple[np.ndarray, np.ndarray
     window = windows(np.where(usable, errors, np.nan), CALIBRATION_DAYS)
     count = np.isfinite(window).sum(axis=-1)
     ordered = np.sort(window, axis=-1)  # NaN last
-    low_rank = np.clip(np.floor(0.1 * (count + 1)).astype(np.int64), 1, None) - 1
-    top = np.maximum(count, 1)
-    high_rank = np.clip(np.ceil(0.9 * (count + 1)).astype(np.int64), 1, top) - 1
-    low = np.take_along_axis(ordered, low_rank[..., None], -1)[..., 0]
-    high = np.take_along_axis(ordered, high_rank[..., None], -1)[..., 0]
+    n = np.maximum(count, 1)
+    upper = np.minimum(1.0, 0.9 * (n + 1) / n)
+    low = _quantile(ordered, count, 1.0 - upper)
+    high = _quantile(ordered, count, upper)
     few = (count >= _MIN_ERRORS) & (count < MIN_CALIBRATION)
     spread = high - low
-    low = np.where(few, low - 0.25 * spread, low)
-    high = np.where(few, high + 0.25 * spread, high)
+    low = np.where(few, low - _FEW_WIDEN * spread, low)
+    high = np.where(few, high + _FEW_WIDEN * spread, high)
     enough = count >= _MIN_ERRORS
     with np.errstate(over="ignore"):
         low = np.where(enough, np.exp(np.minimum(low, 0.0)), WIDE_BAND[0])

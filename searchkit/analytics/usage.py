@@ -348,7 +348,10 @@ def _rollups_by_day(
     rows["operations"] = sums if per is None else sums * (seconds / per)  # as from points
     rows["period"] = pd.DatetimeIndex(rows["period"]).tz_convert(zone)
     current = dict(zip(limits.index.astype(str), limits["name"], strict=True))
-    rows["name"] = rows["index_id"].map(current).fillna(rows["name"])
+    # The history's texts are categoricals; the points' path gives ids as text. A name
+    # stays a reference to its category (one text per index, however many days).
+    rows["index_id"] = rows["index_id"].astype("str")
+    rows["name"] = rows["index_id"].map(current).fillna(rows["name"].astype(object))
     out = {}
     for period, day_rows in rows.groupby("period", sort=True):
         columns = ["index_id", "period", "operations", "points", "invalid"]

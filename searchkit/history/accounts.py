@@ -26,6 +26,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from searchkit.history.texts import TEXT, codes
+
 __all__ = ["canonical", "keys_for", "usable"]
 
 # What older writers stored when they had no account: null, "", or a stringified NaN/None.
@@ -70,29 +72,33 @@ def canonical(table: pa.Table) -> pa.Table:
     id_column = "index_id" if "index_id" in table.column_names else "id"
     if table.num_rows == 0 or "account" not in table.column_names:
         return table
-    accounts = pc.fill_null(table["account"].combine_chunks(), "")
-    encoded = pc.dictionary_encode(accounts)
-    labels = encoded.dictionary.to_pylist()
-    if len(labels) == 1 and usable(labels[0]):
+    account_codes, labels = codes(table["account"])
+    if len(labels) == 1 and account_codes.min() >= 0 and usable(labels[0].as_py()):
         return table  # one account throughout (the usual store): nothing to relabel
-    good = np.array([usable(label) for label in labels], dtype=bool)[encoded.indices.to_numpy()]
-    ids = pc.dictionary_encode(pc.fill_null(table[id_column].combine_chunks(), ""))
-    codes = ids.indices.to_numpy()
+    # Only the distinct labels are looked at; a null account (code -1) is not usable.
+    usable_label = np.array([*(usable(label) for label in labels.to_pylist()), False])
+    good = usable_label[account_codes]
+    id_codes, id_texts = codes(table[id_column])
     if "collected_at" in table.column_names:
         stamps = table["collected_at"].combine_chunks().cast(pa.int64())
         when = pc.fill_null(stamps, 0).to_numpy()
     else:
         when = np.arange(table.num_rows)
     # Per index the last row in (has an account, collected_at) order is its newest usable.
-    order = np.lexsort((when, good, codes))
-    ends = order[np.append(codes[order][1:] != codes[order][:-1], True)]
+    order = np.lexsort((when, good, id_codes))
+    ends = order[np.append(id_codes[order][1:] != id_codes[order][:-1], True)]
     source = np.arange(table.num_rows)
-    chosen = np.full(len(ids.dictionary), -1, dtype=np.int64)
-    chosen[codes[ends]] = np.where(good[ends], ends, -1)
-    pick = chosen[codes]
+    chosen = np.full(len(id_texts) + 1, -1, dtype=np.int64)  # the last slot: a null id
+    chosen[id_codes[ends]] = np.where(good[ends], ends, -1)
+    pick = chosen[id_codes]
     pick = np.where(pick >= 0, pick, source)
     if np.array_equal(pick, source):
         return table
-    relabelled = accounts.take(pa.array(pick))
+    # Codes are taken, not texts: the relabelled column is a dictionary of the same labels
+    # (a null account that stays reads as the empty text, as it always did).
+    relabelled_codes = np.append(np.arange(len(labels)), len(labels))[account_codes[pick]]
+    relabelled = pa.DictionaryArray.from_arrays(
+        pa.array(relabelled_codes.astype(np.int32)), pa.concat_arrays([labels, pa.array([""])])
+    )
     position = table.column_names.index("account")
-    return table.set_column(position, table.schema.field("account"), relabelled)
+    return table.set_column(position, pa.field("account", TEXT), relabelled)

@@ -14,6 +14,7 @@ from searchkit.history import dedupe, reader
 from searchkit.history import newest as record_of
 from searchkit.history.gaps import Gap, listing_gap
 from searchkit.history.layout import KEY, THROUGHPUT_SCHEMA, Layout
+from searchkit.history.texts import encoded
 
 __all__ = [
     "advance_record",
@@ -30,7 +31,7 @@ def listed_points(frame: pd.DataFrame, account_of: dict[str, str], stamp: int) -
     """The listed points as stored rows (instants floored to the stored microseconds).
 
     Text columns go through their categories: each distinct id, name and account becomes a
-    string once, and Arrow repeats them per point.
+    string once, and stays once: the columns are Arrow dictionaries (codes per point).
     """
     ids = frame["index_id"]
     accounts = (
@@ -53,10 +54,11 @@ def listed_points(frame: pd.DataFrame, account_of: dict[str, str], stamp: int) -
     return pa.Table.from_arrays(arrays, schema=THROUGHPUT_SCHEMA)
 
 
-def _text(values: pd.Series, labels: list[str] | None = None) -> pa.Array:
-    """A column as Arrow strings, converting each distinct value once (or its ``labels``)."""
+def _text(values: pd.Series, labels: list[str] | None = None) -> pa.DictionaryArray:
+    """A column as an Arrow dictionary, converting each distinct value once (or its
+    ``labels``)."""
     if not isinstance(values.dtype, pd.CategoricalDtype):
-        return pa.array(values.astype(str).to_numpy(), pa.string())
+        return encoded(pa.array(values.astype(str).to_numpy(), pa.string()))
     labels = [str(c) for c in values.cat.categories] if labels is None else list(labels)
     codes = values.cat.codes.to_numpy()
     if (codes < 0).any():  # a missing label reads as the text pandas gives it
@@ -65,7 +67,7 @@ def _text(values: pd.Series, labels: list[str] | None = None) -> pa.Array:
     dictionary = pa.DictionaryArray.from_arrays(
         pa.array(codes.astype(np.int32)), pa.array(labels, pa.string())
     )
-    return dictionary.cast(pa.string())
+    return encoded(dictionary)  # labels may repeat (two indexes of one account)
 
 
 def advance_record(layout: Layout, record: pa.Table | None, listed: pa.Table) -> list[str]:

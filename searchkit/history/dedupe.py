@@ -18,10 +18,10 @@ import datetime as dt
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from searchkit.history.accounts import canonical
 from searchkit.history.layout import KEY, LIMITS_SCHEMA
+from searchkit.history.texts import codes, encoded_table, joint_codes
 
 __all__ = [
     "drop_repeats",
@@ -58,22 +58,32 @@ def stored_mask(new: pa.Table, stored: pa.Table) -> np.ndarray:
     """Return, for each row of ``new``, whether its (account, index_id, time) is stored."""
     if stored.num_rows == 0:
         return np.zeros(new.num_rows, dtype=bool)
-    levels = []
-    for column in ("account", "index_id"):
-        both = pa.chunked_array(new[column].chunks + stored[column].chunks, pa.string())
-        levels.append(pc.dictionary_encode(both.combine_chunks()).indices.to_numpy())
-    times = [t["time"].combine_chunks().cast(pa.int64()).to_numpy() for t in (new, stored)]
-    split = new.num_rows
-    wanted = pd.MultiIndex.from_arrays([levels[0][:split], levels[1][:split], times[0]])
-    have = pd.MultiIndex.from_arrays([levels[0][split:], levels[1][split:], times[1]])
+    accounts = joint_codes([new["account"], stored["account"]])
+    ids = joint_codes([new["index_id"], stored["index_id"]])
+    times = [_int64(t["time"]) for t in (new, stored)]
+    wanted = pd.MultiIndex.from_arrays([accounts[0], ids[0], times[0]])
+    have = pd.MultiIndex.from_arrays([accounts[1], ids[1], times[1]])
     return np.asarray(wanted.isin(have))
 
 
+def _int64(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
+    """Instants (or any integers) as int64 NumPy values."""
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    return np.asarray(column.cast(pa.int64()).to_numpy())
+
+
 def sorted_points(table: pa.Table) -> pa.Table:
-    """Sort points as files store them: by account, index, then time."""
-    return table.sort_by(
-        [("account", "ascending"), ("index_id", "ascending"), ("time", "ascending")]
+    """Sort points as files store them: by account, index, then time.
+
+    Text columns are sorted by their codes (text order): Arrow's own sort refuses
+    dictionaries, and a take of codes copies no text.
+    """
+    table = encoded_table(table)
+    order = np.lexsort(
+        (_int64(table["time"]), codes(table["index_id"])[0], codes(table["account"])[0])
     )
+    return table.take(pa.array(order))
 
 
 def latest(table: pa.Table) -> pa.Table:
@@ -82,12 +92,13 @@ def latest(table: pa.Table) -> pa.Table:
     if table.num_rows < 2:
         return table
     table = canonical(table)  # one index, one account, whatever older writers keyed it by
+    table = encoded_table(table)  # one dictionary per text column: a take copies codes only
     keys = [
         _nan_first(table["value"]),
-        table["collected_at"].combine_chunks().cast(pa.int64()).to_numpy(),
-        table["time"].combine_chunks().cast(pa.int64()).to_numpy(),
-        pc.dictionary_encode(table["index_id"].combine_chunks()).indices.to_numpy(),
-        pc.dictionary_encode(table["account"].combine_chunks()).indices.to_numpy(),
+        _int64(table["collected_at"]),
+        _int64(table["time"]),
+        codes(table["index_id"])[0],
+        codes(table["account"])[0],
     ]
     order = table.take(pa.array(np.lexsort(keys)))
     return drop_repeats(order)
@@ -98,10 +109,7 @@ def drop_repeats(order: pa.Table) -> pa.Table:
     same = np.ones(order.num_rows - 1, dtype=bool)
     for column in KEY:
         values = order[column]
-        if pa.types.is_timestamp(values.type):
-            array = values.combine_chunks().cast(pa.int64()).to_numpy()
-        else:
-            array = pc.dictionary_encode(values.combine_chunks()).indices.to_numpy()
+        array = _int64(values) if pa.types.is_timestamp(values.type) else codes(values)[0]
         same &= array[1:] == array[:-1]
     if not same.any():
         return order
@@ -124,11 +132,11 @@ def tidy(table: pa.Table, zone: dt.tzinfo, rename: dict[str, str] | None = None)
         )
         return empty
     table = canonical(table)  # one index, one account, whatever older writers keyed it by
-    account = pc.dictionary_encode(table["account"].combine_chunks())
-    index_id = pc.dictionary_encode(table["index_id"].combine_chunks())
-    times = table["time"].combine_chunks().cast(pa.int64()).to_numpy()
+    account_codes, account_texts = codes(table["account"])
+    id_codes, id_texts = codes(table["index_id"])
+    times = _int64(table["time"])
     has_collected = "collected_at" in table.column_names
-    keys = [times, index_id.indices.to_numpy(), account.indices.to_numpy()]
+    keys = [times, id_codes, account_codes]
     if _strictly_sorted(keys[2], keys[1], times):
         # Files store points sorted and unique per key: nothing to sort or drop.
         order = np.arange(len(times))
@@ -149,12 +157,15 @@ def tidy(table: pa.Table, zone: dt.tzinfo, rename: dict[str, str] | None = None)
             t_sorted[keep],
         )
     values = table["value"].combine_chunks().take(pa.array(order)).to_numpy(zero_copy_only=False)
-    ids = np.asarray(index_id.dictionary.to_pylist(), dtype=object)
+    # A null text (code -1) reads as the empty text appended last.
+    ids = np.asarray([*id_texts.to_pylist(), ""], dtype=object)
     # The name an index has at its newest point labels all of its points (or, when given,
     # its name in the newest limits snapshot). Only those few names become Python strings.
     last = np.append(i_codes[1:] != i_codes[:-1], True)
     last_codes = i_codes[last]
-    last_names = table["name"].combine_chunks().take(pa.array(order[last])).to_pylist()
+    name_codes, name_texts = codes(table["name"])
+    picked = name_codes[order[last]]
+    last_names = name_texts.take(pa.array(picked, mask=picked < 0)).to_pylist()
     rename = rename or {}
     latest_name = {
         int(c): rename.get(str(ids[c]), n) for c, n in zip(last_codes, last_names, strict=True)
@@ -168,7 +179,7 @@ def tidy(table: pa.Table, zone: dt.tzinfo, rename: dict[str, str] | None = None)
     name_categories = list(dict.fromkeys(name_values))
     name_of_id = pd.Index(name_categories).get_indexer(name_values)
     name_cat = pd.Categorical.from_codes(name_of_id[id_codes], categories=pd.Index(name_categories))
-    accounts = np.asarray(account.dictionary.to_pylist(), dtype=object)
+    accounts = np.asarray([*account_texts.to_pylist(), ""], dtype=object)
     account_used = sorted(set(a_codes[last].tolist()))
     account_position = np.full(len(accounts), -1, dtype=np.int64)
     account_position[account_used] = np.arange(len(account_used))
@@ -206,7 +217,7 @@ def _key_order(
         # Least significant first: value, then collected_at; the last row of a key wins.
         keys = [
             _nan_first(table["value"]),
-            table["collected_at"].combine_chunks().cast(pa.int64()).to_numpy(),
+            _int64(table["collected_at"]),
             *keys,
         ]
     order = np.lexsort(keys)

@@ -26,6 +26,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from searchkit.errors import HistoryError, ValidationError, mask_url
+from searchkit.history.texts import TEXT, encoded_table, is_text
 from searchkit.model.limits import LIMIT_FIELDS
 
 __all__ = [
@@ -44,11 +45,13 @@ __all__ = [
 ]
 
 TIMESTAMP = pa.timestamp("ns", tz="UTC")
+# Text columns are dictionaries in memory (each distinct text once, see
+# :mod:`searchkit.history.texts`) and plain strings in the files.
 THROUGHPUT_SCHEMA = pa.schema(
     [
-        ("account", pa.string()),
-        ("index_id", pa.string()),
-        ("name", pa.string()),
+        ("account", TEXT),
+        ("index_id", TEXT),
+        ("name", TEXT),
         ("time", TIMESTAMP),
         ("value", pa.float64()),
         ("collected_at", TIMESTAMP),
@@ -56,31 +59,31 @@ THROUGHPUT_SCHEMA = pa.schema(
 )
 LIMITS_SCHEMA = pa.schema(
     [
-        ("account", pa.string()),
-        ("id", pa.string()),
-        ("name", pa.string()),
-        ("type", pa.string()),
-        ("region", pa.string()),
-        ("endpoint", pa.string()),
+        ("account", TEXT),
+        ("id", TEXT),
+        ("name", TEXT),
+        ("type", TEXT),
+        ("region", TEXT),
+        ("endpoint", TEXT),
         ("created", TIMESTAMP),
         ("input_enrichment_enabled", pa.bool_()),
-        ("partner_email", pa.string()),
+        ("partner_email", TEXT),
         *[(field, pa.float64()) for field in LIMIT_FIELDS],
         ("collected_at", TIMESTAMP),
     ]
 )
 ROLLUP_SCHEMA = pa.schema(
     [
-        ("account", pa.string()),
-        ("index_id", pa.string()),
-        ("name", pa.string()),
+        ("account", TEXT),
+        ("index_id", TEXT),
+        ("name", TEXT),
         ("period", TIMESTAMP),
         ("operations", pa.float64()),
         ("value_sum", pa.float64()),
         ("points", pa.int64()),
         ("invalid", pa.int64()),
         ("interval_seconds", pa.float64()),
-        ("source", pa.string()),
+        ("source", TEXT),
     ]
 )
 SCHEMAS = {"throughput": THROUGHPUT_SCHEMA, "limits": LIMITS_SCHEMA, "rollups": ROLLUP_SCHEMA}
@@ -92,12 +95,15 @@ ROW_GROUP = 16_384
 #: How every file is written. Instants are stored as Parquet TIMESTAMP(MICROS, UTC): Spark,
 #: DuckDB, Polars and Dask read that natively (Spark has no nanoseconds), and the service's
 #: texts carry milliseconds, so nothing it says is lost; sub-microsecond digits of a
-#: ``collected_at`` taken from the clock are dropped.
+#: ``collected_at`` taken from the clock are dropped. Text columns are written from Arrow
+#: dictionaries, so each distinct text is stored once (the column's dictionary page), and
+#: without Arrow's own schema, so every engine (pandas and Polars too) reads plain strings.
 WRITE_OPTIONS: dict[str, Any] = {
     "compression": "zstd",
     "row_group_size": ROW_GROUP,
     "coerce_timestamps": "us",
     "allow_truncated_timestamps": True,
+    "store_schema": False,
 }
 #: Listings and reads that race a writer or a compaction are retried this many times.
 ATTEMPTS = 5
@@ -298,7 +304,7 @@ class Layout:
         expected = SCHEMAS[kind]
         missing = [f.name for f in expected if f.name not in schema.names]
         wrong = [
-            f"{f.name} is {schema.field(f.name).type}, expected {f.type}"
+            f"{f.name} is {schema.field(f.name).type}, expected {_shown(f.type)}"
             for f in expected
             if f.name in schema.names and not compatible(schema.field(f.name).type, f.type)
         ]
@@ -317,6 +323,7 @@ class Layout:
         folder = f"{self.root}/{kind}/day={day}"
         name = f"part-{stamp}-{uuid.uuid4().hex}.parquet"
         final = f"{folder}/{name}"
+        table = stored(table)
         try:
             if not self.local:
                 # An object store makes an object visible only once its upload completed.
@@ -403,18 +410,33 @@ def _is_day(text: str) -> bool:
 
 
 def compatible(found: pa.DataType, expected: pa.DataType) -> bool:
-    """Whether a column of type ``found`` reads as ``expected`` (a compatible writer's)."""
+    """Whether a column of type ``found`` reads as ``expected`` (a compatible writer's).
+
+    A text column may be plain, large or dictionary strings (files written before text
+    columns were dictionaries hold plain ones); instants may have any unit.
+    """
     if found == expected:
         return True
     if pa.types.is_timestamp(expected):
         return bool(pa.types.is_timestamp(found))
-    if pa.types.is_string(expected):
-        return bool(
-            pa.types.is_string(found)
-            or pa.types.is_large_string(found)
-            or (pa.types.is_dictionary(found) and pa.types.is_string(found.value_type))
-        )
+    if is_text(expected):
+        return is_text(found)
     return False
+
+
+def _shown(kind: pa.DataType) -> str:
+    """A type as a message names it: a text column is ``string`` whatever its encoding."""
+    return "string" if is_text(kind) else str(kind)
+
+
+def stored(table: pa.Table) -> pa.Table:
+    """Return ``table`` as it is written: one dictionary per text column, no metadata.
+
+    One dictionary of the texts the rows use is what Parquet writes as the column's
+    dictionary page directly; chunks with different dictionaries would make the writer
+    copy the text per row (and fail past 2 GiB of copies).
+    """
+    return encoded_table(table).replace_schema_metadata(None)
 
 
 def remove_quietly(fs: pafs.FileSystem, path: str) -> None:

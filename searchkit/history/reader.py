@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 
 from searchkit.errors import HistoryError
 from searchkit.history.layout import ATTEMPTS, SCHEMAS, Layout
+from searchkit.history.texts import TEXT, encoded, encoded_table
 
 __all__ = ["read", "read_file", "row_groups"]
 
@@ -33,12 +34,18 @@ def read_file(
     filter: ds.Expression | None,
     prune: dict[str, Any],
 ) -> pa.Table | None:
-    """Read one file's row groups that the statistics allow, then filter its rows."""
+    """Read one file's row groups that the statistics allow, then filter its rows.
+
+    Text columns are decoded as dictionaries (each distinct text once, from the file's
+    dictionary pages), whatever type their writer gave them.
+    """
     expected = SCHEMAS[kind]
+    texts = [f.name for f in expected if f.type == TEXT]
     try:
         with layout.fs.open_input_file(path) as handle:
             parquet = pq.ParquetFile(handle)
             layout.check(kind, path, parquet.schema_arrow)
+            parquet = pq.ParquetFile(handle, metadata=parquet.metadata, read_dictionary=texts)
             groups = row_groups(parquet, prune)
             if not groups:
                 return None
@@ -55,8 +62,19 @@ def read_file(
         ) from exc
     wanted = pa.schema([expected.field(name) for name in columns])
     if table.schema != wanted:
-        table = table.cast(wanted)  # a compatible writer's types (large strings, us times)
+        table = _conform(table, wanted)  # a compatible writer's types (large strings, us times)
     return table.filter(filter) if filter is not None else table
+
+
+def _conform(table: pa.Table, wanted: pa.Schema) -> pa.Table:
+    """Cast ``table`` to ``wanted``, text columns to dictionaries without a text per row."""
+    columns = []
+    for field in wanted:
+        column = table.column(field.name)
+        if column.type != field.type:
+            column = encoded(column) if field.type == TEXT else column.cast(field.type)
+        columns.append(column)
+    return pa.Table.from_arrays(columns, schema=wanted)
 
 
 def read(
@@ -116,7 +134,8 @@ def read(
         tables = [part for part in parts if part is not None and part.num_rows]
         if not tables:
             return schema.empty_table().select(wanted)
-        return pa.concat_tables(tables).select(wanted)
+        # One dictionary per text column across the files: keys group, sort and join.
+        return encoded_table(pa.concat_tables(tables).select(wanted))
     raise AssertionError("unreachable")  # pragma: no cover
 
 

@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from searchkit.frames.frames import median_spacing
-from searchkit.history import reader
+from searchkit.history import reader, texts
 from searchkit.history.dedupe import tidy
 from searchkit.history.layout import ROLLUP_SCHEMA, TIMESTAMP, Layout
 
@@ -108,21 +108,22 @@ def rollup(points: pa.Table, day: str, source: str) -> pa.Table:
     seconds = spacing.dt.total_seconds().to_numpy(dtype=np.float64)
     last = np.zeros(count, dtype=np.int64)
     last[codes] = np.arange(len(codes))  # later rows overwrite earlier ones
-    names = frame["name"].to_numpy(dtype=object)[last] if count else np.array([], dtype=object)
-    accounts = frame["account"].to_numpy(dtype=object)[last] if count else names
+    # The texts of each index's last row, taken as codes (no text per point).
+    names = pa.array(frame["name"].array[last])
+    accounts = pa.array(frame["account"].array[last])
     operations = value_sum * np.where(np.isnan(seconds), 60.0, seconds)
     period = pd.Timestamp(day, tz="UTC").value
     arrays = [
-        pa.array(accounts.tolist(), pa.string()),
-        pa.array([str(c) for c in ids.categories], pa.string()),
-        pa.array(names.tolist(), pa.string()),
+        texts.encoded(accounts),
+        texts.encoded(pa.array([str(c) for c in ids.categories], pa.string())),
+        texts.encoded(names),
         pa.array(np.full(count, period, dtype="datetime64[ns]"), TIMESTAMP),
         pa.array(operations, pa.float64()),
         pa.array(value_sum, pa.float64()),
         pa.array(points_per, pa.int64()),
         pa.array(invalid, pa.int64()),
         pa.array(seconds, pa.float64(), from_pandas=True),
-        pa.array([source] * count, pa.string()),
+        texts.encoded(pa.array([source] * count, pa.string())),
     ]
     return pa.Table.from_arrays(arrays, schema=ROLLUP_SCHEMA)
 
@@ -138,15 +139,16 @@ def current(rows: pa.Table, sources: dict[str, str]) -> pa.Table:
     days = rows["period"].combine_chunks().cast(pa.int64()).to_numpy() // 86_400_000_000_000
     day_names = np.datetime_as_string(days.astype("datetime64[D]"))
     wanted = pd.Series(day_names, dtype=object).map(sources).fillna("").to_numpy()
-    keep = wanted == rows["source"].to_numpy(zero_copy_only=False)
+    source_codes, source_texts = texts.codes(rows["source"])
+    keep = wanted == np.asarray([*source_texts.to_pylist(), None], dtype=object)[source_codes]
     kept = rows.filter(pa.array(keep))
     if "index_id" not in kept.column_names or kept.num_rows < 2:
         return kept
     keys = pd.DataFrame(
         {
             "day": days[keep],
-            "account": kept["account"].to_numpy(zero_copy_only=False),
-            "index_id": kept["index_id"].to_numpy(zero_copy_only=False),
+            "account": texts.codes(kept["account"])[0],
+            "index_id": texts.codes(kept["index_id"])[0],
         }
     )
     return kept.filter(pa.array(~keys.duplicated(keep="last").to_numpy()))

@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 from searchkit.frames.frames import LIMITS_COLUMNS
 from searchkit.history import reader
 from searchkit.history.layout import LIMITS_SCHEMA, Layout
+from searchkit.history.texts import joint_codes
 from searchkit.model.index import SHORT_ID
 from searchkit.model.limits import REGIONS, TYPES
 
@@ -80,29 +81,38 @@ def unchanged(layout: Layout, snapshot: pa.Table) -> bool:
     newest = layout.newest_day("limits")
     if newest is None or snapshot.num_rows == 0:
         return False
-    accounts = pc.unique(snapshot["account"])
     stored = reader.read(layout, "limits", days=(newest, newest))
-    stored = stored.filter(pc.is_in(stored["account"], value_set=accounts))
-    if stored.num_rows == 0:
+    # Accounts as codes both tables share: no text per stored row.
+    ours_account, stored_account = joint_codes([snapshot["account"], stored["account"]])
+    accounts = np.unique(ours_account)
+    rows = np.flatnonzero(np.isin(stored_account, accounts))
+    if len(rows) == 0:
         return False
-    keys = pd.DataFrame(
-        {
-            "account": stored["account"].to_numpy(zero_copy_only=False),
-            "stamp": stored["collected_at"].combine_chunks().cast(pa.int64()).to_numpy(),
-        }
-    )
+    stamps = stored["collected_at"].combine_chunks().cast(pa.int64()).to_numpy()[rows]
+    keys = pd.DataFrame({"account": stored_account[rows], "stamp": stamps})
     last = keys.groupby("account")["stamp"].transform("max").to_numpy()
-    stored = stored.filter(pa.array(keys["stamp"].to_numpy() == last))
-    if pc.count_distinct(stored["account"]).as_py() != len(accounts):
+    rows = rows[stamps == last]
+    if len(np.unique(stored_account[rows])) != len(accounts):
         return False  # an account without a snapshot that day
+    stored = stored.take(pa.array(rows))
     values = [name for name in LIMITS_SCHEMA.names if name != "collected_at"]
     order = [("account", "ascending"), ("id", "ascending")]
-    ours = snapshot.select(values).sort_by(order)
+    # One row per index on each side: compared as plain rows.
+    ours = _plain(snapshot.select(values)).sort_by(order)
     try:
-        theirs = stored.select(values).sort_by(order).cast(ours.schema)
+        theirs = _plain(stored.select(values)).sort_by(order).cast(ours.schema)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return False
     # Stored instants are microseconds: compare the new snapshot as it would be stored.
     created = [pc.divide(t["created"].cast(pa.int64()), 1000) for t in (ours, theirs)]
     rest = [name for name in values if name != "created"]
     return bool(created[0].equals(created[1]) and ours.select(rest).equals(theirs.select(rest)))
+
+
+def _plain(table: pa.Table) -> pa.Table:
+    """``table`` with its dictionary columns as plain ones (for a few rows: one per index)."""
+    fields = [
+        pa.field(f.name, f.type.value_type) if pa.types.is_dictionary(f.type) else f
+        for f in table.schema
+    ]
+    return table.cast(pa.schema(fields))

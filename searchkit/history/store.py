@@ -32,6 +32,7 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -62,6 +63,7 @@ from searchkit.history.layout import (
 from searchkit.history.reports import CollectSummary, HistoryInfo
 from searchkit.history.rollups import current, refresh
 from searchkit.history.snapshots import limits_table, snapshot_frame, unchanged
+from searchkit.history.texts import codes
 
 if TYPE_CHECKING:
     from searchkit.api.client import Client
@@ -574,12 +576,10 @@ def _texts(value: Iterable[str] | str, name: str) -> list[str]:
 
 def _points_by_index(new: pa.Table, limits: pd.DataFrame) -> dict[str, int]:
     """Count the new points of each listed index, by name (0 for an index without any)."""
-    counts = (
-        pd.Series(new["name"].to_numpy(zero_copy_only=False)).value_counts(sort=False)
-        if new.num_rows
-        else pd.Series(dtype=int)
-    )
-    return {str(name): int(counts.get(name, 0)) for name in limits["name"]}
+    rows, names = codes(new["name"])
+    counts = np.bincount(rows[rows >= 0], minlength=len(names))  # per distinct name
+    by_name = dict(zip(names.to_pylist(), counts.tolist(), strict=True))
+    return {str(name): int(by_name.get(name, 0)) for name in limits["name"]}
 
 
 def _items(indexes: Any) -> list[Any]:

@@ -75,7 +75,9 @@ def test_the_rest_of_the_day_follows_the_index_s_own_daily_profile():
     # (instants to the second).
     assert row["hit_at"] == pd.Timestamp("2026-11-21 14:35:33", tz=UTC)
     assert row["hit_at_earliest"] == row["hit_at_latest"] == row["hit_at"]
-    assert (row["unit"], row["method"], row["reason"]) == ("operations", "profile", "")
+    # Twelve days stored: the same weekday a week back is known, so the weekly rhythm
+    # is used (here the same as every day's).
+    assert (row["unit"], row["method"], row["reason"]) == ("operations", "profile+weekly", "")
     assert row["as_of"] == pd.Timestamp("2026-11-21 06:00", tz=UTC)
 
 
@@ -103,6 +105,34 @@ def weekdays_busier(hour: int, when: pd.Timestamp) -> float:
     return (0.5 if when.day_of_week >= 5 else 1.0) * busy_days(hour, when)
 
 
+def test_with_one_week_stored_a_weekend_day_is_forecast_as_a_weekend_day():
+    # 2026-11-16 is a Monday; today, 2026-11-28, is a Saturday: one Saturday stored.
+    raw = [days_of("weekly", 12, weekdays_busier, start="2026-11-16", today_until=9)]
+    row = sk.forecast_limits(raw, now="2026-11-28 09:00").loc["id-weekly"]
+    assert row["method"] == "profile+weekly"
+    assert row["projected"] == pytest.approx(100_800.0, rel=1e-12)  # half a weekday
+    # Six days stored (one Saturday short of a week back): no weekly rhythm, a weekday.
+    raw = [days_of("short", 5, weekdays_busier, start="2026-11-23", today_until=9)]
+    row = sk.forecast_limits(raw, now="2026-11-28 09:00").loc["id-short"]
+    assert row["method"] == "profile"
+
+
+def nights_on_weekends(hour: int, when: pd.Timestamp) -> float:
+    """Busy from 08:00 on weekdays, busy before 08:00 on weekends: 201,600 / 144,000."""
+    busy = hour < 8 if when.day_of_week >= 5 else hour >= 8
+    return 3.0 if busy else 1.0
+
+
+def test_an_index_shaped_otherwise_on_weekends_learns_to_follow_its_weekday():
+    # Today, 2026-12-12, is a Saturday: 144,000 operations, 90,000 of them by 09:00.
+    raw = [days_of("nights", 33, nights_on_weekends, today_until=9)]
+    row = sk.forecast_limits(raw, now="2026-12-12 09:00").iloc[0]
+    assert (row["used"], row["method"]) == (90_000.0, "profile+weekly")
+    # The weekday's profile fitted the past weekends (the week's did not), so it gets
+    # most of the weight: 152,571 (6% high), where a fixed half of each gave 174,857.
+    assert row["projected"] == pytest.approx(1_068_000 / 7, rel=1e-12)
+
+
 def test_with_two_weeks_stored_a_weekend_day_is_forecast_as_a_weekend_day():
     # 2026-11-09 is a Monday; today, 2026-11-28, is a Saturday.
     raw = [days_of("weekly", 19, weekdays_busier, today_until=9)]
@@ -118,7 +148,7 @@ def test_the_tests_own_generator_is_forecast_within_two_percent_at_two_in_the_mo
     actual = sk.usage_frame(raw)["operations"].iloc[-1]  # the whole of 2026-03-28
     assert actual == 8_599_021.8
     assert abs(row["projected"] / actual - 1) < 0.02
-    assert row["method"] == "profile"
+    assert row["method"] == "profile+weekly"  # 2026-03-21, a Saturday, a week back
     assert row["reason"] == (
         "band from only 7 past day(s) at this hour (9 or more calibrate it): widened"
     )
@@ -326,8 +356,8 @@ def test_the_demo_s_morning_forecast_says_code_snippets_crosses_its_limit_this_e
     assert (snippets["used"], snippets["limit"]) == (8_431.2, 20_000.0)
     assert snippets["method"] == "profile"
     assert snippets["hit_at"] == pd.Timestamp("2026-11-20 22:26:09", tz=UTC)
-    assert snippets["hit_at_earliest"] == pd.Timestamp("2026-11-20 22:18:34", tz=UTC)
-    assert snippets["hit_at_latest"] == pd.Timestamp("2026-11-20 22:50:54", tz=UTC)
+    assert snippets["hit_at_earliest"] == pd.Timestamp("2026-11-20 22:13:24", tz=UTC)
+    assert snippets["hit_at_latest"] == pd.Timestamp("2026-11-20 22:56:31", tz=UTC)
     assert tickets["used"] > tickets["limit"]  # already past, since 00:07
     assert tickets["hit_at"] == pd.Timestamp("2026-11-20 00:07:00", tz=UTC)
 
