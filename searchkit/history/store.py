@@ -329,18 +329,9 @@ class History:
         return dedupe.tidy(table, zone, self._current_names())
 
     def points(self, start: Instant | None = None, end: Instant | None = None) -> dedupe.Points:
-        """Return the points :meth:`throughput` would, as arrays instead of a frame.
-
-        The same points (one per account, index and time), order and names, read without
-        a text per point: for code that sums a day at a time (``forecast_limits`` does).
-
-        Args:
-            start: First instant (inclusive), as for :meth:`throughput`.
-            end: Last instant (exclusive).
-
-        Raises:
-            HistoryError: A stored file is foreign or corrupt.
-            ValidationError: ``start`` or ``end`` is no time, or ``end`` comes before ``start``.
+        """Return the points :meth:`throughput` would (``start`` inclusive, ``end``
+        exclusive), in its order and with its names, as arrays instead of a frame: for code
+        that sums a day at a time (``forecast_limits`` does). Raises as :meth:`throughput`.
         """
         lo, hi, _, _ = span(start, end)
         return read_points(self._layout, lo, hi, self._current_names())
