@@ -4,8 +4,8 @@ A name is stored once per index and file (Parquet's dictionary), so collecting a
 an index with a 1 MiB name should cost about what a 10-character name costs, not a copy of
 the name per point. Each step runs in a fresh subprocess (its peak RSS is its own):
 
-- collect: ``History.collect(compact=False)`` from a real HTTP server on 127.0.0.1 listing
-  one index with 1,440 points of one UTC day;
+- collect: ``History.collect`` from a real HTTP server on 127.0.0.1 listing one index with
+  1,440 points of one UTC day, at that day's last second (still open: no rollup yet);
 - throughput: ``History.throughput()``;
 - usage: ``usage_frame(history)`` (from the points: the day has no rollup yet);
 - compact: ``History.compact()`` (the day's rollup);
@@ -15,7 +15,11 @@ For each step it prints seconds and peak RSS growth (``ru_maxrss`` after, less t
 set before the step) for the 1 MiB name and for a 10-character baseline in the same run,
 and the ratio. To measure another version of the package, put it first on PYTHONPATH.
 
-Usage: .venv/bin/python bench/bignames.py [--name-bytes 1048576] [--points 1440]
+The name repeats ``big-name-`` (a file holding it per point still compresses well, as in
+the issue's report); ``--random`` makes it random letters, which zstd cannot shrink, so the
+file sizes show how many copies a file holds.
+
+Usage: .venv/bin/python bench/bignames.py [--name-bytes 1048576] [--points 1440] [--random]
 """
 
 from __future__ import annotations
@@ -43,11 +47,19 @@ def _rss_mib() -> float:
     return 0.0
 
 
-def _body(name_bytes: int, points: int) -> bytes:
+def _name(size: int, random_letters: bool) -> str:
+    if random_letters:
+        import random
+        import string
+
+        return "".join(random.Random(18).choices(string.ascii_letters, k=size))
+    return ("big-name-" * (size // 9 + 1))[:size]
+
+
+def _body(name: str, points: int) -> bytes:
     sys.path.append(str(ROOT))
     from tests.index_json import index_json
 
-    name = ("big-name-" * (name_bytes // 9 + 1))[:name_bytes]
     vector = [
         {"x": f"{DAY} {m // 60:02d}:{m % 60:02d}:00 +0000 UTC", "y": 1.0 + (m % 7)}
         for m in range(points)
@@ -56,7 +68,7 @@ def _body(name_bytes: int, points: int) -> bytes:
     return json.dumps([item]).encode()
 
 
-def _step(step: str, store: str, name_bytes: int, points: int) -> dict[str, object]:
+def _step(step: str, store: str, name: str, points: int) -> dict[str, object]:
     sys.path.append(str(ROOT))
     import pandas as pd
 
@@ -66,7 +78,7 @@ def _step(step: str, store: str, name_bytes: int, points: int) -> dict[str, obje
     if step == "collect":
         from tests.faults.harness import FaultServer, reply
 
-        body = _body(name_bytes, points)
+        body = _body(name, points)
         with FaultServer() as server:
             server.script("GET", then=reply(200, body))
             with sk.Client(
@@ -75,7 +87,7 @@ def _step(step: str, store: str, name_bytes: int, points: int) -> dict[str, obje
                 before = _rss_mib()
                 started = time.monotonic()
                 now = pd.Timestamp(DAY, tz="UTC") + pd.Timedelta("23h59min59s")  # the day open
-                summary = hist.collect(client, now=now, compact=False)
+                summary = hist.collect(client, now=now)
                 elapsed = time.monotonic() - started
         rows = summary.new_points
     else:
@@ -92,9 +104,9 @@ def _step(step: str, store: str, name_bytes: int, points: int) -> dict[str, obje
     return {"seconds": elapsed, "peak_growth_mib": max(peak - before, 0.0), "rows": rows}
 
 
-def _run(step: str, store: str, name_bytes: int, points: int) -> dict[str, object]:
+def _run(step: str, store: str, name: str, points: int) -> dict[str, object]:
     out = subprocess.run(
-        [sys.executable, __file__, "--one", step, store, str(name_bytes), str(points)],
+        [sys.executable, __file__, "--one", step, store, name, str(points)],
         capture_output=True,
         text=True,
         env=os.environ,
@@ -114,22 +126,26 @@ def _size(folder: Path) -> int:
 
 def main() -> None:
     if len(sys.argv) == 6 and sys.argv[1] == "--one":
-        step, store, name_bytes, points = sys.argv[2], sys.argv[3], *map(int, sys.argv[4:])
-        print(json.dumps(_step(step, store, name_bytes, points)))
+        step, store, name, points = sys.argv[2:]
+        size, _, kind = name.partition(":")
+        print(json.dumps(_step(step, store, _name(int(size), kind == "random"), int(points))))
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--name-bytes", type=int, default=1 << 20)
     parser.add_argument("--points", type=int, default=1440)
+    parser.add_argument("--random", action="store_true", help="a name of random letters")
     args = parser.parse_args()
     import searchkit
 
     print(f"searchkit from {Path(searchkit.__file__).parent}")
-    print(f"{args.points:,} points; names of 10 and {args.name_bytes:,} bytes")
+    kind = "random" if args.random else "repeat"
+    print(f"{args.points:,} points; names of 10 and {args.name_bytes:,} bytes ({kind})")
     with tempfile.TemporaryDirectory() as tmp:
         results = {}
         for label, size in (("baseline", 10), ("big", args.name_bytes)):
             store = str(Path(tmp) / label)
-            results[label] = {step: _run(step, store, size, args.points) for step in STEPS}
+            name = f"{size}:{kind}"  # the child process makes the name itself
+            results[label] = {step: _run(step, store, name, args.points) for step in STEPS}
             results[label]["bytes"] = _size(Path(store))  # type: ignore[assignment]
     base, big = results["baseline"], results["big"]
     print(
