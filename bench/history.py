@@ -23,8 +23,13 @@ code and, with ``--baseline SRC`` (a source tree, e.g. ``git archive main search
 pyarrow + pandas day total over the compacted files; bytes per million points before and
 after compaction; and a steady collect round against one plain list of the same indexes.
 
+With ``--year``, writes ``--days`` compacted days with their rollups (written by the rollup
+code compaction uses) and measures ``usage_frame`` and ``forecast_limits``, the latter
+against reading the days it bins with ``History.throughput``, a day at a time.
+
 Usage: .venv/bin/python bench/history.py [--indexes 1000] [--days 30] [--keep DIR]
        .venv/bin/python bench/history.py --layouts [--baseline SRC] [--indexes 200] [--days 7]
+       .venv/bin/python bench/history.py --year --days 365 --indexes 1000
 """
 
 from __future__ import annotations
@@ -50,8 +55,12 @@ MINUTES = 1440
 _DAY_NS = 86_400 * 1_000_000_000
 
 
-def write_dataset(root: Path, indexes: int, days: int) -> tuple[list[str], float]:
-    from searchkit.history.layout import ROW_GROUP, THROUGHPUT_SCHEMA
+def write_dataset(
+    root: Path, indexes: int, days: int, rollups: bool = False
+) -> tuple[list[str], float]:
+    """Write one sorted file a day; with ``rollups``, each day's rollup too (as compaction)."""
+    from searchkit.history.layout import ROW_GROUP, THROUGHPUT_SCHEMA, WRITE_OPTIONS
+    from searchkit.history.rollups import rollup
 
     ids = [str(uuid.UUID(int=i + 1, version=4)) for i in range(indexes)]
     names = [f"index-{i:04d}" for i in range(indexes)]
@@ -80,12 +89,13 @@ def write_dataset(root: Path, indexes: int, days: int) -> tuple[list[str], float
         )
         folder = root / "throughput" / f"day={first:%Y-%m-%d}"
         folder.mkdir(parents=True)
-        pq.write_table(
-            table,
-            folder / f"part-{first.value}-{uuid.uuid4().hex}.parquet",
-            compression="zstd",
-            row_group_size=ROW_GROUP,
-        )
+        name = f"part-{first.value}-{uuid.uuid4().hex}.parquet"
+        pq.write_table(table, folder / name, compression="zstd", row_group_size=ROW_GROUP)
+        if rollups:
+            rolled = root / "rollups" / f"day={first:%Y-%m-%d}"
+            rolled.mkdir(parents=True)
+            summary = rollup(table, f"{first:%Y-%m-%d}", name)
+            pq.write_table(summary, rolled / name, **WRITE_OPTIONS)
     write_limits(root, ids, names)
     return names, time.perf_counter() - started
 
@@ -231,6 +241,16 @@ def measure(root: str, what: str, engine: str, arg: str) -> dict[str, float]:
             frame = pd.DataFrame(index=range(hist.refresh_rollups()))
         elif what == "plain":
             frame = pd.DataFrame(index=range(plain_day_totals(root)))
+        elif what == "forecast-days":
+            from searchkit.analytics import profile as pf
+
+            # The days forecast_limits bins (analytics.forecast reads this many, to today).
+            wanted = hist.days()[-(pf.CALIBRATION_DAYS + pf.WINDOW + 7) :]
+            rows = 0
+            for day in wanted:
+                begin = pd.Timestamp(day, tz="UTC")
+                rows += len(hist.throughput(start=begin, end=begin + pd.Timedelta(days=1)))
+            frame = pd.DataFrame(index=range(rows))
         elif what == "forecast":
             import searchkit as sk
 
@@ -371,6 +391,30 @@ def bench_layouts(root: Path, indexes: int, days: int, baseline: str | None) -> 
     )
 
 
+def bench_year(root: Path, indexes: int, days: int) -> None:
+    """usage_frame and forecast_limits on a long compacted history with its rollups."""
+    points = indexes * days * MINUTES
+    _, seconds = write_dataset(root, indexes, days, rollups=True)
+    size = disk_bytes(root)
+    print(
+        f"dataset: {indexes:,} indexes x {days} days x {MINUTES} points = {points / 1e6:.1f}M "
+        f"points, compacted with rollups, {size / 2**30:.2f} GiB, written in {seconds:.0f} s"
+    )
+    usage = run_measure(root, "usage", "searchkit", "-", 1)
+    print(
+        f"usage_frame(hist), all indexes x {days} days: {usage['seconds']:.2f} s, "
+        f"{int(usage['rows']):,} rows, +{usage['read_mib']:.0f} MiB (targets < 10 s, < 1 GiB)"
+    )
+    forecast = run_measure(root, "forecast", "searchkit", "-", 1)
+    read = run_measure(root, "forecast-days", "searchkit", "-", 1)
+    print(
+        f"forecast_limits(hist): {forecast['seconds']:.2f} s (+{forecast['read_mib']:.0f} MiB) "
+        f"vs reading the days it bins with History.throughput, a day at a time "
+        f"({int(read['rows']):,} points): {read['seconds']:.2f} s = "
+        f"{forecast['seconds'] / read['seconds']:.2f}x (target <= 1.3x)"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--indexes", type=int, default=1000)
@@ -379,10 +423,24 @@ def main() -> None:
     parser.add_argument("--keep", help="write the dataset here and keep it")
     parser.add_argument("--layouts", action="store_true", help="measure the collected layout")
     parser.add_argument("--baseline", help="a source tree to measure beside this code")
+    parser.add_argument(
+        "--year",
+        action="store_true",
+        help="usage_frame and forecast_limits on --days compacted days with rollups "
+        "(a year: --year --days 365 --indexes 1000; needs ~2.2 GB of disk)",
+    )
     parser.add_argument("--measure", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure:
         print(json.dumps(measure(*args.measure)))
+        return
+    if args.year:
+        root = Path(args.keep or tempfile.mkdtemp(prefix="searchkit-year-bench-"))
+        try:
+            bench_year(root, args.indexes, args.days)
+        finally:
+            if not args.keep:
+                shutil.rmtree(root, ignore_errors=True)
         return
     if args.layouts:
         root = Path(args.keep or tempfile.mkdtemp(prefix="searchkit-layouts-bench-"))
