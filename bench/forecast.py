@@ -49,6 +49,7 @@ REAL = {
     "nab_elb_request_count_8c0756": "load-balancer requests, 5 min, 14 days",
     "nab_nyc_taxi": "NYC taxi passengers, 30 min, 215 days",
     "nab_twitter_volume_aapl": "Twitter mentions of AAPL, 5 min, 55 days",
+    "nab_twitter_volume_goog": "Twitter mentions of GOOG, 5 min, 55 days",
     "taylor_electricity_demand": "electricity demand, 30 min, 84 days",
 }
 
