@@ -51,6 +51,7 @@ REAL = {
     "nab_twitter_volume_aapl": "Twitter mentions of AAPL, 5 min, 55 days",
     "nab_twitter_volume_goog": "Twitter mentions of GOOG, 5 min, 55 days",
     "taylor_electricity_demand": "electricity demand, 30 min, 84 days",
+    "uci_bike_sharing_dc_hourly": "Capital Bikeshare rentals, 1 hour, 51 days",
 }
 
 
