@@ -20,16 +20,19 @@ leaves (144 throughput files a day, a limits snapshot when the limits change, an
 rollup of each closed day), before and after ``compact()``, for this
 code and, with ``--baseline SRC`` (a source tree, e.g. ``git archive main searchkit | tar -x
 -C SRC``), for that code in the same run: ``usage_frame`` on both layouts, against a plain
-pyarrow + pandas day total over the compacted files; bytes per million points before and
-after compaction; and a steady collect round against one plain list of the same indexes.
+pyarrow + pandas day total over the compacted files (the floor for reading raw points); and
+bytes per million points before and after compaction.
 
-With ``--year``, writes ``--days`` compacted days with their rollups (written by the rollup
-code compaction uses) and measures ``usage_frame`` and ``forecast_limits``, the latter
+With ``--collect``, only the collect rounds, on an empty store (steady rounds against one
+plain list of the same indexes, each measured just before). With ``--year``, writes
+``--days`` compacted days with their rollups (written by the rollup code compaction uses)
+and measures ``usage_frame`` and ``forecast_limits``, the latter
 against reading the days it bins with ``History.throughput``, a day at a time.
 
 Usage: .venv/bin/python bench/history.py [--indexes 1000] [--days 30] [--keep DIR]
        .venv/bin/python bench/history.py --layouts [--baseline SRC] [--indexes 200] [--days 7]
        .venv/bin/python bench/history.py --year --days 365 --indexes 1000
+       .venv/bin/python bench/history.py --collect [--indexes 1000] [--rounds 5]
 """
 
 from __future__ import annotations
@@ -424,6 +427,11 @@ def main() -> None:
     parser.add_argument("--layouts", action="store_true", help="measure the collected layout")
     parser.add_argument("--baseline", help="a source tree to measure beside this code")
     parser.add_argument(
+        "--collect",
+        action="store_true",
+        help="only the collect rounds, on an empty store, against one plain list each",
+    )
+    parser.add_argument(
         "--year",
         action="store_true",
         help="usage_frame and forecast_limits on --days compacted days with rollups "
@@ -433,6 +441,20 @@ def main() -> None:
     args = parser.parse_args()
     if args.measure:
         print(json.dumps(measure(*args.measure)))
+        return
+    if args.collect:
+        root = Path(tempfile.mkdtemp(prefix="searchkit-collect-bench-"))
+        try:
+            cold, steady, new_points = bench_collect(root, args.indexes, args.rounds)
+            size = disk_bytes(root / "throughput")
+            print(
+                f"collect, {args.indexes:,} indexes x {MINUTES} points: first round {cold:.1f} s "
+                f"({new_points:,} new points); steady rounds "
+                f"{', '.join(f'{s:.2f}' for s in steady)} s; throughput files "
+                f"{size / 2**20:.1f} MiB"
+            )
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
         return
     if args.year:
         root = Path(args.keep or tempfile.mkdtemp(prefix="searchkit-year-bench-"))
