@@ -17,13 +17,16 @@ and on synthetic ones; ``bench/forecast.py`` prints the comparison):
    shaped otherwise on weekends, learn to follow the weekday; an index shaped the same
    every day, the steadier week.
 3. **Today so far.** The operations before ``now`` are compared with what the profile
-   expects of the hours the points cover (a gap is not read as a quiet morning; an hour's
-   burst counts for at most 4 times its usual share), blended (9:1 in log space) with the
-   same ratio over the last 3 hours, shrunk towards 1. How much of that ratio carries into
-   the rest of the day is learnt per index: the least-squares slope, over its last 28
-   days at this time of day, of log(real rest / usual rest) on log(ratio), pulled towards
-   1 by ten days' worth of weight. The rest of the day is level x ratio ** slope x the
-   profile's share of the hours to come; ``projected`` = used + rest.
+   expects of the hours the points cover (a gap is not read as a quiet morning; an hour
+   counts for at most 1.25 times its usual amount, or times the median hour of today's
+   ratio to usual where that is higher, so a burst, or a level change that started
+   today, counts only as far as today's typical hour bears out), blended (9:1 in log
+   space) with the same ratio over the last 3 hours, shrunk towards 1. How much of that
+   ratio carries into the rest of the day is learnt per index: the least-squares slope,
+   over its last 28 days at this time of day, of log(real rest / usual rest) on
+   log(ratio), pulled towards 1 by ten days' worth of weight. The rest of the day is
+   level x ratio ** slope x the profile's share of the hours to come; ``projected`` =
+   used + rest.
 4. **Band.** The same forecast made at the same time of day on each of the last 28
    complete days gives the index's own errors (log of real rest / forecast rest); the
    band is their quantiles at 1 - q and q, q = 0.9 (n + 1) / n for n errors (split-

@@ -54,7 +54,7 @@ _WEEKLY_SHAPE = 0.5  # prior share of the same weekday's profile, two past weeks
 _ONE_WEEK_SHAPE = 0.3  # the same from a single past week (one day's shape is noisier)
 _SHAPE_PRIOR = 10.0  # days' worth of weight of those priors against the learnt share
 _PRIOR_DAYS = 10.0  # weight of "carry today's ratio as it is" against the learnt slope
-_BURST = 4.0  # an hour counts for at most this multiple of what it usually holds
+_BURST = 1.25  # an hour counts for at most this x its usual x max(1, today's median hour)
 CALIBRATION_DAYS = 28
 MIN_CALIBRATION = 9  # below 9 errors the corrected 90% quantile is the largest error
 _MIN_ERRORS = 3
@@ -342,8 +342,9 @@ def predict(
 ) -> Forecast:
     """Forecast the rest of each day from what was seen of it before ``tau`` hours.
 
-    Today's ratio to the usual day is the operations seen (an hour's burst capped at
-    ``_BURST`` times its usual share) over what the profile expects of the hours seen,
+    Today's ratio to the usual day is the operations seen (each hour capped at
+    ``_BURST`` times its usual amount, or times today's median hour's ratio to usual
+    where that is higher) over what the profile expects of the hours seen,
     shrunk towards 1 while little of the day is seen, blended with the same ratio over
     the last ``_RECENT_HOURS`` hours. With ``outcome`` (each day's real rest after
     ``tau``, NaN where unknown), how much of that ratio carries into the rest of the day
@@ -355,7 +356,10 @@ def predict(
     used = seen_ops.sum(axis=2)
     recent = (np.floor(tau) - _RECENT_HOURS <= _HOURS) & (tau > _HOURS)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        cap = _BURST * level[..., None] * np.maximum(shape, 1 / 48) * seen_cov
+        usual = level[..., None] * np.maximum(shape, 1 / 48) * seen_cov
+        typical = nanmedian(np.where(usual > 0, seen_ops / usual, np.nan))  # today's hours
+        lift = np.maximum(np.nan_to_num(typical, nan=1.0), 1.0)
+        cap = _BURST * lift[..., None] * usual
         seen = np.minimum(seen_ops, cap)
         ratio = (seen.sum(axis=2) / level + _SHRINK) / (expected.sum(axis=2) + _SHRINK)
         ratio_recent = ((seen * recent).sum(axis=2) / level + _SHRINK_RECENT) / (
