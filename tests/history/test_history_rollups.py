@@ -108,3 +108,15 @@ def test_the_next_collect_recomputes_the_rollup_of_a_day_that_got_late_points(
 
     assert set(hist.rollups()["index_id"]) == {*before, "id-late"}
     assert len(files(tmp_path / "h", "rollups")) == 1  # the stale rollup was replaced
+
+
+def test_two_writers_rollups_of_the_same_files_count_once(tmp_path, emu, client):
+    hist = History(tmp_path / "h")
+    collect_across_midnight(hist, emu, client)
+    expected = sk.usage_frame(hist)
+    [rolled] = files(tmp_path / "h", "rollups")
+    shutil.copy(rolled, rolled.with_name("part-1-racing-writer.parquet"))
+
+    assert len(files(tmp_path / "h", "rollups")) == 2
+    assert len(hist.rollups()) == 6
+    pd.testing.assert_frame_equal(sk.usage_frame(hist), expected, check_exact=True)
