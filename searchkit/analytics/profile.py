@@ -68,6 +68,7 @@ _MIN_ERRORS = 3
 _FEW_WIDEN = 0.5  # the band's extremes widened by this share of their spread with 3-8 errors
 WIDE_BAND = (0.5, 2.0)  # rest-of-day multipliers when an index's own errors are too few
 COMPLETE_HOURS = 23.0
+_AHEAD = 2  # days a History is read ahead of the one binned
 
 
 # --------------------------------------------------------------------------------------
@@ -297,10 +298,11 @@ def bins_from_history(
     ]
     if beyond:  # points dated after the last day, only to count them
         spans.append((first_day + days * DAY, None))
-    # The next day is read (Parquet decodes without the GIL) while this one is binned.
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        reading = [pool.submit(source.points, start, end) for start, end in spans[:1]]
-        for start, end in spans[1:]:
+    # The next days are read (Parquet decodes, NumPy sorts, without the GIL) while this
+    # one is binned: at most _AHEAD days' points in memory besides it.
+    with ThreadPoolExecutor(max_workers=_AHEAD) as pool:
+        reading = [pool.submit(source.points, start, end) for start, end in spans[:_AHEAD]]
+        for start, end in spans[_AHEAD:]:
             reading.append(pool.submit(source.points, start, end))
             acc.add_points(reading.pop(0).result(), value_unit)
         for read in reading:
