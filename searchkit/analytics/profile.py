@@ -9,6 +9,7 @@ every day at a time of day: :mod:`searchkit.analytics.forecast` uses today's row
 from __future__ import annotations
 
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from searchkit.analytics.usage import index_codes, index_intervals, point_operations
+from searchkit.frames.frames import median_spacing
 
 __all__ = [
     "COMPLETE_HOURS",
@@ -102,8 +104,28 @@ def _names(tp: pd.DataFrame) -> dict[str, Any]:
     return dict(zip(last["index_id"].astype(str), last["name"], strict=True))
 
 
+def _point_arrays(points: Any, value_unit: str) -> tuple[list[str], Any, Any, Any, Any]:
+    """:func:`_points` of a History's :class:`~searchkit.history.dedupe.Points`: the same
+    arrays, with no frame of the points made."""
+    labels = pd.Index(points.ids, name="index_id")
+    steps = median_spacing(points.codes, points.times, labels)
+    values = pd.DataFrame(
+        {
+            "index_id": pd.Categorical.from_codes(points.codes, categories=labels),
+            "value": points.values,
+        }
+    )
+    ops = point_operations(values, value_unit, steps)
+    seconds = steps.fillna(pd.Timedelta(minutes=1)).dt.total_seconds().to_numpy(np.float64)
+    return points.ids, np.asarray(points.codes, np.int64), points.times, ops, seconds
+
+
 class _Accumulator:
-    """Bins built from parts (a History's days), each index mapped to one row."""
+    """Bins built from parts (a History's days), each index mapped to one row.
+
+    Each part is binned as it comes (hours x the indexes known so far); only the points of
+    the last day are kept, for :attr:`Bins.last_points`.
+    """
 
     def __init__(self, first_day: pd.Timestamp, days: int, cut: int | None) -> None:
         self.first, self.days, self.cut = first_day, days, cut
@@ -111,39 +133,90 @@ class _Accumulator:
         self.row: dict[str, int] = {}
         self.names: dict[str, Any] = {}
         self.steps: dict[str, float] = {}
-        self.parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        # (first hour since first_day, operations [hours, indexes], points [hours, indexes])
+        self.blocks: list[tuple[int, np.ndarray, np.ndarray]] = []
+        self.newest: list[np.ndarray] = []  # per part and index known then
+        self.future: list[np.ndarray] = []
+        self.last: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
 
     def add(self, tp: pd.DataFrame, value_unit: str) -> None:
-        if tp.empty:
-            return
-        ids, codes, times, ops, seconds = _points(tp, value_unit)
+        """Add a throughput frame's points."""
+        if not tp.empty:
+            self._add(*_points(tp, value_unit), _names(tp))
+
+    def add_points(self, points: Any, value_unit: str) -> None:
+        """Add a History's :class:`~searchkit.history.dedupe.Points`."""
+        if len(points.codes):
+            names = dict(zip(points.ids, points.names, strict=True))
+            self._add(*_point_arrays(points, value_unit), names)
+
+    def _add(
+        self,
+        ids: list[str],
+        codes: np.ndarray,
+        times: np.ndarray,
+        ops: np.ndarray,
+        seconds: np.ndarray,
+        names: dict[str, Any],
+    ) -> None:
         for index_id, step in zip(ids, seconds, strict=True):
             if index_id not in self.row:
                 self.row[index_id] = len(self.ids)
                 self.ids.append(index_id)
             self.steps[index_id] = float(step)
-        self.names.update(_names(tp))
+        self.names.update(names)
         rows = np.asarray([self.row[i] for i in ids], np.int64)[codes]
-        self.parts.append((rows, times, np.asarray(ops, np.float64)))
+        values = np.asarray(ops, np.float64)
+        self._keep_last_day(rows, times, values)
+        count = len(self.ids)
+        if self.cut is not None:
+            late = times >= self.cut
+            if late.any():
+                self.future.append(np.bincount(rows[late], minlength=count))
+                rows, times, values = rows[~late], times[~late], values[~late]
+        if not len(rows):
+            return
+        # The newest of each run of one index's points, then of the runs.
+        heads = np.append(0, np.flatnonzero(rows[1:] != rows[:-1]) + 1)
+        newest = np.full(count, NO_TIME, np.int64)
+        np.maximum.at(newest, rows[heads], np.maximum.reduceat(times, heads))
+        self.newest.append(newest)
+        hours = (times - self.first.value) // HOUR_NS  # since the first day: its day and hour
+        keep = (hours >= 0) & (hours < self.days * 24)
+        if not keep.all():
+            hours, rows, values = hours[keep], rows[keep], values[keep]
+        if len(hours):
+            low = int(hours.min())
+            flat = (hours - low) * count + rows
+            size = (int(hours.max()) - low + 1) * count
+            summed = np.bincount(flat, weights=values, minlength=size).reshape(-1, count)
+            points = np.bincount(flat, minlength=size).reshape(-1, count)
+            self.blocks.append((low, summed, points))
+
+    def _keep_last_day(self, rows: np.ndarray, times: np.ndarray, values: np.ndarray) -> None:
+        """Keep the points of the last day (before the cut)."""
+        begin = self.first.value + (self.days - 1) * DAY_NS
+        end = begin + DAY_NS if self.cut is None else min(begin + DAY_NS, self.cut)
+        keep = (times >= begin) & (times < end)
+        if keep.any():
+            self.last.append((rows[keep], times[keep], values[keep]))
 
     def bins(self) -> Bins:
         count = len(self.ids)
-        shape = (count, self.days, 24)
-        ops, points = np.zeros(shape), np.zeros(shape)
+        ops, points = np.zeros((self.days * 24, count)), np.zeros((self.days * 24, count))
+        for low, summed, counted in self.blocks:
+            hours, known = summed.shape
+            ops[low : low + hours, :known] += summed
+            points[low : low + hours, :known] += counted
+        shape = (self.days, 24, count)
+        ops = np.ascontiguousarray(ops.reshape(shape).transpose(2, 0, 1))
+        points = np.ascontiguousarray(points.reshape(shape).transpose(2, 0, 1))
         newest = np.full(count, NO_TIME, np.int64)
+        for part in self.newest:
+            np.maximum(newest[: len(part)], part, out=newest[: len(part)])
         future = np.zeros(count, np.int64)
-        for rows, times, values in self.parts:
-            if self.cut is not None:
-                late = times >= self.cut
-                future += np.bincount(rows[late], minlength=count)
-                rows, times, values = rows[~late], times[~late], values[~late]
-            np.maximum.at(newest, rows, times)
-            offset = times - self.first.value
-            day = offset // DAY_NS
-            keep = (day >= 0) & (day < self.days)
-            flat = (rows[keep] * self.days + day[keep]) * 24 + (offset[keep] % DAY_NS) // HOUR_NS
-            ops += np.bincount(flat, weights=values[keep], minlength=ops.size).reshape(shape)
-            points += np.bincount(flat, minlength=ops.size).reshape(shape)
+        for part in self.future:
+            future[: len(part)] += part
         seconds = np.asarray([self.steps[i] for i in self.ids], np.float64)
         cov = np.minimum(points * seconds[:, None, None] / 3600.0, 1.0)
         last = self._last_day()
@@ -151,18 +224,14 @@ class _Accumulator:
 
     def _last_day(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The points of the last day (before the cut), sorted by index then time."""
-        begin = self.first.value + (self.days - 1) * DAY_NS
-        end = begin + DAY_NS if self.cut is None else min(begin + DAY_NS, self.cut)
-        parts = [
-            (rows[keep], times[keep], values[keep])
-            for rows, times, values in self.parts
-            for keep in [(times >= begin) & (times < end)]
-        ]
-        if not parts:
+        if not self.last:
             return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
-        rows, times, values = (np.concatenate(column) for column in zip(*parts, strict=True))
-        order = np.lexsort((times, rows))
-        return rows[order], times[order], values[order]
+        rows, times, values = (np.concatenate(column) for column in zip(*self.last, strict=True))
+        step = rows[1:] > rows[:-1]
+        if not np.all(step | ((rows[1:] == rows[:-1]) & (times[1:] >= times[:-1]))):
+            order = np.lexsort((times, rows))  # else in order already (a stable sort keeps it)
+            rows, times, values = rows[order], times[order], values[order]
+        return rows, times, values
 
 
 def bins_from_frame(
@@ -203,12 +272,21 @@ def bins_from_history(
         days = (pd.Timestamp(stored[-1], tz="UTC") - first_day).days + 1
     acc = _Accumulator(first_day, days, cut)
     stored = set(source.days("throughput"))
-    for offset in range(days):
-        begin = first_day + offset * DAY
-        if f"{begin:%Y-%m-%d}" in stored:  # a day not stored has no points to read
-            acc.add(source.throughput(start=begin, end=begin + DAY), value_unit)
+    spans: list[tuple[pd.Timestamp, pd.Timestamp | None]] = [
+        (begin, begin + DAY)
+        for begin in (first_day + offset * DAY for offset in range(days))
+        if f"{begin:%Y-%m-%d}" in stored  # a day not stored has no points to read
+    ]
     if beyond:  # points dated after the last day, only to count them
-        acc.add(source.throughput(start=first_day + days * DAY), value_unit)
+        spans.append((first_day + days * DAY, None))
+    # The next day is read (Parquet decodes without the GIL) while this one is binned.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        reading = [pool.submit(source.points, start, end) for start, end in spans[:1]]
+        for start, end in spans[1:]:
+            reading.append(pool.submit(source.points, start, end))
+            acc.add_points(reading.pop(0).result(), value_unit)
+        for read in reading:
+            acc.add_points(read.result(), value_unit)
     return acc.bins()
 
 
@@ -237,8 +315,20 @@ def nanmedian(values: np.ndarray) -> np.ndarray:
     all-NaN slice: numpy's own masked median for short axes, the same numbers."""
     if values.shape[-1] >= 600:  # numpy takes another path for long axes
         return np.asarray(quiet(np.nanmedian, values, axis=-1))
-    masked = np.ma.masked_array(values, np.isnan(values))
-    return np.asarray(np.ma.median(masked, axis=-1).filled(np.nan))  # type: ignore[no-untyped-call]
+    if values.shape[-1] == 0:
+        return np.full(values.shape[:-1], np.nan)
+    # What np.ma.median does, without its masked arrays: sort (NaN last), take the middle
+    # two of the values present (the middle one twice for an odd count), (low + high) / 2.
+    ordered = np.sort(values, axis=-1)
+    count = np.count_nonzero(~np.isnan(ordered), axis=-1)
+    high = count // 2
+    low = np.where(count % 2 == 1, high, high - 1)
+    top = values.shape[-1] - 1
+    pick = np.stack([np.clip(low, 0, top), np.minimum(high, top)], axis=-1)
+    middle = np.take_along_axis(ordered, pick, axis=-1)
+    with np.errstate(invalid="ignore", over="ignore"):
+        median = (middle[..., 0] + middle[..., 1]) / 2.0
+    return np.where(count > 0, median, np.nan)
 
 
 def quiet(function: Any, *args: Any, **kwargs: Any) -> Any:

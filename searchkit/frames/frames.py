@@ -404,16 +404,29 @@ def median_spacing(codes: np.ndarray, nanos: np.ndarray, labels: pd.Index) -> pd
     nanoseconds, NaT ignored); the result is named ``interval`` and indexed by ``labels``.
     """
     known = nanos != _NAT
-    codes, nanos = np.asarray(codes)[known], nanos[known]
+    codes = np.asarray(codes)
+    if not known.all():
+        codes, nanos = codes[known], nanos[known]
     same = codes[1:] == codes[:-1]
     if not np.all((codes[1:] > codes[:-1]) | (same & (nanos[1:] >= nanos[:-1]))):
         order = np.lexsort((nanos, codes))  # else already in (group, time) order
         codes, nanos = codes[order], nanos[order]
         same = codes[1:] == codes[:-1]
     spacing = np.diff(nanos)[same]
-    medians = pd.Series(spacing, dtype=np.float64).groupby(codes[1:][same]).median()
+    groups = codes[1:][same]
     out = np.full(len(labels), _NAT, dtype=np.int64)
-    out[medians.index.to_numpy()] = np.round(medians.to_numpy()).astype(np.int64)
+    if len(spacing):
+        # A group whose spacings are all equal (a steady sampler) has that median: only
+        # the others go through the groupby.
+        heads = np.append(0, np.flatnonzero(groups[1:] != groups[:-1]) + 1)
+        low = np.minimum.reduceat(spacing, heads)
+        steady = low == np.maximum.reduceat(spacing, heads)
+        out[groups[heads[steady]]] = np.round(low[steady].astype(np.float64)).astype(np.int64)
+        if not steady.all():
+            uneven = ~steady[np.cumsum(np.append(0, groups[1:] != groups[:-1]))]
+            part = pd.Series(spacing[uneven], dtype=np.float64).groupby(groups[uneven])
+            medians = part.median()
+            out[medians.index.to_numpy()] = np.round(medians.to_numpy()).astype(np.int64)
     return pd.Series(out.view("m8[ns]"), index=labels, name="interval")
 
 

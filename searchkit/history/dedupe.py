@@ -14,6 +14,9 @@ Limits snapshots are kept per ``(account, id)``, the one collected last.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -24,6 +27,7 @@ from searchkit.history.layout import KEY, LIMITS_SCHEMA
 from searchkit.history.texts import codes, encoded_table, joint_codes
 
 __all__ = [
+    "Points",
     "drop_repeats",
     "latest",
     "latest_snapshots",
@@ -32,6 +36,7 @@ __all__ = [
     "stored_mask",
     "thin_snapshots",
     "tidy",
+    "unique_points",
 ]
 
 
@@ -117,38 +122,48 @@ def drop_repeats(order: pa.Table) -> pa.Table:
     return order.filter(pa.array(keep))
 
 
-def tidy(table: pa.Table, zone: dt.tzinfo, rename: dict[str, str] | None = None) -> pd.DataFrame:
-    """Deduplicate and sort stored points into the throughput frame's shape."""
+@dataclass(frozen=True)
+class Points:
+    """Stored points as arrays, one per (account, index_id, time), sorted by account,
+    index, then time: what :func:`tidy` makes a frame of, without a text per row."""
+
+    ids: list[str]  # index ids, in the order of the points
+    names: list[Any]  # per id: its name at its newest point (or the name it was given)
+    codes: np.ndarray  # [n] integer, the position of each point's index in ids
+    times: np.ndarray  # [n] epoch nanoseconds (UTC)
+    values: np.ndarray  # [n] float64
+    accounts: list[str]  # account keys, in the order of the points
+    account_codes: np.ndarray  # [n] integer, the position of each point's account
+
+
+def unique_points(table: pa.Table, rename: Mapping[str, str] | None = None) -> Points:
+    """Deduplicate and sort stored points (see the module's rule) into :class:`Points`.
+
+    ``table`` holds the throughput columns (``collected_at`` optional); ``rename`` maps
+    index ids to the names to show (their newest limits snapshot's) instead of the name at
+    their newest point. A null text reads as the empty text.
+    """
     if table.num_rows == 0:
-        none = pd.Categorical([], categories=pd.Index([], dtype="str"))  # as when not empty
-        empty = pd.DataFrame(
-            {
-                "index_id": none,
-                "name": none,
-                "time": pd.DatetimeIndex([], tz=zone).as_unit("ns"),
-                "value": np.array([], dtype=np.float64),
-                "account": none,
-            }
-        )
-        return empty
+        none = np.zeros(0, dtype=np.int64)
+        return Points([], [], none, none, np.zeros(0), [], none)
     table = canonical(table)  # one index, one account, whatever older writers keyed it by
-    account_codes, account_texts = codes(table["account"])
-    id_codes, id_texts = codes(table["index_id"])
+    a_codes, account_texts = codes(table["account"])
+    i_codes, id_texts = codes(table["index_id"])
     times = _int64(table["time"])
-    has_collected = "collected_at" in table.column_names
-    keys = [times, id_codes, account_codes]
-    if _strictly_sorted(keys[2], keys[1], times):
-        # Files store points sorted and unique per key: nothing to sort or drop.
-        order = np.arange(len(times))
-        a_codes, i_codes, t_sorted = keys[2], keys[1], times
-    else:
-        order, a_codes, i_codes, t_sorted = _key_order(table, keys, has_collected)
-    same = (
-        (a_codes[1:] == a_codes[:-1])
-        & (i_codes[1:] == i_codes[:-1])
-        & (t_sorted[1:] == t_sorted[:-1])
-    )
-    if same.any():
+    order, t_sorted = np.arange(len(times)), times
+    # Files store points sorted and unique per key: then nothing to sort or drop.
+    one_account = len(account_texts) == 1 and a_codes.min() >= 0
+    moved = not _strictly_sorted(None if one_account else a_codes, i_codes, times)
+    if moved:
+        keys = [times, i_codes, a_codes]
+        order, a_codes, i_codes, t_sorted = _key_order(
+            table, keys, "collected_at" in table.column_names
+        )
+        same = (
+            (a_codes[1:] == a_codes[:-1])
+            & (i_codes[1:] == i_codes[:-1])
+            & (t_sorted[1:] == t_sorted[:-1])
+        )
         keep = np.append(~same, True)
         order, a_codes, i_codes, t_sorted = (
             order[keep],
@@ -156,7 +171,10 @@ def tidy(table: pa.Table, zone: dt.tzinfo, rename: dict[str, str] | None = None)
             i_codes[keep],
             t_sorted[keep],
         )
-    values = table["value"].combine_chunks().take(pa.array(order)).to_numpy(zero_copy_only=False)
+    value_column = table["value"].combine_chunks()
+    if moved:
+        value_column = value_column.take(pa.array(order))
+    values = value_column.to_numpy(zero_copy_only=False).astype(np.float64)
     # A null text (code -1) reads as the empty text appended last.
     ids = np.asarray([*id_texts.to_pylist(), ""], dtype=object)
     # The name an index has at its newest point labels all of its points (or, when given,
@@ -171,41 +189,78 @@ def tidy(table: pa.Table, zone: dt.tzinfo, rename: dict[str, str] | None = None)
         int(c): rename.get(str(ids[c]), n) for c, n in zip(last_codes, last_names, strict=True)
     }
     used = list(dict.fromkeys(last_codes.tolist()))
-    position = np.full(len(ids), -1, dtype=np.int64)
-    position[used] = np.arange(len(used))
-    id_codes = position[i_codes]
-    id_cat = pd.Categorical.from_codes(id_codes, categories=pd.Index(ids[used].tolist()))
-    name_values = [latest_name[c] for c in used]
-    name_categories = list(dict.fromkeys(name_values))
-    name_of_id = pd.Index(name_categories).get_indexer(name_values)
-    name_cat = pd.Categorical.from_codes(name_of_id[id_codes], categories=pd.Index(name_categories))
     accounts = np.asarray([*account_texts.to_pylist(), ""], dtype=object)
     account_used = sorted(set(a_codes[last].tolist()))
-    account_position = np.full(len(accounts), -1, dtype=np.int64)
-    account_position[account_used] = np.arange(len(account_used))
+    return Points(
+        ids=ids[used].tolist(),
+        names=[latest_name[c] for c in used],
+        codes=_renumbered(i_codes, used, len(ids)),
+        times=t_sorted,
+        values=values,
+        accounts=accounts[account_used].tolist(),
+        account_codes=_renumbered(a_codes, account_used, len(accounts)),
+    )
+
+
+def _renumbered(rows: np.ndarray, used: list[int], count: int) -> np.ndarray:
+    """Each row's code as its position in ``used`` (codes of ``count``, -1 the last)."""
+    if used == list(range(len(used))) and (not len(rows) or rows.min() >= 0):
+        return rows  # numbered so already
+    position = np.full(count, -1, dtype=np.int64)
+    position[used] = np.arange(len(used))
+    renumbered: np.ndarray = position[rows]
+    return renumbered
+
+
+def tidy(table: pa.Table, zone: dt.tzinfo, rename: dict[str, str] | None = None) -> pd.DataFrame:
+    """Deduplicate and sort stored points into the throughput frame's shape."""
+    if table.num_rows == 0:
+        none = pd.Categorical([], categories=pd.Index([], dtype="str"))  # as when not empty
+        empty = pd.DataFrame(
+            {
+                "index_id": none,
+                "name": none,
+                "time": pd.DatetimeIndex([], tz=zone).as_unit("ns"),
+                "value": np.array([], dtype=np.float64),
+                "account": none,
+            }
+        )
+        return empty
+    points = unique_points(table, rename)
+    id_cat = pd.Categorical.from_codes(points.codes, categories=pd.Index(points.ids))
+    name_categories = list(dict.fromkeys(points.names))
+    name_of_id = pd.Index(name_categories).get_indexer(points.names)
+    name_cat = pd.Categorical.from_codes(
+        name_of_id[points.codes], categories=pd.Index(name_categories)
+    )
     account_cat = pd.Categorical.from_codes(
-        account_position[a_codes], categories=pd.Index(accounts[account_used].tolist())
+        points.account_codes, categories=pd.Index(points.accounts)
     )
     frame = pd.DataFrame(
         {
             "index_id": id_cat,
             "name": name_cat,
-            "time": pd.DatetimeIndex(t_sorted.view("datetime64[ns]"), tz="UTC").tz_convert(zone),
-            "value": values.astype(np.float64),
+            "time": pd.DatetimeIndex(points.times.view("datetime64[ns]"), tz="UTC").tz_convert(
+                zone
+            ),
+            "value": points.values,
             "account": account_cat,
         }
     )
     return frame
 
 
-def _strictly_sorted(a_codes: np.ndarray, i_codes: np.ndarray, times: np.ndarray) -> bool:
-    """Whether rows are in strictly increasing (account, index, time) order: no repeats."""
+def _strictly_sorted(a_codes: np.ndarray | None, i_codes: np.ndarray, times: np.ndarray) -> bool:
+    """Whether rows are in strictly increasing (account, index, time) order: no repeats
+    (``a_codes`` None: one account throughout)."""
     if len(times) < 2:
         return True
-    a_up, i_up = a_codes[1:] > a_codes[:-1], i_codes[1:] > i_codes[:-1]
-    a_same, i_same = a_codes[1:] == a_codes[:-1], i_codes[1:] == i_codes[:-1]
-    t_up = times[1:] > times[:-1]
-    return bool(np.all(a_up | (a_same & (i_up | (i_same & t_up)))))
+    i_up, i_same = i_codes[1:] > i_codes[:-1], i_codes[1:] == i_codes[:-1]
+    within = i_up | (i_same & (times[1:] > times[:-1]))
+    if a_codes is None:
+        return bool(np.all(within))
+    a_up = a_codes[1:] > a_codes[:-1]
+    return bool(np.all(a_up | ((a_codes[1:] == a_codes[:-1]) & within)))
 
 
 def _key_order(

@@ -60,6 +60,7 @@ from searchkit.history.layout import (
     Layout,
     open_location,
 )
+from searchkit.history.points import read_points, span
 from searchkit.history.reports import CollectSummary, HistoryInfo
 from searchkit.history.rollups import current, refresh
 from searchkit.history.snapshots import limits_table, snapshot_frame, unchanged
@@ -308,9 +309,7 @@ class History:
                 holds something other than text.
         """
         zone = resolve_zone(tz, default=dt.timezone.utc) or dt.timezone.utc
-        lo, hi = utc_instant(start, "start"), utc_instant(end, "end")
-        if lo is not None and hi is not None and hi < lo:
-            raise ValidationError(f"end ({hi}) is before start ({lo})")
+        lo, hi, days, prune = span(start, end)
         condition = None
         if lo is not None:
             condition = _and(condition, ds.field("time") >= pa.scalar(lo.value, TIMESTAMP))
@@ -322,19 +321,20 @@ class History:
         if index_ids is not None:
             ids = pa.array(_texts(index_ids, "index_ids"), pa.string())
             condition = _and(condition, ds.field("index_id").isin(ids))
-        days = (
-            None if lo is None else f"{lo:%Y-%m-%d}",
-            None if hi is None else f"{(hi - pd.Timedelta(1, 'ns')):%Y-%m-%d}",
-        )
-        prune: dict[str, Any] = {
-            "time": (None if lo is None else lo.value, None if hi is None else hi.value - 1)
-        }
         if names is not None:
             prune["name"] = wanted
         if index_ids is not None:
             prune["index_id"] = ids.to_pylist()
         table = self._read("throughput", days=days, filter=condition, prune=prune)
         return dedupe.tidy(table, zone, self._current_names())
+
+    def points(self, start: Instant | None = None, end: Instant | None = None) -> dedupe.Points:
+        """Return the points :meth:`throughput` would (``start`` inclusive, ``end``
+        exclusive), in its order and with its names, as arrays instead of a frame: for code
+        that sums a day at a time (``forecast_limits`` does). Raises as :meth:`throughput`.
+        """
+        lo, hi, _, _ = span(start, end)
+        return read_points(self._layout, lo, hi, self._current_names())
 
     def days(self, kind: str = "throughput") -> list[str]:
         """Return the UTC days (``YYYY-MM-DD``) holding files of ``kind``, oldest first.

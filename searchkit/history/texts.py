@@ -68,11 +68,14 @@ def codes(column: Column) -> tuple[np.ndarray, pa.Array]:
     if not pa.types.is_string(values.type):
         values = values.cast(pa.string())
     rows = pc.fill_null(array.indices, -1).to_numpy(zero_copy_only=False).astype(np.int64)
-    distinct = pc.drop_null(pc.unique(values))
-    distinct = distinct.take(pc.array_sort_indices(distinct))
-    position = pc.fill_null(pc.index_in(values, value_set=distinct), -1)
-    # A null row (-1) picks the appended -1.
-    mapped = np.append(position.to_numpy(zero_copy_only=False).astype(np.int64), -1)[rows]
+    if _sorted_distinct(values):  # as encoded() leaves it, and a sorted file's dictionary
+        distinct, mapped = values, rows
+    else:
+        distinct = pc.drop_null(pc.unique(values))
+        distinct = distinct.take(pc.array_sort_indices(distinct))
+        position = pc.fill_null(pc.index_in(values, value_set=distinct), -1)
+        # A null row (-1) picks the appended -1.
+        mapped = np.append(position.to_numpy(zero_copy_only=False).astype(np.int64), -1)[rows]
     used = np.zeros(len(distinct) + 1, dtype=bool)
     used[mapped] = True
     used = used[:-1]  # the slot -1 wrote to
@@ -82,9 +85,24 @@ def codes(column: Column) -> tuple[np.ndarray, pa.Array]:
     return renumber[mapped], distinct.filter(pa.array(used))
 
 
+def _sorted_distinct(texts: pa.Array) -> bool:
+    """Whether ``texts`` (no null) are in strictly increasing order: distinct and sorted."""
+    if texts.null_count:
+        return False
+    if len(texts) < 2:
+        return True
+    return bool(pc.all(pc.less(texts.slice(0, len(texts) - 1), texts.slice(1))).as_py())
+
+
 def encoded(column: Column) -> pa.DictionaryArray:
     """Return ``column`` as one :data:`TEXT` array of distinct, sorted, used texts."""
-    rows, texts = codes(column)
+    array = _dictionary(column)
+    if array.type == TEXT and _sorted_distinct(array.dictionary):
+        used = np.zeros(len(array.dictionary), dtype=bool)
+        used[pc.drop_null(array.indices).to_numpy()] = True
+        if used.all():
+            return array  # so already: nothing to map
+    rows, texts = codes(array)
     indices = pa.array(rows.astype(np.int32), pa.int32(), mask=rows < 0)
     return pa.DictionaryArray.from_arrays(indices, texts)
 

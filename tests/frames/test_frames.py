@@ -17,6 +17,7 @@ from searchkit.frames.frames import (
     LIMITS_COLUMNS,
     THROUGHPUT_COLUMNS,
     limits_frame,
+    median_spacing,
     throughput_frame,
     throughput_intervals,
     throughput_series,
@@ -261,6 +262,36 @@ def test_intervals_follow_the_frame_as_filtered_and_work_on_wide_frames_and_seri
     assert series.tolist() == [pd.Timedelta(seconds=60, nanoseconds=1)]
     with pytest.raises(ValidationError):
         throughput_intervals(limits_frame(RAW))
+
+
+def test_median_spacing_of_steady_and_uneven_groups_is_each_group_s_middle_spacing():
+    # Steady samplers take a shortcut; the others, NaT instants, a group of one point, an
+    # even count (the mean of the middle two, to the nanosecond) and rows out of order do not.
+    rng = np.random.default_rng(9)
+    codes, nanos, want = [], [], {}
+    for group in range(40):
+        kind = group % 5
+        count = int(rng.integers(1, 30))
+        if kind == 0:  # steady
+            steps = np.full(count - 1, 60 * 10**9)
+        elif kind == 1:  # steady but for one gap
+            steps = np.full(count - 1, 300 * 10**9)
+            steps[len(steps) // 2 :][:1] = 3 * 3600 * 10**9
+        else:
+            steps = rng.integers(1, 10**11, count - 1)
+        times = 10**18 + np.concatenate([[0], np.cumsum(steps)]).astype(np.int64)
+        codes += [group] * count
+        nanos += times.tolist()
+        if count >= 2:
+            want[group] = int(np.round(np.median(np.diff(times).astype(np.float64))))
+    codes += [3, 7]
+    nanos += [np.iinfo(np.int64).min] * 2  # NaT: left out
+    order = rng.permutation(len(codes))
+    labels = pd.Index([f"g{g}" for g in range(40)], name="index_id")
+    for shuffle in (np.arange(len(codes)), order):
+        got = median_spacing(np.asarray(codes)[shuffle], np.asarray(nanos)[shuffle], labels)
+        expected = [pd.Timedelta(want[g], "ns") if g in want else pd.NaT for g in range(40)]
+        assert got.tolist() == expected
 
 
 def test_frames_carry_no_attrs():

@@ -1,0 +1,75 @@
+"""Stored points as arrays: the span a read covers, and the points inside it.
+
+:meth:`~searchkit.History.throughput` makes a frame of the points; code that only sums
+them (``forecast_limits`` bins a day at a time) reads them here instead: the columns as
+the reader gives them (texts as dictionaries: each index id, name and account once, a code
+per point), deduplicated by :func:`~searchkit.history.dedupe.unique_points`, the rule
+:meth:`~searchkit.History.throughput` follows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from searchkit.errors import ValidationError
+from searchkit.frames.zones import Instant, utc_instant
+from searchkit.history import reader
+from searchkit.history.dedupe import Points, unique_points
+from searchkit.history.layout import THROUGHPUT_SCHEMA, Layout
+
+__all__ = ["read_points", "span"]
+
+Span = tuple[
+    pd.Timestamp | None, pd.Timestamp | None, tuple[str | None, str | None], dict[str, Any]
+]
+
+
+def span(start: Instant | None, end: Instant | None) -> Span:
+    """Return the instants ``start`` and ``end`` name, their UTC days, and the time range
+    row groups are pruned to (``{"time": (first_ns, last_ns)}``).
+
+    Raises:
+        ValidationError: ``start`` or ``end`` is no time, or ``end`` comes before ``start``.
+    """
+    lo, hi = utc_instant(start, "start"), utc_instant(end, "end")
+    if lo is not None and hi is not None and hi < lo:
+        raise ValidationError(f"end ({hi}) is before start ({lo})")
+    days = (
+        None if lo is None else f"{lo:%Y-%m-%d}",
+        None if hi is None else f"{(hi - pd.Timedelta(1, 'ns')):%Y-%m-%d}",
+    )
+    prune: dict[str, Any] = {
+        "time": (None if lo is None else lo.value, None if hi is None else hi.value - 1)
+    }
+    return lo, hi, days, prune
+
+
+def read_points(
+    layout: Layout,
+    lo: pd.Timestamp | None,
+    hi: pd.Timestamp | None,
+    rename: Mapping[str, str],
+) -> Points:
+    """Read the stored points from ``lo`` (inclusive) to ``hi`` (exclusive) as arrays.
+
+    ``rename`` maps index ids to the names to show (see
+    :func:`~searchkit.history.dedupe.unique_points`).
+    """
+    _, _, days, prune = span(lo, hi)
+    table = reader.read(
+        layout, "throughput", days=days, columns=list(THROUGHPUT_SCHEMA.names), prune=prune
+    )
+    times = table["time"].combine_chunks().cast(pa.int64()).to_numpy()
+    inside = np.ones(len(times), dtype=bool)
+    if lo is not None:
+        inside &= times >= lo.value
+    if hi is not None:
+        inside &= times < hi.value
+    if not inside.all():  # a row group that straddles the span's ends
+        table = table.filter(pa.array(inside))
+    return unique_points(table, rename)
