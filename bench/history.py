@@ -247,8 +247,13 @@ def measure(root: str, what: str, engine: str, arg: str) -> dict[str, float]:
         elif what == "forecast-days":
             from searchkit.analytics import profile as pf
 
-            # The days forecast_limits bins (analytics.forecast reads this many, to today).
-            wanted = hist.days()[-(pf.CALIBRATION_DAYS + pf.WINDOW + 7) :]
+            # The days forecast_limits bins: analytics.forecast reads this many, up to the
+            # day of the end of the newest point's minute (the forecast's instant).
+            newest = hist.newest_time()
+            assert newest is not None
+            last = (newest + pd.Timedelta(minutes=1)).normalize()
+            first = last - pd.Timedelta(days=pf.CALIBRATION_DAYS + pf.WINDOW + 7 - 1)
+            wanted = [d for d in hist.days() if f"{first:%Y-%m-%d}" <= d <= f"{last:%Y-%m-%d}"]
             rows = 0
             for day in wanted:
                 begin = pd.Timestamp(day, tz="UTC")
