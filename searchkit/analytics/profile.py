@@ -16,7 +16,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from searchkit.analytics.usage import index_codes, index_intervals, point_operations
+from searchkit.analytics.usage import (
+    index_codes,
+    index_intervals,
+    operation_scales,
+    point_operations,
+)
 from searchkit.frames.frames import median_spacing
 
 __all__ = [
@@ -64,6 +69,7 @@ BAND_LEVEL = 0.87  # the band's nominal upper level (the lower is 1 - it): see b
 _FEW_WIDEN = 0.5  # the band's extremes widened by this share of their spread with 3-8 errors
 WIDE_BAND = (0.5, 2.0)  # rest-of-day multipliers when an index's own errors are too few
 COMPLETE_HOURS = 23.0
+_AHEAD = 2  # days a History is read ahead of the one binned
 
 
 # --------------------------------------------------------------------------------------
@@ -110,13 +116,18 @@ def _point_arrays(points: Any, value_unit: str) -> tuple[list[str], Any, Any, An
     arrays, with no frame of the points made."""
     labels = pd.Index(points.ids, name="index_id")
     steps = median_spacing(points.codes, points.times, labels)
-    values = pd.DataFrame(
-        {
-            "index_id": pd.Categorical.from_codes(points.codes, categories=labels),
-            "value": points.values,
-        }
-    )
-    ops = point_operations(values, value_unit, steps)
+    values = points.values
+    if len(values) and np.isfinite(values).all() and values.min() >= 0:
+        # No value missing or invalid: point_operations' product, without its clean-up.
+        ops = values * operation_scales(value_unit, steps, points.ids)[points.codes]
+    else:
+        frame = pd.DataFrame(
+            {
+                "index_id": pd.Categorical.from_codes(points.codes, categories=labels),
+                "value": values,
+            }
+        )
+        ops = point_operations(frame, value_unit, steps)
     seconds = steps.fillna(pd.Timedelta(minutes=1)).dt.total_seconds().to_numpy(np.float64)
     return points.ids, np.asarray(points.codes, np.int64), points.times, ops, seconds
 
@@ -166,11 +177,14 @@ class _Accumulator:
                 self.ids.append(index_id)
             self.steps[index_id] = float(step)
         self.names.update(names)
-        rows = np.asarray([self.row[i] for i in ids], np.int64)[codes]
+        row_of = np.asarray([self.row[i] for i in ids], np.int64)
+        same = np.array_equal(row_of, np.arange(len(ids))) and codes.dtype == np.int64
+        rows = codes if same else row_of[codes]
         values = np.asarray(ops, np.float64)
-        self._keep_last_day(rows, times, values)
+        first, last = int(times.min()), int(times.max())
+        self._keep_last_day(rows, times, values, first, last)
         count = len(self.ids)
-        if self.cut is not None:
+        if self.cut is not None and last >= self.cut:
             late = times >= self.cut
             if late.any():
                 self.future.append(np.bincount(rows[late], minlength=count))
@@ -183,8 +197,8 @@ class _Accumulator:
         np.maximum.at(newest, rows[heads], np.maximum.reduceat(times, heads))
         self.newest.append(newest)
         hours = (times - self.first.value) // HOUR_NS  # since the first day: its day and hour
-        keep = (hours >= 0) & (hours < self.days * 24)
-        if not keep.all():
+        if hours.min() < 0 or hours.max() >= self.days * 24:
+            keep = (hours >= 0) & (hours < self.days * 24)
             hours, rows, values = hours[keep], rows[keep], values[keep]
         if len(hours):
             low = int(hours.min())
@@ -194,10 +208,15 @@ class _Accumulator:
             points = np.bincount(flat, minlength=size).reshape(-1, count)
             self.blocks.append((low, summed, points))
 
-    def _keep_last_day(self, rows: np.ndarray, times: np.ndarray, values: np.ndarray) -> None:
-        """Keep the points of the last day (before the cut)."""
+    def _keep_last_day(
+        self, rows: np.ndarray, times: np.ndarray, values: np.ndarray, first: int, last: int
+    ) -> None:
+        """Keep the points of the last day (before the cut); ``first``/``last``: the times'
+        range."""
         begin = self.first.value + (self.days - 1) * DAY_NS
         end = begin + DAY_NS if self.cut is None else min(begin + DAY_NS, self.cut)
+        if last < begin or first >= end:
+            return
         keep = (times >= begin) & (times < end)
         if keep.any():
             self.last.append((rows[keep], times[keep], values[keep]))
@@ -280,10 +299,11 @@ def bins_from_history(
     ]
     if beyond:  # points dated after the last day, only to count them
         spans.append((first_day + days * DAY, None))
-    # The next day is read (Parquet decodes without the GIL) while this one is binned.
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        reading = [pool.submit(source.points, start, end) for start, end in spans[:1]]
-        for start, end in spans[1:]:
+    # The next days are read (Parquet decodes, NumPy sorts, without the GIL) while this
+    # one is binned: at most _AHEAD days' points in memory besides it.
+    with ThreadPoolExecutor(max_workers=_AHEAD) as pool:
+        reading = [pool.submit(source.points, start, end) for start, end in spans[:_AHEAD]]
+        for start, end in spans[_AHEAD:]:
             reading.append(pool.submit(source.points, start, end))
             acc.add_points(reading.pop(0).result(), value_unit)
         for read in reading:

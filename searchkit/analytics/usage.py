@@ -47,6 +47,7 @@ __all__ = [
     "index_codes",
     "index_intervals",
     "is_history",
+    "operation_scales",
     "point_operations",
     "source_frames",
     "usage_frame",
@@ -436,5 +437,6 @@ def _complete(out: pd.DataFrame, intervals: pd.Series, freq: str) -> np.ndarray:
 source_frames = _frames
 index_intervals = _intervals
 point_operations = _operations
+operation_scales = _scales
 index_codes = _codes
 utilization_ratio = _utilization

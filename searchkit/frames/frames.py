@@ -403,16 +403,18 @@ def median_spacing(codes: np.ndarray, nanos: np.ndarray, labels: pd.Index) -> pd
     ``codes[i]`` is the position in ``labels`` of the group of ``nanos[i]`` (epoch
     nanoseconds, NaT ignored); the result is named ``interval`` and indexed by ``labels``.
     """
-    known = nanos != _NAT
     codes = np.asarray(codes)
-    if not known.all():
+    if len(nanos) and nanos.min() == _NAT:
+        known = nanos != _NAT
         codes, nanos = codes[known], nanos[known]
-    same = codes[1:] == codes[:-1]
-    if not np.all((codes[1:] > codes[:-1]) | (same & (nanos[1:] >= nanos[:-1]))):
+    step = np.diff(codes)
+    same = step == 0
+    spacing = np.diff(nanos)[same]
+    if (len(step) and step.min() < 0) or (len(spacing) and spacing.min() < 0):
         order = np.lexsort((nanos, codes))  # else already in (group, time) order
         codes, nanos = codes[order], nanos[order]
         same = codes[1:] == codes[:-1]
-    spacing = np.diff(nanos)[same]
+        spacing = np.diff(nanos)[same]
     groups = codes[1:][same]
     out = np.full(len(labels), _NAT, dtype=np.int64)
     if len(spacing):

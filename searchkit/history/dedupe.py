@@ -181,9 +181,7 @@ def unique_points(table: pa.Table, rename: Mapping[str, str] | None = None) -> P
     # its name in the newest limits snapshot). Only those few names become Python strings.
     last = np.append(i_codes[1:] != i_codes[:-1], True)
     last_codes = i_codes[last]
-    name_codes, name_texts = codes(table["name"])
-    picked = name_codes[order[last]]
-    last_names = name_texts.take(pa.array(picked, mask=picked < 0)).to_pylist()
+    last_names = table["name"].take(pa.array(order[last])).to_pylist()  # a few rows only
     rename = rename or {}
     latest_name = {
         int(c): rename.get(str(ids[c]), n) for c, n in zip(last_codes, last_names, strict=True)

@@ -61,9 +61,11 @@ def read_points(
     :func:`~searchkit.history.dedupe.unique_points`).
     """
     _, _, days, prune = span(lo, hi)
-    table = reader.read(
-        layout, "throughput", days=days, columns=list(THROUGHPUT_SCHEMA.names), prune=prune
-    )
+    columns = list(THROUGHPUT_SCHEMA.names)
+    # Texts as read, each column's row groups then put on one dictionary and in one chunk
+    # (unique_points numbers them: an encoded table would be numbered twice).
+    table = reader.read(layout, "throughput", days=days, columns=columns, prune=prune, encode=False)
+    table = table.unify_dictionaries().combine_chunks()
     times = table["time"].combine_chunks().cast(pa.int64()).to_numpy()
     inside = np.ones(len(times), dtype=bool)
     if lo is not None:

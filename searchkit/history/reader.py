@@ -85,12 +85,15 @@ def read(
     columns: Sequence[str] | None = None,
     filter: ds.Expression | None = None,
     prune: dict[str, Any] | None = None,
+    encode: bool = True,
 ) -> pa.Table:
     """Read the files of ``kind`` for the UTC days in ``days`` (inclusive).
 
     Only the day folders in range are listed as candidates, and inside each file only
     the row groups whose statistics can match ``prune`` (``{column: values}`` for text,
-    ``{"time": (first_ns, last_ns)}``) are decoded; ``filter`` then selects rows.
+    ``{"time": (first_ns, last_ns)}``) are decoded; ``filter`` then selects rows. Text
+    columns come as one sorted dictionary each (``encode=False``: as read, a dictionary
+    per row group, for a caller that numbers texts itself).
     """
     schema = SCHEMAS[kind]
     wanted = list(columns or schema.names)
@@ -135,7 +138,8 @@ def read(
         if not tables:
             return schema.empty_table().select(wanted)
         # One dictionary per text column across the files: keys group, sort and join.
-        return encoded_table(pa.concat_tables(tables).select(wanted))
+        table = pa.concat_tables(tables).select(wanted)
+        return encoded_table(table) if encode else table
     raise AssertionError("unreachable")  # pragma: no cover
 
 

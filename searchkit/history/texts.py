@@ -67,7 +67,8 @@ def codes(column: Column) -> tuple[np.ndarray, pa.Array]:
     values = array.dictionary
     if not pa.types.is_string(values.type):
         values = values.cast(pa.string())
-    rows = pc.fill_null(array.indices, -1).to_numpy(zero_copy_only=False).astype(np.int64)
+    indices = array.indices if not array.null_count else pc.fill_null(array.indices, -1)
+    rows = indices.to_numpy(zero_copy_only=False).astype(np.int64)
     if _sorted_distinct(values):  # as encoded() leaves it, and a sorted file's dictionary
         distinct, mapped = values, rows
     else:
@@ -99,7 +100,8 @@ def encoded(column: Column) -> pa.DictionaryArray:
     array = _dictionary(column)
     if array.type == TEXT and _sorted_distinct(array.dictionary):
         used = np.zeros(len(array.dictionary), dtype=bool)
-        used[pc.drop_null(array.indices).to_numpy()] = True
+        indices = pc.drop_null(array.indices) if array.null_count else array.indices
+        used[indices.to_numpy()] = True
         if used.all():
             return array  # so already: nothing to map
     rows, texts = codes(array)
