@@ -33,7 +33,7 @@ from searchkit.errors import (
 if TYPE_CHECKING:
     from searchkit.history.store import History
 
-__all__ = ["FATAL", "cmd_collect", "cmd_history", "retry_delay"]
+__all__ = ["FATAL", "cmd_collect", "cmd_history", "open_store", "retry_delay"]
 
 #: Failures a retry cannot fix: the collector stops on them with the reason.
 FATAL: tuple[type[SearchKitError], ...] = (
@@ -116,7 +116,7 @@ def cmd_collect(args: argparse.Namespace) -> int:
         raise ConfigError("--count must be at least 1")
     rounds = args.count if args.count is not None else (None if args.every else 1)
     looping = rounds != 1
-    history = _history(args.store)
+    history = open_store(args.store)
     done = failed = in_a_row = 0
     with _Stopper() as stopper:
         try:
@@ -170,11 +170,11 @@ def cmd_collect(args: argparse.Namespace) -> int:
 
 def cmd_history(args: argparse.Namespace) -> int:
     """Run ``searchkit history``: summarise a store that exists."""
-    print(_history(args.store).info())
+    print(open_store(args.store).info())
     return 0
 
 
-def _history(store: str) -> History:
+def open_store(store: str) -> History:
     """Open ``--store``; a location that cannot be one is an error naming the option."""
     from searchkit.history.store import History
 

@@ -9,7 +9,13 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["add_parser", "forecast_text", "run"]
+__all__ = ["SHOWN", "add_parser", "backtest_text", "by_urgency", "forecast_text", "run"]
+
+
+#: Rows ``searchkit forecast`` shows without ``--all``: the most urgent indexes.
+SHOWN = 20
+#: Index names a grouped note lists without ``--all``.
+NAMES_PER_NOTE = 3
 
 
 def add_parser(sub: Any) -> None:
@@ -20,11 +26,17 @@ def add_parser(sub: Any) -> None:
         description="Forecast, per index, today's operations at the reset (UTC midnight) "
         "against max_daily_queries + max_daily_updates, from the index's daily and "
         "weekly rhythm in the history; --backtest also replays the stored days to show "
-        "how well the method did on them.",
+        "how well the method did on them. The most urgent indexes come first: those that "
+        "hit their limit, soonest first, then by projected share of the limit.",
     )
     p.add_argument("--store", required=True, help="folder or URL (s3://bucket/prefix)")
     p.add_argument(
         "--backtest", action="store_true", help="also replay the stored days, per method"
+    )
+    p.add_argument(
+        "--all",
+        action="store_true",
+        help=f"show every index (by default the {SHOWN} most urgent, and a count of the rest)",
     )
 
 
@@ -32,10 +44,11 @@ def run(args: argparse.Namespace) -> int:
     """Print the forecast (and the backtest summary) of the history at ``args.store``."""
     from searchkit.analytics.backtest import backtest_forecast
     from searchkit.analytics.forecast import forecast_limits
-    from searchkit.history.store import History
+    from searchkit.cli.collect import open_store
 
-    history = History(args.store)
-    print(forecast_text(forecast_limits(history)))
+    history = open_store(args.store)
+    history.require_folder()  # a mistyped --store is an error, not an empty forecast
+    print(forecast_text(forecast_limits(history), shown=None if args.all else SHOWN))
     if args.backtest:
         result = backtest_forecast(history)
         print()
@@ -49,56 +62,131 @@ def _number(value: float) -> str:
     return f"{value:,.0f}"
 
 
-def _when(value: Any) -> str:
+def _hits(row: dict[Any, Any]) -> str:
     import pandas as pd
 
-    return "not before the reset" if pd.isna(value) else f"{value:%H:%M}"
+    if not math.isfinite(row["limit"]) or math.isnan(row["projected"]):
+        return "—"
+    if pd.isna(row["hit_at"]):
+        return "not before the reset"
+    hit = f"{row['hit_at']:%H:%M}"
+    text = f"since {hit}" if row["hit_at"] <= row["as_of"] else hit
+    earliest = row["hit_at_earliest"]
+    if pd.notna(earliest) and f"{earliest:%H:%M}" != hit:
+        text += f" (earliest {earliest:%H:%M})"
+    return text
 
 
-def forecast_text(forecast: pd.DataFrame) -> str:
-    """The forecast frame as a table for people, one row per index, then the notes."""
-    import pandas as pd
+def by_urgency(forecast: pd.DataFrame) -> pd.DataFrame:
+    """The forecast rows, most urgent first.
+
+    First the indexes projected to hit their limit before the reset, soonest first (those
+    already past it first of all), then the rest by projected share of the limit, highest
+    first; indexes without a forecast or without a limit last; ties by name.
+    """
+    limited = forecast["limit"].map(math.isfinite) & forecast["projected"].notna()
+    share = forecast["projected_utilization"].where(limited)
+    keys = forecast.assign(
+        _hits=forecast["hit_at"].notna() & limited,
+        _at=forecast["hit_at"].where(limited),
+        _share=share,
+        _name=forecast["name"].astype(str),
+    )
+    ordered = keys.sort_values(
+        ["_hits", "_at", "_share", "_name"],
+        ascending=[False, True, False, True],
+        na_position="last",
+        kind="stable",
+    )
+    return forecast.loc[ordered.index] if forecast.index.is_unique else ordered[forecast.columns]
+
+
+def _names(names: list[str], shown: int | None, total: int) -> str:
+    if len(names) == total > 1:
+        return f"all {total:,} indexes"
+    if shown is None or len(names) <= shown:
+        return ", ".join(names)
+    return f"{', '.join(names[:shown])} and {len(names) - shown:,} more"
+
+
+def forecast_text(forecast: pd.DataFrame, shown: int | None = None) -> str:
+    """The forecast frame as a table for people, most urgent index first, then the notes.
+
+    Args:
+        forecast: What :func:`~searchkit.forecast_limits` returned.
+        shown: Rows to show (the most urgent; a line counts the others), or None for all.
+            Notes shared by several indexes are one line each, naming
+            :data:`NAMES_PER_NOTE` of them unless ``shown`` is None.
+
+    Names are shown with control characters escaped, and the columns stay aligned for
+    wide (CJK, emoji) names.
+    """
+    from searchkit.render.text import aligned_table, terminal_safe
 
     if forecast.empty:
         return "no indexes in the history"
     first = forecast.iloc[0]
+    records: list[dict[Any, Any]] = by_urgency(forecast).to_dict("records")
+    for row in records:
+        row["name"] = terminal_safe(row["name"] if isinstance(row["name"], str) else "—")
+    hitting = sum(_hits(row) not in ("—", "not before the reset") for row in records)
     lines = [
         f"forecast as of {first['as_of']:%Y-%m-%d %H:%M} UTC, to the reset at "
         f"{first['reset']:%Y-%m-%d %H:%M} UTC; {first['field']} (operations)",
+        f"{hitting:,} of {len(records):,} indexes hit their limit before the reset; the most "
+        "urgent first",
         "",
     ]
+    head = ["index", "used", "projected", "10-90 band", "limit", "projected %"]
     rows = []
-    records: list[dict[Any, Any]] = forecast.to_dict("records")
-    for row in records:
+    for row in records[:shown]:
         band = f"{_number(row['projected_low'])} - {_number(row['projected_high'])}"
         share = float(row["projected_utilization"])
-        hits = "—"
-        if math.isfinite(row["limit"]) and not math.isnan(row["projected"]):
-            hits = _when(row["hit_at"])
-            if pd.notna(row["hit_at_earliest"]) and row["hit_at_earliest"] != row["hit_at"]:
-                hits += f" (earliest {_when(row['hit_at_earliest'])})"
+        limited = math.isfinite(row["limit"]) and math.isfinite(share)
         rows.append(
-            {
-                "index": row["name"],
-                "used": _number(row["used"]),
-                "projected": _number(row["projected"]),
-                "10-90 band": band if not math.isnan(row["projected"]) else "—",
-                "limit": _number(row["limit"]),
-                "projected %": f"{share:.0%}" if math.isfinite(share) else "—",
-                "hits the limit at": hits,
-            }
+            [
+                row["name"],
+                _number(row["used"]),
+                _number(row["projected"]),
+                band if not math.isnan(row["projected"]) else "—",
+                _number(row["limit"]),
+                f"{share:,.0%}" if limited else "—",
+                _hits(row),
+            ]
         )
-    lines.append(pd.DataFrame(rows).to_string(index=False))
-    notes = [(row["name"], row["reason"]) for row in records if row["reason"]]
-    if notes:
+    lines.append(aligned_table([*head, "hits the limit at"], rows, right={1, 2, 3, 4, 5}))
+    hidden = records[len(rows) :]
+    if hidden:
+        late = sum(_hits(row) not in ("—", "not before the reset") for row in hidden)
+        lines.append(
+            f"... {len(hidden):,} more indexes ({late:,} of them hit their limit); "
+            "--all shows every one"
+        )
+    by_reason: dict[str, list[str]] = {}
+    for row in records:
+        if row["reason"]:
+            by_reason.setdefault(terminal_safe(row["reason"]), []).append(row["name"])
+    if by_reason:
         lines += ["", "notes:"]
-        lines += [f"  {name}: {reason}" for name, reason in notes]
+        each = None if shown is None else NAMES_PER_NOTE
+        lines += [
+            f"  {_names(names, each, len(records))}: {reason}"
+            for reason, names in by_reason.items()
+        ]
     return "\n".join(lines)
 
 
 def backtest_text(summary: pd.DataFrame, count: int) -> str:
     """The backtest summary, per method, as a table for people."""
     import pandas as pd
+
+    from searchkit.analytics.profile import WINDOW
+
+    if not count:
+        return (
+            "backtest: no past day to replay yet (a complete day is replayed once "
+            f"{WINDOW} days are stored before it)"
+        )
 
     table = summary.rename(
         columns={
@@ -117,6 +205,6 @@ def backtest_text(summary: pd.DataFrame, count: int) -> str:
     minutes = table["hit time error (min)"]
     shown["hit time error (min)"] = [f"{v:.0f}" if pd.notna(v) else "—" for v in minutes]
     return (
-        f"backtest: {count} past forecasts replayed (errors of the day's total, breach "
+        f"backtest: {count:,} past forecasts replayed (errors of the day's total, breach "
         "calls against each index's limit)\n" + shown.to_string()
     )

@@ -503,7 +503,7 @@ class History:
             HistoryError: Nothing is at the location (no folder, no bucket) or it is a
                 file: a history that was never collected, or a mistyped location.
         """
-        self._require_folder()
+        self.require_folder()
         files = self._files("throughput") + self._files("limits")
         days = sorted({day for day, _, _ in self._files("throughput")})
         points = 0
@@ -536,8 +536,12 @@ class History:
             gaps=tuple(gaps),
         )
 
-    def _require_folder(self) -> None:
-        """Raise a HistoryError saying what is wrong when the location holds no folder."""
+    def require_folder(self) -> None:
+        """Raise a HistoryError saying what is wrong when the location holds no folder.
+
+        Reading a location where nothing is finds no points, as an empty history does;
+        call this first to tell a mistyped location from a history not collected yet.
+        """
         try:
             found = self._fs.get_file_info(self._root)
             if found.type == pafs.FileType.NotFound and self._fs.type_name == "s3":

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from searchkit.model.index import IndexList, SearchIndex
@@ -14,7 +14,13 @@ from searchkit.render.formats import created_text, format_limit, plain_text, sho
 if TYPE_CHECKING:
     pass
 
-__all__ = ["limits_csv_text", "limits_text_table", "terminal_safe", "text_width"]
+__all__ = [
+    "aligned_table",
+    "limits_csv_text",
+    "limits_text_table",
+    "terminal_safe",
+    "text_width",
+]
 
 _BIDI_CONTROLS = frozenset(
     "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
@@ -121,10 +127,31 @@ def limits_text_table(
     if show_secrets:
         head += ["token", "read_only_token"]
     numeric = {head.index(LIMIT_INFO[f].label.replace(" / ", "/")) for f in LIMIT_FIELDS}
-    widths = [max(text_width(r[c]) for r in [head, *rows]) for c in range(len(head))]
+    return aligned_table(head, rows, right=numeric)
+
+
+def aligned_table(
+    head: Sequence[str], rows: Iterable[Sequence[str]], right: Collection[int] = ()
+) -> str:
+    """Return ``head`` and ``rows`` as columns two spaces apart, without a final newline.
+
+    Widths are terminal columns (:func:`text_width`), so wide names (CJK, emoji) keep the
+    columns aligned; the columns numbered in ``right`` are right-aligned, the others
+    left-aligned; trailing spaces are dropped. The cells are written as given: pass them
+    through :func:`terminal_safe` first when they hold text from elsewhere.
+
+    Example:
+        >>> print(aligned_table(["name", "used"], [["文書", "1,000"], ["docs-search", "7"]],
+        ...                     right={1}))
+        name          used
+        文書         1,000
+        docs-search      7
+    """
+    table = [list(head), *(list(row) for row in rows)]
+    widths = [max(text_width(r[c]) for r in table) for c in range(len(head))]
     return "\n".join(
-        "  ".join(_pad(cell, widths[c], right=c in numeric) for c, cell in enumerate(row)).rstrip()
-        for row in [head, *rows]
+        "  ".join(_pad(cell, widths[c], right=c in right) for c, cell in enumerate(row)).rstrip()
+        for row in table
     )
 
 

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pandas as pd
+
 import searchkit as sk
+from searchkit.cli.forecast import forecast_text
 from searchkit.cli.main import main
 from searchkit.emulator import Emulator
 
@@ -22,22 +25,168 @@ def test_forecast_prints_today_per_index_and_the_backtest_summary(tmp_path, caps
 
     assert main(["forecast", "--store", str(tmp_path / "h"), "--backtest"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == (
+    assert out[:12] == [
         "forecast as of 2026-11-19 09:00 UTC, to the reset at 2026-11-20 00:00 UTC; "
-        "max_daily_queries+max_daily_updates (operations)"
+        "max_daily_queries+max_daily_updates (operations)",
+        "2 of 6 indexes hit their limit before the reset; the most urgent first",
+        "",
+        "index                  used   projected               10-90 band      limit  "
+        "projected %  hits the limit at",
+        # past the limit since 00:08, so first; then the one that hits it later today
+        "support-tickets   1,024,330   2,061,643    2,040,575 - 2,085,217     20,000      "
+        "10,308%  since 00:08",
+        "code-snippets        11,020      23,121          22,275 - 24,141     20,000         "
+        "116%  22:01 (earliest 21:32)",
+        # unlimited: no share of a limit, no hit time; by name
+        "docs-search         121,725     493,934        430,427 - 619,801  unlimited            "
+        "—  —",
+        "legal-contracts     247,949     578,502        550,283 - 633,369  unlimited            "
+        "—  —",
+        "news-archive     17,188,099  55,027,804  51,556,779 - 57,852,987  unlimited            "
+        "—  —",
+        "product-catalog   1,164,353   3,978,203    3,571,859 - 4,105,763  unlimited            "
+        "—  —",
+        "",
+        "notes:",
+    ]
+    assert out[12] == (
+        "  all 6 indexes: band from only 8 past day(s) at this hour (9 or more calibrate it): "
+        "widened"
     )
-    header = out[2].split()
-    assert header[:6] == ["index", "used", "projected", "10-90", "band", "limit"]
-    rows = {line.split()[0]: line for line in out[3:9]}
-    names = ["docs-search", "product-catalog", "support-tickets", "news-archive"]
-    assert sorted(rows) == sorted([*names, "code-snippets", "legal-contracts"])
-    assert rows["docs-search"].split()[-3:] == ["unlimited", "0%", "—"]
-    assert rows["support-tickets"].split()[-1] == "00:08"  # past the limit since 00:08
-    assert "backtest:" in "\n".join(out)
+    assert out[14].startswith("backtest: 84 past forecasts replayed")
     methods = [line.split()[0] for line in out[-5:]]
     assert methods == ["forecast", "last_hour_pace", "yesterday", "mean_7_days", "ratio_7_days"]
 
 
 def test_forecast_of_an_empty_store_says_so(tmp_path, capsys):
-    assert main(["forecast", "--store", str(tmp_path / "none")]) == 0
-    assert capsys.readouterr().out == "no indexes in the history\n"
+    (tmp_path / "empty").mkdir()
+    assert main(["forecast", "--store", str(tmp_path / "empty"), "--backtest"]) == 0
+    assert capsys.readouterr().out == (
+        "no indexes in the history\n\nbacktest: no past day to replay yet (a complete day is "
+        "replayed once 7 days are stored before it)\n"
+    )
+
+
+def test_forecast_of_a_missing_store_is_an_error_naming_it(tmp_path, capsys):
+    missing = str(tmp_path / "typo")
+    assert main(["forecast", "--store", missing]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (
+        f"searchkit: no history at {missing!r}: nothing is there (collect into it first). "
+        "[HistoryError]\n"
+    )
+
+
+def test_forecast_of_an_empty_location_names_the_option(capsys):
+    assert main(["forecast", "--store", ""]) == 1
+    assert capsys.readouterr().err == (
+        "searchkit: --store: location is empty: give a folder, or an s3://BUCKET/PREFIX URL "
+        "(an empty location would write into the current folder). [ValidationError]\n"
+    )
+
+
+def _forecast(rows: list[dict[str, object]]) -> pd.DataFrame:
+    as_of = pd.Timestamp("2026-11-19 09:00", tz="UTC")
+    frame = pd.DataFrame(rows)
+    frame["projected_low"] = frame["projected"] * 0.9
+    frame["projected_high"] = frame["projected"] * 1.1
+    frame["projected_utilization"] = frame["projected"] / frame["limit"]
+    for column in ("hit_at", "hit_at_earliest"):
+        frame[column] = pd.to_datetime(frame[column], utc=True, format="ISO8601")
+    return frame.assign(
+        as_of=as_of,
+        reset=pd.Timestamp("2026-11-20", tz="UTC"),
+        field="max_daily_queries+max_daily_updates",
+    )
+
+
+def test_forecast_text_shows_the_most_urgent_and_counts_the_rest():
+    inf, nat = float("inf"), None
+    forecast = _forecast(
+        [
+            # name, used, projected, limit, hit_at, hit_at_earliest, reason
+            dict(
+                name="calm",
+                used=10.0,
+                projected=50.0,
+                limit=1000.0,
+                hit_at=nat,
+                hit_at_earliest=nat,
+                reason="",
+            ),
+            dict(
+                name="文書検索",
+                used=900.0,
+                projected=3000.0,
+                limit=1000.0,
+                hit_at="2026-11-19 12:00:30",
+                hit_at_earliest="2026-11-19 12:00:10",
+                reason="stale",
+            ),
+            dict(
+                name="busy\x1b[2J",
+                used=2000.0,
+                projected=4000.0,
+                limit=1000.0,
+                hit_at="2026-11-19 03:00",
+                hit_at_earliest="2026-11-19 02:00",
+                reason="stale",
+            ),
+            dict(
+                name="warm",
+                used=400.0,
+                projected=800.0,
+                limit=1000.0,
+                hit_at=nat,
+                hit_at_earliest="2026-11-19 23:00",
+                reason="stale",
+            ),
+            dict(
+                name="free",
+                used=1.0,
+                projected=2.0,
+                limit=inf,
+                hit_at=nat,
+                hit_at_earliest=nat,
+                reason="",
+            ),
+        ]
+    )
+    assert forecast_text(forecast, shown=3).splitlines() == [
+        "forecast as of 2026-11-19 09:00 UTC, to the reset at 2026-11-20 00:00 UTC; "
+        "max_daily_queries+max_daily_updates (operations)",
+        "2 of 5 indexes hit their limit before the reset; the most urgent first",
+        "",
+        "index         used  projected     10-90 band  limit  projected %  hits the limit at",
+        "busy\\x1b[2J  2,000      4,000  3,600 - 4,400  1,000         400%  "
+        "since 03:00 (earliest 02:00)",
+        "文書検索       900      3,000  2,700 - 3,300  1,000         300%  12:00",
+        "warm           400        800      720 - 880  1,000          80%  not before the reset",
+        "... 2 more indexes (0 of them hit their limit); --all shows every one",
+        "",
+        "notes:",
+        "  busy\\x1b[2J, 文書検索, warm: stale",
+    ]
+
+
+def test_forecast_text_without_a_bound_shows_every_index_unlimited_last():
+    inf = float("inf")
+    forecast = _forecast(
+        [
+            dict(name="free", used=1.0, projected=2.0, limit=inf, hit_at=None,
+                 hit_at_earliest=None, reason=""),
+            dict(name="calm", used=10.0, projected=50.0, limit=1000.0, hit_at=None,
+                 hit_at_earliest=None, reason="stale"),
+        ]
+    )  # fmt: skip
+    assert forecast_text(forecast).splitlines()[1:] == [
+        "0 of 2 indexes hit their limit before the reset; the most urgent first",
+        "",
+        "index  used  projected  10-90 band      limit  projected %  hits the limit at",
+        "calm     10         50     45 - 55      1,000           5%  not before the reset",
+        "free      1          2       2 - 2  unlimited            —  —",
+        "",
+        "notes:",
+        "  calm: stale",
+    ]
