@@ -67,11 +67,9 @@ def read_points(
     table = reader.read(layout, "throughput", days=days, columns=columns, prune=prune, encode=False)
     table = table.unify_dictionaries().combine_chunks()
     times = table["time"].combine_chunks().cast(pa.int64()).to_numpy()
-    inside = np.ones(len(times), dtype=bool)
-    if lo is not None:
-        inside &= times >= lo.value
-    if hi is not None:
-        inside &= times < hi.value
-    if not inside.all():  # a row group that straddles the span's ends
-        table = table.filter(pa.array(inside))
+    low = lo.value if lo is not None else np.iinfo(np.int64).min
+    high = hi.value if hi is not None else np.iinfo(np.int64).max
+    if len(times) and (times.min() < low or times.max() >= high):
+        # A row group that straddles the span's ends.
+        table = table.filter(pa.array((times >= low) & (times < high)))
     return unique_points(table, rename)

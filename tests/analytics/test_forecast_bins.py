@@ -316,9 +316,14 @@ def oracle_bins_from_history(
     return oracle_bins(source, value_unit, first_day, days, cut, beyond)
 
 
-def test_points_are_the_throughput_frame_as_arrays(messy):
-    frame = messy.throughput()
-    points = messy.points()
+@pytest.mark.parametrize(
+    ("start", "end"),
+    [(None, None), ("2026-11-17 06:30", "2026-11-18 18:00"), ("2026-11-19 23:02", None)],
+)
+def test_points_are_the_throughput_frame_as_arrays(messy, start, end):
+    frame = messy.throughput(start=start, end=end)
+    points = messy.points(start, end)
+    assert len(frame) > 0
     assert frame["index_id"].astype(str).tolist() == [points.ids[c] for c in points.codes]
     assert frame["account"].astype(str).tolist() == [
         points.accounts[c] for c in points.account_codes
