@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import pathlib
 import sys
 from typing import TextIO
@@ -79,33 +78,21 @@ def _write_usage(folder: pathlib.Path, stream: TextIO) -> dict[str, pathlib.Path
     from matplotlib.figure import Figure
 
     from searchkit.analytics.forecast import forecast_limits
+    from searchkit.cli.forecast import forecast_text
     from searchkit.emulator import Emulator
-    from searchkit.render.formats import format_limit
     from searchkit.render.utilization import plot_utilization
 
     with Emulator(demo=True, seed=DEMO_SEED, window_minutes=7 * 1440) as emulator:
         with emulator.client() as client:
             week = client.list_indexes()
     forecast = forecast_limits(week)
-    columns = ["used", "projected", "limit", "projected_utilization", "hit_at"]
-    shown = forecast.set_index("name")[columns]
-    limited = shown["limit"].map(math.isfinite)
-    shown = shown.assign(
-        used=shown["used"].map("{:,.0f}".format),
-        projected=shown["projected"].map("{:,.0f}".format),
-        limit=[format_limit(v) for v in shown["limit"]],
-        projected_utilization=[
-            f"{u:,.0%}" if ok else "—"
-            for u, ok in zip(shown["projected_utilization"], limited, strict=True)
-        ],
-        hit_at=shown["hit_at"].dt.strftime("%Y-%m-%d %H:%M UTC").fillna("not today"),
-    )
     print(
         "\ndaily limits (queries + updates, in operations), forecast to the next reset at "
         "UTC midnight:\n",
         file=stream,
     )
-    print(shown.to_string(), file=stream)
+    # The table `searchkit forecast` prints: the same columns, order and notes.
+    print(forecast_text(forecast), file=stream)
     written = {"forecast": folder / "forecast.csv"}
     forecast.to_csv(written["forecast"])
     fig = Figure(figsize=(11, 4), layout="constrained")

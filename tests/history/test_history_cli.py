@@ -126,6 +126,23 @@ def test_demo_writes_the_forecast_table_and_the_utilization_png(tmp_path):
     written = run_demo(tmp_path / "demo", stream=stream)
     out = stream.getvalue()
     assert "forecast to the next reset at UTC midnight" in out
+    # The table `searchkit forecast` prints: the most urgent first, unlimited by name.
+    table = out.split("forecast to the next reset at UTC midnight:\n\n", 1)[1].splitlines()
+    assert table[1] == "2 of 6 indexes hit their limit before the reset; the most urgent first"
+    # (the widths follow today's figures, which follow the clock)
+    assert table[3].split() == [
+        "index", "used", "projected", "10-90", "band", "limit", "projected", "%", "hits", "the",
+        "limit", "at",
+    ]  # fmt: skip
+    assert [line.split()[0] for line in table[4:10]] == [
+        "support-tickets",
+        "code-snippets",
+        "docs-search",
+        "legal-contracts",
+        "news-archive",
+        "product-catalog",
+    ]
+    assert [line.split()[-3:] for line in table[6:10]] == [["unlimited", "—", "—"]] * 4
     png = written["utilization"].read_bytes()
     assert png.startswith(b"\x89PNG") and len(png) > 10_000
     forecast = pd.read_csv(written["forecast"], index_col="index_id")
