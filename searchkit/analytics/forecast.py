@@ -369,13 +369,14 @@ def _today(
 
 def _plan(bins: pf.Bins, tau: float, window: pd.Timedelta) -> dict[str, np.ndarray]:
     """Per index: how today is forecast, the rest spread over the hours, the band."""
-    ref = pf.reference(bins.ops, bins.cov)
+    ops, cov = _from_first_complete(bins)
+    ref = pf.reference(ops, cov)
     seen = 1.0 - pf.future_share(tau)
     # Past days as they looked at this time of day (an hour's points taken as even);
     # today as it is, its bins holding only the points before the moment.
-    seen_ops, seen_cov = bins.ops * seen, bins.cov * seen
-    seen_ops[:, -1], seen_cov[:, -1] = bins.ops[:, -1], bins.cov[:, -1]
-    actual = (bins.ops * pf.future_share(tau)).sum(axis=2)
+    seen_ops, seen_cov = ops * seen, cov * seen
+    seen_ops[:, -1], seen_cov[:, -1] = ops[:, -1], cov[:, -1]
+    actual = (ops * pf.future_share(tau)).sum(axis=2)
     outcome = np.where(ref.complete, actual, np.nan)
     outcome[:, -1] = np.nan  # today's rest is what is forecast
     fc = pf.predict(ref, seen_ops, seen_cov, tau, outcome)
@@ -411,6 +412,20 @@ def _plan(bins: pf.Bins, tau: float, window: pd.Timedelta) -> dict[str, np.ndarr
         "past_days": ref.past_days[:, -1] if count else np.zeros(0),
         "stale": stale,
     }
+
+
+def _from_first_complete(bins: pf.Bins) -> tuple[np.ndarray, np.ndarray]:
+    """Operations and coverage from the first day some index completed (today at least).
+
+    The days before it change nothing the profile arithmetic says of the days after:
+    every value it takes from a past day (total, shares, outcome, error) is NaN unless
+    the day is complete, which is what its windows pad with before the first day. So a
+    short History is worked over the days it holds, not all of ``_DAYS_READ``.
+    """
+    complete = (bins.cov.sum(axis=2) >= pf.COMPLETE_HOURS).any(axis=0)
+    first = int(np.argmax(complete)) if complete.any() else bins.days - 1
+    first = min(first, bins.days - 1)
+    return np.ascontiguousarray(bins.ops[:, first:]), np.ascontiguousarray(bins.cov[:, first:])
 
 
 def _stale(bins: pf.Bins, tau: float) -> np.ndarray:
