@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 import searchkit as sk
+from searchkit.analytics import forecast
 from searchkit.analytics.forecast import FORECAST_COLUMNS
 from tests.analytics.test_usage import go, index
 from tests.analytics_data import raw_index
@@ -389,3 +390,24 @@ def test_a_history_forecasts_the_same_as_the_index_list_it_was_collected_from(tm
         pd.testing.assert_frame_equal(
             from_history.astype({"name": str}), from_list.astype({"name": str})
         )
+
+
+@pytest.mark.parametrize(
+    ("now", "window"),
+    [("2026-03-28 02:00", "1h"), ("2026-03-28 13:30", "5h"), ("2026-03-24 19:10", "3h")],
+)
+def test_the_days_before_any_complete_one_change_no_number(monkeypatch, now, window):
+    # forecast_limits works the profile over the days from the first one some index
+    # completed; over all the days it reads (NaN-only windows before that) it must say
+    # exactly the same, with an index whose first day is partial beside a full one.
+    start = dt.datetime(2026, 3, 20, tzinfo=dt.timezone.utc)
+    late = dt.datetime(2026, 3, 22, 15, 7, tzinfo=dt.timezone.utc)
+    raw = [
+        raw_index("docs", minutes=9 * 1440, seed=1, start=start, plan="free"),
+        raw_index("late", minutes=6 * 1440, seed=2, start=late, plan="free"),
+    ]
+    trimmed = sk.forecast_limits(raw, now=now, pace_window=window)
+    monkeypatch.setattr(forecast, "_from_first_complete", lambda bins: (bins.ops, bins.cov))
+    whole = sk.forecast_limits(raw, now=now, pace_window=window)
+    assert trimmed["projected"].notna().all()
+    pd.testing.assert_frame_equal(trimmed, whole, check_exact=True)
