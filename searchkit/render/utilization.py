@@ -17,11 +17,15 @@ from searchkit.render.plots import literal, new_axes, themed
 from searchkit.render.themes import Theme, ThemeName, apply_theme, theme_of
 
 if TYPE_CHECKING:
+    import pandas as pd
     from matplotlib.axes import Axes
 
     from searchkit.analytics.usage import Source
 
-__all__ = ["plot_utilization"]
+__all__ = ["MAX_ROWS", "plot_utilization"]
+
+#: Most rows plot_utilization draws by default; past it, the most used indexes are drawn.
+MAX_ROWS = 30
 
 
 def plot_utilization(
@@ -33,6 +37,7 @@ def plot_utilization(
     value_unit: str = "per_second",
     title: str | None = None,
     theme: ThemeName | None = None,
+    max_rows: int | None = MAX_ROWS,
 ) -> Axes:
     """Draw a heatmap of index x day coloured by utilization, limit breaches marked.
 
@@ -46,6 +51,9 @@ def plot_utilization(
         theme: ``"dark"`` draws for a dark page (JupyterLab Dark), ``"light"`` for a
             light one; by default the theme of an enclosing ``sk.plot_theme(...)`` block,
             else matplotlib's own look.
+        max_rows: Draw at most this many indexes: those with the highest utilization on
+            any day (unlimited ones last); the y axis says how many were left out. None
+            draws every index.
 
     Returns:
         The Axes: one row per index, one column per day, colour = operations / limit
@@ -58,6 +66,8 @@ def plot_utilization(
 
     look = theme_of(theme)
     usage = usage_frame(source, tz=tz, field=field, value_unit=value_unit)
+    total = usage["name"].nunique()
+    usage = _most_used(usage, max_rows)
     if ax is None:
         ax = new_axes((10, 0.9 + 0.45 * max(usage["name"].nunique(), 4)))
     if usage.empty:
@@ -102,8 +112,23 @@ def plot_utilization(
     _say_unlimited(ax, data.shape[1], unlimited, look)
     ax.set_title(title or _utilization_title(str(usage["field"].iloc[0])), fontsize="medium")
     ax.set_xlabel(f"day ({_zone_name(tz)}); operations = value x sampling interval")
+    if total > len(grid.index):
+        ax.set_ylabel(
+            f"the {len(grid.index):,} of {total:,} indexes most used\n"
+            f"({total - len(grid.index):,} not shown)"
+        )
     _legend(ax, bool(len(rows)), partial, bool(unknown.any()), bool(unlimited.any()), look)
     return ax
+
+
+def _most_used(usage: pd.DataFrame, max_rows: int | None) -> pd.DataFrame:
+    """The rows of the ``max_rows`` indexes with the highest utilization on any day."""
+    if max_rows is None or usage["name"].nunique() <= max_rows:
+        return usage
+    limited = usage["utilization"].where(np.isfinite(usage["limit"]))
+    peak = limited.groupby(usage["name"]).max().rename("peak").reset_index()
+    order = peak.sort_values(["peak", "name"], ascending=[False, True], na_position="last")
+    return usage[usage["name"].isin(order["name"].head(max(max_rows, 0)))]
 
 
 def _say_unlimited(ax: Axes, days: int, unlimited: np.ndarray, look: Theme | None) -> None:
