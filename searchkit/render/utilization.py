@@ -51,9 +51,8 @@ def plot_utilization(
         theme: ``"dark"`` draws for a dark page (JupyterLab Dark), ``"light"`` for a
             light one; by default the theme of an enclosing ``sk.plot_theme(...)`` block,
             else matplotlib's own look.
-        max_rows: Draw at most this many indexes: those with the highest utilization on
-            any day (unlimited ones last); the y axis says how many were left out. None
-            draws every index.
+        max_rows: Draw at most this many indexes, the highest utilization on any day
+            first (unlimited last); the y axis counts the rest. None draws them all.
 
     Returns:
         The Axes: one row per index, one column per day, colour = operations / limit
@@ -96,11 +95,7 @@ def plot_utilization(
     ax.scatter(
         cols, rows + 0.25, marker="x", color="black", s=30, linewidths=1.2, label="over the limit"
     )
-    # Names are data: shown literally, as the other plots do (a '$' starts mathtext).
-    ax.set_yticks(range(len(grid.index)), [literal(name) for name in grid.index])
-    labels = [f"{p:%b %d}" for p in grid.columns]
-    step = max(1, len(labels) // 15)
-    ax.set_xticks(range(0, len(labels), step), labels[::step], rotation=45, ha="right")
+    _axes(ax, grid, total, tz)
     colorbar = ax.figure.colorbar(image, ax=ax, extend="max")
     colorbar.set_label("operations / limit (%)")
     if look is not None:  # before the cells' numbers: they stay black or white by cell
@@ -111,14 +106,23 @@ def plot_utilization(
     partial = _label_cells(ax, data, complete)
     _say_unlimited(ax, data.shape[1], unlimited, look)
     ax.set_title(title or _utilization_title(str(usage["field"].iloc[0])), fontsize="medium")
-    ax.set_xlabel(f"day ({_zone_name(tz)}); operations = value x sampling interval")
+    _legend(ax, bool(len(rows)), partial, bool(unknown.any()), bool(unlimited.any()), look)
+    return ax
+
+
+def _axes(ax: Axes, grid: pd.DataFrame, total: int, tz: TimeZone) -> None:
+    """Name the rows (and how many indexes are left out) and the days."""
+    # Names are data: shown literally, as the other plots do (a '$' starts mathtext).
+    ax.set_yticks(range(len(grid.index)), [literal(name) for name in grid.index])
     if total > len(grid.index):
         ax.set_ylabel(
             f"the {len(grid.index):,} of {total:,} indexes most used\n"
             f"({total - len(grid.index):,} not shown)"
         )
-    _legend(ax, bool(len(rows)), partial, bool(unknown.any()), bool(unlimited.any()), look)
-    return ax
+    labels = [f"{p:%b %d}" for p in grid.columns]
+    step = max(1, len(labels) // 15)
+    ax.set_xticks(range(0, len(labels), step), labels[::step], rotation=45, ha="right")
+    ax.set_xlabel(f"day ({_zone_name(tz)}); operations = value x sampling interval")
 
 
 def _most_used(usage: pd.DataFrame, max_rows: int | None) -> pd.DataFrame:
