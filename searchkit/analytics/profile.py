@@ -339,17 +339,21 @@ def nanmedian(values: np.ndarray) -> np.ndarray:
     if values.shape[-1] == 0:
         return np.full(values.shape[:-1], np.nan)
     # What np.ma.median does, without its masked arrays: sort (NaN last), take the middle
-    # two of the values present (the middle one twice for an odd count), (low + high) / 2.
-    ordered = np.sort(values, axis=-1)
-    count = np.count_nonzero(~np.isnan(ordered), axis=-1)
-    high = count // 2
-    low = np.where(count % 2 == 1, high, high - 1)
-    top = values.shape[-1] - 1
-    pick = np.stack([np.clip(low, 0, top), np.minimum(high, top)], axis=-1)
-    middle = np.take_along_axis(ordered, pick, axis=-1)
-    with np.errstate(invalid="ignore", over="ignore"):
-        median = (middle[..., 0] + middle[..., 1]) / 2.0
-    return np.where(count > 0, median, np.nan)
+    # two of the values present (the middle one twice for an odd count), (low + high) / 2;
+    # only the slices holding a value are sorted (a window before the first day holds none).
+    flat = values.reshape(-1, values.shape[-1])
+    count = np.count_nonzero(~np.isnan(flat), axis=-1)
+    median = np.full(len(flat), np.nan)
+    some = np.flatnonzero(count)
+    if len(some):
+        ordered = np.sort(flat[some], axis=-1)
+        present = count[some]
+        high = present // 2
+        low = np.where(present % 2 == 1, high, high - 1)
+        at = np.arange(len(some))
+        with np.errstate(invalid="ignore", over="ignore"):
+            median[some] = (ordered[at, low] + ordered[at, high]) / 2.0
+    return median.reshape(values.shape[:-1])
 
 
 def quiet(function: Any, *args: Any, **kwargs: Any) -> Any:
