@@ -135,6 +135,18 @@ class Points:
     accounts: list[str]  # account keys, in the order of the points
     account_codes: np.ndarray  # [n] integer, the position of each point's account
 
+    def __repr__(self) -> str:
+        # A summary: the dataclass's own repr lists every id and name (1,000 at 1,000
+        # indexes) and three arrays.
+        if not len(self.times):
+            return "Points(0 points)"
+        span = pd.to_datetime([self.times.min(), self.times.max()], utc=True)
+        return (
+            f"Points({len(self.times):,} points of {len(self.ids):,} indexes in "
+            f"{len(self.accounts):,} account(s), {span[0]:%Y-%m-%d %H:%M} .. "
+            f"{span[1]:%Y-%m-%d %H:%M} UTC)"
+        )
+
 
 def unique_points(table: pa.Table, rename: Mapping[str, str] | None = None) -> Points:
     """Deduplicate and sort stored points (see the module's rule) into :class:`Points`.

@@ -17,11 +17,15 @@ from searchkit.render.plots import literal, new_axes, themed
 from searchkit.render.themes import Theme, ThemeName, apply_theme, theme_of
 
 if TYPE_CHECKING:
+    import pandas as pd
     from matplotlib.axes import Axes
 
     from searchkit.analytics.usage import Source
 
-__all__ = ["plot_utilization"]
+__all__ = ["MAX_ROWS", "plot_utilization"]
+
+#: Most rows plot_utilization draws by default; past it, the most used indexes are drawn.
+MAX_ROWS = 30
 
 
 def plot_utilization(
@@ -33,6 +37,7 @@ def plot_utilization(
     value_unit: str = "per_second",
     title: str | None = None,
     theme: ThemeName | None = None,
+    max_rows: int | None = MAX_ROWS,
 ) -> Axes:
     """Draw a heatmap of index x day coloured by utilization, limit breaches marked.
 
@@ -46,6 +51,8 @@ def plot_utilization(
         theme: ``"dark"`` draws for a dark page (JupyterLab Dark), ``"light"`` for a
             light one; by default the theme of an enclosing ``sk.plot_theme(...)`` block,
             else matplotlib's own look.
+        max_rows: Draw at most this many indexes, the highest utilization on any day
+            first (unlimited last); the y axis counts the rest. None draws them all.
 
     Returns:
         The Axes: one row per index, one column per day, colour = operations / limit
@@ -58,6 +65,8 @@ def plot_utilization(
 
     look = theme_of(theme)
     usage = usage_frame(source, tz=tz, field=field, value_unit=value_unit)
+    total = usage["name"].nunique()
+    usage = _most_used(usage, max_rows)
     if ax is None:
         ax = new_axes((10, 0.9 + 0.45 * max(usage["name"].nunique(), 4)))
     if usage.empty:
@@ -86,11 +95,7 @@ def plot_utilization(
     ax.scatter(
         cols, rows + 0.25, marker="x", color="black", s=30, linewidths=1.2, label="over the limit"
     )
-    # Names are data: shown literally, as the other plots do (a '$' starts mathtext).
-    ax.set_yticks(range(len(grid.index)), [literal(name) for name in grid.index])
-    labels = [f"{p:%b %d}" for p in grid.columns]
-    step = max(1, len(labels) // 15)
-    ax.set_xticks(range(0, len(labels), step), labels[::step], rotation=45, ha="right")
+    _axes(ax, grid, total, tz)
     colorbar = ax.figure.colorbar(image, ax=ax, extend="max")
     colorbar.set_label("operations / limit (%)")
     if look is not None:  # before the cells' numbers: they stay black or white by cell
@@ -101,9 +106,33 @@ def plot_utilization(
     partial = _label_cells(ax, data, complete)
     _say_unlimited(ax, data.shape[1], unlimited, look)
     ax.set_title(title or _utilization_title(str(usage["field"].iloc[0])), fontsize="medium")
-    ax.set_xlabel(f"day ({_zone_name(tz)}); operations = value x sampling interval")
     _legend(ax, bool(len(rows)), partial, bool(unknown.any()), bool(unlimited.any()), look)
     return ax
+
+
+def _axes(ax: Axes, grid: pd.DataFrame, total: int, tz: TimeZone) -> None:
+    """Name the rows (and how many indexes are left out) and the days."""
+    # Names are data: shown literally, as the other plots do (a '$' starts mathtext).
+    ax.set_yticks(range(len(grid.index)), [literal(name) for name in grid.index])
+    if total > len(grid.index):
+        ax.set_ylabel(
+            f"the {len(grid.index):,} of {total:,} indexes most used\n"
+            f"({total - len(grid.index):,} not shown)"
+        )
+    labels = [f"{p:%b %d}" for p in grid.columns]
+    step = max(1, len(labels) // 15)
+    ax.set_xticks(range(0, len(labels), step), labels[::step], rotation=45, ha="right")
+    ax.set_xlabel(f"day ({_zone_name(tz)}); operations = value x sampling interval")
+
+
+def _most_used(usage: pd.DataFrame, max_rows: int | None) -> pd.DataFrame:
+    """The rows of the ``max_rows`` indexes with the highest utilization on any day."""
+    if max_rows is None or usage["name"].nunique() <= max_rows:
+        return usage
+    limited = usage["utilization"].where(np.isfinite(usage["limit"]))
+    peak = limited.groupby(usage["name"]).max().rename("peak").reset_index()
+    order = peak.sort_values(["peak", "name"], ascending=[False, True], na_position="last")
+    return usage[usage["name"].isin(order["name"].head(max(max_rows, 0)))]
 
 
 def _say_unlimited(ax: Axes, days: int, unlimited: np.ndarray, look: Theme | None) -> None:

@@ -125,3 +125,11 @@ def test_points_of_an_empty_span_are_empty_and_a_reversed_span_is_refused(tmp_pa
     message = "end (2026-11-20 00:00:00+00:00) is before start (2026-11-21 00:00:00+00:00)"
     with pytest.raises(ValidationError, match=re.escape(message)):
         hist.points("2026-11-21", "2026-11-20")
+
+
+def test_points_repr_is_a_summary_not_every_id_and_array():
+    points = unique_points(messy_table())  # 26 distinct (account, index, minute) keys
+    assert repr(points) == (
+        "Points(26 points of 3 indexes in 2 account(s), 2026-11-20 00:00 .. 2026-11-20 00:11 UTC)"
+    )
+    assert repr(unique_points(messy_table().slice(0, 0))) == "Points(0 points)"

@@ -55,3 +55,27 @@ def test_dark_theme_draws_the_heatmap_for_a_dark_page_and_keeps_cell_numbers_rea
         light = sk.plot_utilization(raw, theme="light")
     assert hex_of(light.images[0].get_cmap().get_bad()) == "#ffffff"
     plt.close(light.figure)
+
+
+def test_past_max_rows_the_most_used_indexes_are_drawn_and_the_rest_counted():
+    # 1,000 rows of labels are a black bar: draw the most used, say how many are left out.
+    points = [{"x": f"2026-11-20 00:0{m}:00 +0000 UTC", "y": 1.0} for m in range(5)]
+    raw = [
+        index_json(name, id=f"i-{n}", max_daily_queries=limit, max_daily_updates=0,
+                   throughput_vector=points)
+        for n, (name, limit) in enumerate(
+            [("a-open", -1), ("b-low", 1000), ("c-high", 100), ("d-mid", 500), ("e-high", 100)]
+        )
+    ]  # fmt: skip
+    ax = sk.plot_utilization(raw, max_rows=3)
+    labels = [label.get_text() for label in ax.get_yticklabels()]
+    ylabel = ax.get_ylabel()
+    every = sk.plot_utilization(raw, max_rows=None)
+    every_labels = [label.get_text() for label in every.get_yticklabels()]
+    plt.close(ax.figure)
+    plt.close(every.figure)
+    # 300 operations a day: 300% of 100 (c, e), 60% of 500; 30% of 1000; unlimited last
+    assert labels == ["c-high", "d-mid", "e-high"]
+    assert ylabel == "the 3 of 5 indexes most used\n(2 not shown)"
+    assert every_labels == ["a-open", "b-low", "c-high", "d-mid", "e-high"]
+    assert every.get_ylabel() == ""
