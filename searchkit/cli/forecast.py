@@ -16,6 +16,8 @@ __all__ = ["SHOWN", "add_parser", "backtest_text", "by_urgency", "forecast_text"
 SHOWN = 20
 #: Index names a grouped note lists without ``--all``.
 NAMES_PER_NOTE = 3
+#: Hours the newest stored point may be old before the output says the forecast is not today's.
+STALE_HOURS = 2
 
 
 def add_parser(sub: Any) -> None:
@@ -42,18 +44,55 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the forecast (and the backtest summary) of the history at ``args.store``."""
+    import pandas as pd
+
     from searchkit.analytics.backtest import backtest_forecast
     from searchkit.analytics.forecast import forecast_limits
     from searchkit.cli.collect import open_store
 
     history = open_store(args.store)
     history.require_folder()  # a mistyped --store is an error, not an empty forecast
-    print(forecast_text(forecast_limits(history), shown=None if args.all else SHOWN))
+    forecast = forecast_limits(history)
+    print(forecast_text(forecast, shown=None if args.all else SHOWN))
+    if not forecast.empty:
+        note = stale_note(forecast["as_of"].iloc[0], pd.Timestamp.now(tz="UTC"))
+        if note:
+            print(f"\n{note}")
     if args.backtest:
         result = backtest_forecast(history)
         print()
         print(backtest_text(result.summary, len(result.results)))
     return 0
+
+
+def stale_note(as_of: pd.Timestamp, now: pd.Timestamp) -> str | None:
+    """A line saying the forecast is of the day the history ends, when that is not today.
+
+    ``searchkit forecast`` forecasts as of the newest stored point (``forecast_limits``
+    without ``now``): a history last collected days ago gives that day's forecast, which is
+    easy to take for today's.
+
+    Example:
+        >>> import pandas as pd
+        >>> stale_note(pd.Timestamp("2026-11-19 09:00", tz="UTC"),
+        ...            pd.Timestamp("2026-11-25 23:00", tz="UTC"))
+        'note: the history ends at 2026-11-19 09:00 UTC, 6 days 14 hours ago: this is the forecast for that day; collect to forecast today'
+    """  # noqa: E501
+    import pandas as pd
+
+    late = now - as_of
+    if late <= pd.Timedelta(hours=STALE_HOURS):
+        return None
+    days, hours = late.days, late.seconds // 3600
+    ago = (
+        f"{days} day{'s' * (days != 1)} {hours} hour{'s' * (hours != 1)}"
+        if days
+        else f"{hours} hours"
+    )
+    return (
+        f"note: the history ends at {as_of:%Y-%m-%d %H:%M} UTC, {ago} ago: this is the "
+        "forecast for that day; collect to forecast today"
+    )
 
 
 def _number(value: float) -> str:

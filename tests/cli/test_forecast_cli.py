@@ -7,7 +7,7 @@ import datetime as dt
 import pandas as pd
 
 import searchkit as sk
-from searchkit.cli.forecast import forecast_text
+from searchkit.cli.forecast import forecast_text, stale_note
 from searchkit.cli.main import main
 from searchkit.emulator import Emulator
 
@@ -53,7 +53,10 @@ def test_forecast_prints_today_per_index_and_the_backtest_summary(tmp_path, caps
         "  all 6 indexes: band from only 8 past day(s) at this hour (9 or more calibrate it): "
         "widened"
     )
-    assert out[14].startswith("backtest: 84 past forecasts replayed")
+    # the store ends on 2026-11-19, days before the wall clock's today (how long ago varies)
+    assert out[14].startswith("note: the history ends at 2026-11-19 09:00 UTC, ")
+    assert out[14].endswith(" ago: this is the forecast for that day; collect to forecast today")
+    assert out[16].startswith("backtest: 84 past forecasts replayed")
     methods = [line.split()[0] for line in out[-5:]]
     assert methods == ["forecast", "last_hour_pace", "yesterday", "mean_7_days", "ratio_7_days"]
 
@@ -190,3 +193,15 @@ def test_forecast_text_without_a_bound_shows_every_index_unlimited_last():
         "notes:",
         "  calm: stale",
     ]
+
+
+def test_a_forecast_older_than_two_hours_is_said_not_to_be_today_s():
+    as_of = pd.Timestamp("2026-11-19 09:00", tz="UTC")
+    assert stale_note(as_of, as_of + pd.Timedelta(hours=2)) is None
+    assert stale_note(as_of, as_of + pd.Timedelta(hours=3, minutes=59)) == (
+        "note: the history ends at 2026-11-19 09:00 UTC, 3 hours ago: this is the forecast "
+        "for that day; collect to forecast today"
+    )
+    assert stale_note(as_of, as_of + pd.Timedelta(days=1, hours=1)).split(", ")[1] == (
+        "1 day 1 hour ago: this is the forecast for that day; collect to forecast today"
+    )
