@@ -261,7 +261,7 @@ def _summary(results: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, index=pd.Index(METHODS, name="method"))[list(_SUMMARY)]
 
 
-def _score(results: pd.DataFrame, method: str) -> dict[str, float]:
+def _score(results: pd.DataFrame, method: str) -> dict[str, float | int]:
     part = results[results[method].notna() & (results["actual"] > 0)]
     actual = part["actual"].to_numpy(np.float64)
     projected = part[method].to_numpy(np.float64)
@@ -284,7 +284,7 @@ def _score(results: pd.DataFrame, method: str) -> dict[str, float]:
     late = part.loc[both, f"{method}_hit_at"] - part.loc[both, "actual_hit_at"]
     minutes = late.abs().dt.total_seconds() / 60
     return {
-        "forecasts": float(len(part)),
+        "forecasts": len(part),
         "mean_abs_error": float(np.mean(error)),
         "median_abs_error": float(np.median(error)),
         "precision": precision,
