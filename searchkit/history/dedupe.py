@@ -14,7 +14,7 @@ Limits snapshots are kept per ``(account, id)``, the one collected last.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from searchkit.history.accounts import canonical
+from searchkit.history.accounts import canonical, usable
 from searchkit.history.layout import KEY, LIMITS_SCHEMA
 from searchkit.history.texts import codes, encoded_table, joint_codes
 
@@ -148,16 +148,26 @@ class Points:
         )
 
 
-def unique_points(table: pa.Table, rename: Mapping[str, str] | None = None) -> Points:
+def unique_points(
+    table: pa.Table,
+    rename: Mapping[str, str] | None = None,
+    full: Callable[[], pa.Table] | None = None,
+) -> Points:
     """Deduplicate and sort stored points (see the module's rule) into :class:`Points`.
 
     ``table`` holds the throughput columns (``collected_at`` optional); ``rename`` maps
     index ids to the names to show (their newest limits snapshot's) instead of the name at
-    their newest point. A null text reads as the empty text.
+    their newest point. A null text reads as the empty text. ``full``, when given, returns
+    the same rows with ``collected_at``: a ``table`` without it is then replaced by
+    ``full()`` only where the rule needs it (accounts to relabel, rows to sort or drop).
     """
     if table.num_rows == 0:
         none = np.zeros(0, dtype=np.int64)
         return Points([], [], none, none, np.zeros(0), [], none)
+    if "collected_at" in table.column_names:
+        full = None  # nothing to read again
+    elif full is not None and not _one_usable_account(table):
+        return unique_points(full(), rename)
     table = canonical(table)  # one index, one account, whatever older writers keyed it by
     a_codes, account_texts = codes(table["account"])
     i_codes, id_texts = codes(table["index_id"])
@@ -166,6 +176,8 @@ def unique_points(table: pa.Table, rename: Mapping[str, str] | None = None) -> P
     # Files store points sorted and unique per key: then nothing to sort or drop.
     one_account = len(account_texts) == 1 and a_codes.min() >= 0
     moved = not _strictly_sorted(None if one_account else a_codes, i_codes, times)
+    if moved and full is not None:
+        return unique_points(full(), rename)
     if moved:
         keys = [times, i_codes, a_codes]
         order, a_codes, i_codes, t_sorted = _key_order(
@@ -210,6 +222,12 @@ def unique_points(table: pa.Table, rename: Mapping[str, str] | None = None) -> P
         accounts=accounts[account_used].tolist(),
         account_codes=_renumbered(a_codes, account_used, len(accounts)),
     )
+
+
+def _one_usable_account(table: pa.Table) -> bool:
+    """Whether every row holds the same usable account (canonical() leaves it as is)."""
+    account_codes, labels = codes(table["account"])
+    return len(labels) == 1 and account_codes.min() >= 0 and usable(labels[0].as_py())
 
 
 def _renumbered(rows: np.ndarray, used: list[int], count: int) -> np.ndarray:

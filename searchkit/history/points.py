@@ -61,15 +61,24 @@ def read_points(
     :func:`~searchkit.history.dedupe.unique_points`).
     """
     _, _, days, prune = span(lo, hi)
-    columns = list(THROUGHPUT_SCHEMA.names)
-    # Texts as read, each column's row groups then put on one dictionary and in one chunk
-    # (unique_points numbers them: an encoded table would be numbered twice).
-    table = reader.read(layout, "throughput", days=days, columns=columns, prune=prune, encode=False)
-    table = table.unify_dictionaries().combine_chunks()
-    times = table["time"].combine_chunks().cast(pa.int64()).to_numpy()
     low = lo.value if lo is not None else np.iinfo(np.int64).min
     high = hi.value if hi is not None else np.iinfo(np.int64).max
-    if len(times) and (times.min() < low or times.max() >= high):
-        # A row group that straddles the span's ends.
-        table = table.filter(pa.array((times >= low) & (times < high)))
-    return unique_points(table, rename)
+
+    def read(columns: list[str]) -> pa.Table:
+        # Texts as read, each column's row groups then put on one dictionary and in one
+        # chunk (unique_points numbers them: an encoded table would be numbered twice).
+        table = reader.read(
+            layout, "throughput", days=days, columns=columns, prune=prune, encode=False
+        )
+        table = table.unify_dictionaries().combine_chunks()
+        times = table["time"].combine_chunks().cast(pa.int64()).to_numpy()
+        if len(times) and (times.min() < low or times.max() >= high):
+            # A row group that straddles the span's ends.
+            table = table.filter(pa.array((times >= low) & (times < high)))
+        return table
+
+    # collected_at only decides between repeats and accounts: files of one account, sorted
+    # and unique (as written) are read without it, and read again with it otherwise.
+    columns = list(THROUGHPUT_SCHEMA.names)
+    lean = [column for column in columns if column != "collected_at"]
+    return unique_points(read(lean), rename, full=lambda: read(columns))

@@ -133,3 +133,57 @@ def test_points_repr_is_a_summary_not_every_id_and_array():
         "Points(26 points of 3 indexes in 2 account(s), 2026-11-20 00:00 .. 2026-11-20 00:11 UTC)"
     )
     assert repr(unique_points(messy_table().slice(0, 0))) == "Points(0 points)"
+
+
+def points_tuple(points):
+    return (
+        points.ids,
+        points.names,
+        points.codes.tolist(),
+        points.times.tolist(),
+        points.values.tolist(),
+        points.accounts,
+        points.account_codes.tolist(),
+    )
+
+
+def test_points_read_without_collected_at_read_it_again_only_where_the_rule_needs_it():
+    at = pd.Timestamp("2026-11-20 00:01", tz="UTC")
+    stamp = pd.Timestamp("2026-11-21", tz="UTC")
+
+    def table(accounts, minutes, values, collected):
+        return pa.Table.from_pydict(
+            {
+                "account": accounts,
+                "index_id": ["i"] * len(values),
+                "name": ["n"] * len(values),
+                "time": [at + pd.Timedelta(minutes=m) for m in minutes],
+                "value": values,
+                "collected_at": [stamp + pd.Timedelta(minutes=c) for c in collected],
+            },
+            schema=THROUGHPUT_SCHEMA,
+        )
+
+    calls = []
+
+    def lean_and_full(full):
+        def again():
+            calls.append(1)
+            return full
+
+        return unique_points(full.drop_columns(["collected_at"]), full=again)
+
+    # One account, sorted and unique (as files are written): collected_at is not needed.
+    steady = table(["a"] * 3, [0, 1, 2], [1.0, 2.0, 3.0], [0, 0, 0])
+    assert points_tuple(lean_and_full(steady)) == points_tuple(unique_points(steady))
+    assert calls == []
+    # A repeated minute: the later collected 2.0 wins over the larger 9.0.
+    repeated = table(["a"] * 2, [0, 0], [2.0, 9.0], [5, 1])
+    assert lean_and_full(repeated).values.tolist() == [2.0]
+    assert calls == [1]
+    # Two accounts: the newest collected row's ("a"), not the last row's, labels the index.
+    accounts = table(["a", "b"], [0, 1], [1.0, 2.0], [9, 0])
+    points = lean_and_full(accounts)
+    assert (points.accounts, points.account_codes.tolist()) == (["a"], [0, 0])
+    assert points_tuple(points) == points_tuple(unique_points(accounts))
+    assert calls == [1, 1]
