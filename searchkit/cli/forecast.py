@@ -116,6 +116,16 @@ def _hits(row: dict[Any, Any]) -> str:
     return text
 
 
+def _limited(forecast: pd.DataFrame) -> pd.Series:
+    """Rows with a finite limit and a projection: the ones a hit time can mean anything for."""
+    return forecast["limit"].map(math.isfinite) & forecast["projected"].notna()
+
+
+def hits_limit(forecast: pd.DataFrame) -> pd.Series:
+    """Whether each index is projected to hit (or has hit) its limit before the reset."""
+    return forecast["hit_at"].notna() & _limited(forecast)
+
+
 def by_urgency(forecast: pd.DataFrame) -> pd.DataFrame:
     """The forecast rows, most urgent first.
 
@@ -123,10 +133,10 @@ def by_urgency(forecast: pd.DataFrame) -> pd.DataFrame:
     already past it first of all), then the rest by projected share of the limit, highest
     first; indexes without a forecast or without a limit last; ties by name.
     """
-    limited = forecast["limit"].map(math.isfinite) & forecast["projected"].notna()
+    limited = _limited(forecast)
     share = forecast["projected_utilization"].where(limited)
     keys = forecast.assign(
-        _hits=forecast["hit_at"].notna() & limited,
+        _hits=hits_limit(forecast),
         _at=forecast["hit_at"].where(limited),
         _share=share,
         _name=forecast["name"].astype(str),
@@ -165,10 +175,12 @@ def forecast_text(forecast: pd.DataFrame, shown: int | None = None) -> str:
     if forecast.empty:
         return "no indexes in the history"
     first = forecast.iloc[0]
-    records: list[dict[Any, Any]] = by_urgency(forecast).to_dict("records")
+    ordered = by_urgency(forecast)
+    hits = hits_limit(ordered).to_numpy()
+    records: list[dict[Any, Any]] = ordered.to_dict("records")
     for row in records:
         row["name"] = terminal_safe(row["name"] if isinstance(row["name"], str) else "—")
-    hitting = sum(_hits(row) not in ("—", "not before the reset") for row in records)
+    hitting = int(hits.sum())
     lines = [
         f"forecast as of {first['as_of']:%Y-%m-%d %H:%M} UTC, to the reset at "
         f"{first['reset']:%Y-%m-%d %H:%M} UTC; {first['field']} (operations)",
@@ -196,7 +208,7 @@ def forecast_text(forecast: pd.DataFrame, shown: int | None = None) -> str:
     lines.append(aligned_table([*head, "hits the limit at"], rows, right={1, 2, 3, 4, 5}))
     hidden = records[len(rows) :]
     if hidden:
-        late = sum(_hits(row) not in ("—", "not before the reset") for row in hidden)
+        late = int(hits[len(rows) :].sum())
         lines.append(
             f"... {len(hidden):,} more indexes ({late:,} of them hit their limit); "
             "--all shows every one"
