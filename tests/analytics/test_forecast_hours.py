@@ -152,3 +152,23 @@ def test_a_day_holding_another_day_s_point_is_read_from_its_points(rolled, tmp_p
     got = pf.bins_from_history(reads, "per_second", FIRST, 4)
     assert [start for start, _ in reads.spans] == ["2026-11-17", "2026-11-19"]
     assert_same_bins(got, oracle_bins(hist, "per_second", FIRST, 4, None, False))
+
+
+README_HOURS_SQL = """
+    SELECT index_id, period, generate_subscripts(hourly_value_sum, 1) - 1 AS hour,
+           unnest(hourly_value_sum) AS value_sum, unnest(hourly_points) AS points
+    FROM read_parquet(?, hive_partitioning = true)
+    ORDER BY period, index_id, hour
+"""
+
+
+def test_the_readme_s_hours_sql_gives_the_rollups_hours(rolled):
+    duckdb = pytest.importorskip("duckdb")
+    glob = f"{rolled.location}/rollups/*/*.parquet"
+    rows = duckdb.execute(README_HOURS_SQL, [glob]).fetchall()
+    assert len(rows) == (3 + 3 * 4 + 1) * 24  # 11-16: 3 indexes, 11-17..19: 4, 11-21: 1
+    hours = rolled.hourly("2026-11-16", "2026-11-21")
+    for index_id, period, hour, value_sum, points in rows:
+        day = hours[f"{period:%Y-%m-%d}"]
+        at = day.ids.index(index_id)
+        assert (value_sum, points) == (day.value_sums[at, hour], day.points[at, hour])
