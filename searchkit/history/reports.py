@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import NamedTuple
 
 import pandas as pd
 
@@ -10,7 +11,14 @@ from searchkit._units import binary_size
 from searchkit.history.gaps import Gap
 from searchkit.model.hooks import notebook_html
 
-__all__ = ["CollectSummary", "HistoryInfo"]
+__all__ = ["CollectSummary", "HistoryInfo", "StoredFiles"]
+
+
+class StoredFiles(NamedTuple):
+    """How many files of one kind a history holds, and the bytes they take."""
+
+    files: int
+    bytes: int
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,7 +63,13 @@ class CollectSummary:
 
 @dataclasses.dataclass(frozen=True)
 class HistoryInfo:
-    """A summary of what a history holds (``searchkit history`` prints it)."""
+    """A summary of what a history holds (``searchkit history`` prints it).
+
+    ``files`` and ``bytes`` count every file under the location; ``by_kind`` splits them
+    into ``throughput``, ``limits`` and ``rollups`` (the data files readers read) and
+    ``other`` (the record of each index's newest point, ``_newest.parquet``, and anything
+    else stored there, named in ``other_files``).
+    """
 
     location: str
     indexes: int
@@ -65,6 +79,8 @@ class HistoryInfo:
     files: int
     bytes: int
     gaps: tuple[Gap, ...]
+    by_kind: dict[str, StoredFiles] = dataclasses.field(default_factory=dict)
+    other_files: tuple[str, ...] = ()
 
     def __str__(self) -> str:
         span = (
@@ -77,8 +93,31 @@ class HistoryInfo:
             f"  indexes   {self.indexes}",
             f"  time span {span}",
             f"  points    {self.points:,}",
-            f"  on disk   {binary_size(self.bytes)} in {self.files} files",
+            f"  on disk   {binary_size(self.bytes)} in {_files(self.files)}",
+            *self._kind_lines(),
             f"  gaps      {len(self.gaps)}",
         ]
         lines += [f"    - {gap}" for gap in self.gaps]
         return "\n".join(lines)
+
+    def _kind_lines(self) -> list[str]:
+        """One line per kind that has files: its bytes and count, naming a few others."""
+        lines = []
+        for kind, (files, size) in self.by_kind.items():
+            if not files:
+                continue
+            line = f"    {kind:<10} {binary_size(size):>10} in {_files(files)}"
+            if kind == "other" and self.other_files:
+                shown = self.other_files[:_SHOWN]
+                more = len(self.other_files) - len(shown)
+                line += ": " + ", ".join(shown) + (f" and {more:,} more" if more else "")
+            lines.append(line)
+        return lines
+
+
+#: How many ``other`` files ``searchkit history`` names.
+_SHOWN = 3
+
+
+def _files(count: int) -> str:
+    return f"{count:,} file" if count == 1 else f"{count:,} files"

@@ -51,6 +51,7 @@ from searchkit.history.collecting import (
     unstored,
 )
 from searchkit.history.compaction import compact_day, current_sources
+from searchkit.history.footprint import footprint
 from searchkit.history.gaps import Gap, day_gaps
 from searchkit.history.layout import (
     LIMITS_SCHEMA,
@@ -504,7 +505,7 @@ class History:
         return hourly_days(self._layout, first, last, self._current_names())
 
     def info(self) -> HistoryInfo:
-        """Summarise the history: indexes, time span, points, size on disk, gaps.
+        """Summarise the history: indexes, time span, points, files and bytes, gaps.
 
         Reads one day at a time (the time column and the keys), so memory stays that of a
         day whatever the history's length. A gap is a step between two stored points of an
@@ -515,7 +516,7 @@ class History:
                 file: a history that was never collected, or a mistyped location.
         """
         self.require_folder()
-        files = self._files("throughput") + self._files("limits")
+        by_kind, others = footprint(self._layout)
         days = sorted({day for day, _, _ in self._files("throughput")})
         points = 0
         first: pd.Timestamp | None = None
@@ -542,9 +543,11 @@ class History:
             points=points,
             first=first,
             last=last,
-            files=len(files),
-            bytes=sum(size for _, _, size in files),
+            files=sum(stored.files for stored in by_kind.values()),
+            bytes=sum(stored.bytes for stored in by_kind.values()),
             gaps=tuple(gaps),
+            by_kind=by_kind,
+            other_files=others,
         )
 
     def require_folder(self) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
 import pathlib
 
 import pytest
@@ -27,3 +28,13 @@ def client(emu):
 def data_files(root: pathlib.Path, kind: str = "throughput") -> list[pathlib.Path]:
     """The Parquet files of one kind in a history folder, in path order."""
     return sorted((root / kind).glob("day=*/*.parquet"))
+
+
+def stored_files(root: pathlib.Path) -> list[pathlib.Path]:
+    """Every regular file under a history folder (links not followed), in path order."""
+    return sorted(
+        pathlib.Path(folder, name)
+        for folder, _, names in os.walk(root)
+        for name in names
+        if pathlib.Path(folder, name).is_file() and not pathlib.Path(folder, name).is_symlink()
+    )

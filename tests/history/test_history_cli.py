@@ -69,6 +69,37 @@ def test_history_summarises_the_store(configured, tmp_path, capsys):
     assert "  gaps      0" in out
 
 
+def test_history_counts_every_stored_file_and_its_bytes_by_kind(configured, tmp_path, capsys):
+    from searchkit._units import binary_size
+    from tests.history.conftest import stored_files
+
+    store = tmp_path / "h"
+    for _ in range(2):
+        assert main(["collect", "--store", str(store), "--no-compact"]) == 0
+        configured.advance(600)
+    capsys.readouterr()
+
+    assert main(["history", "--store", str(store)]) == 0
+
+    def size(pattern: str) -> str:
+        return binary_size(sum(p.stat().st_size for p in store.glob(pattern)))
+
+    every = stored_files(store)
+    assert len(every) == 7  # what `find h -type f` counts
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[4:10] == [
+        f"  on disk   {binary_size(sum(p.stat().st_size for p in every))} in 7 files",
+        f"    throughput {size('throughput/day=*/*.parquet'):>10} in 3 files",
+        f"    limits     {size('limits/day=*/*.parquet'):>10} in 1 file",
+        f"    rollups    {size('rollups/day=*/*.parquet'):>10} in 2 files",
+        f"    other      {size('_newest.parquet'):>10} in 1 file: _newest.parquet",
+        "  gaps      0",
+    ]
+    info = History(store).info()
+    assert info.by_kind["rollups"] == (2, sum(p.stat().st_size for p in store.glob("rollups/*/*")))
+    assert (info.files, info.bytes) == (7, sum(p.stat().st_size for p in every))
+
+
 def test_an_unwritable_store_is_one_line_and_exit_1(configured, tmp_path, capsys):
     blocker = tmp_path / "file"
     blocker.write_text("x")

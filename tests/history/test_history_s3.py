@@ -87,6 +87,17 @@ def test_collect_read_and_compact_on_s3(s3_endpoint, bucket, emu):
     assert result["files_removed"] == 2  # two throughput files; one limits snapshot (unchanged)
     assert len([k for k in keys(s3, name) if "/throughput/" in k and k.endswith(".parquet")]) == 1
     assert len(hist.throughput()) == 540
+    info = hist.info()  # every object under the prefix, by kind: sizes as S3 lists them
+    listed = s3.list_objects_v2(Bucket=name)["Contents"]
+    sizes = {item["Key"]: item["Size"] for item in listed if not item["Key"].endswith("/")}
+    assert {kind: stored.files for kind, stored in info.by_kind.items()} == {
+        "throughput": 1,
+        "limits": 1,
+        "rollups": 1,
+        "other": 1,
+    }
+    assert info.other_files == ("_newest.parquet",)
+    assert (info.files, info.bytes) == (len(sizes), sum(sizes.values()))
 
 
 def test_two_concurrent_collectors_on_one_bucket_see_each_point_once(s3_endpoint, bucket, emu):

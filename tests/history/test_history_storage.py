@@ -20,6 +20,7 @@ from searchkit.emulator import Emulator
 from searchkit.history.layout import THROUGHPUT_SCHEMA, HistoryWarning
 from searchkit.history.store import History
 from tests.history.conftest import data_files as files
+from tests.history.conftest import stored_files
 
 HOUR = 3600
 
@@ -120,7 +121,22 @@ def test_a_stray_folder_is_skipped_and_named_in_a_warning(tmp_path, emu, client)
 
     pd.testing.assert_frame_equal(usage, expected)
     assert info.points == 720
-    assert info.files == 2
+    # Read: the layout's files only. Counted on disk: every file, the strays as "other".
+    assert {kind: stored.files for kind, stored in info.by_kind.items()} == {
+        "throughput": 1,
+        "limits": 1,
+        "rollups": 1,
+        "other": 5,
+    }
+    assert info.other_files == (
+        "_newest.parquet",
+        "limits/day=zzz/part-9-x.parquet",
+        f"throughput/day=/{real.name}",
+        f"throughput/day=notadate/{real.name}",
+        f"throughput/misc/{real.name}",
+    )
+    every = stored_files(tmp_path / "h")
+    assert (info.files, info.bytes) == (8, sum(p.stat().st_size for p in every))
 
 
 @pytest.mark.skipif(os.name != "posix", reason="symlinks")
@@ -137,6 +153,22 @@ def test_compact_never_follows_a_link_out_of_the_store(tmp_path):
 
     assert result["partitions"] == 0
     assert {p.name: p.read_bytes() for p in outside.iterdir()} == before
+
+
+@pytest.mark.skipif(os.name != "posix", reason="symlinks")
+def test_info_counts_no_file_behind_a_link_and_survives_a_link_loop(tmp_path):
+    write_points(tmp_path / "h/throughput/day=2026-11-20/part-1-a.parquet", 1.0, 1)
+    write_points(tmp_path / "outside/part-2-b.parquet", 2.0, 2)
+    (tmp_path / "h/throughput/day=2026-11-21").symlink_to(tmp_path / "outside")
+    (tmp_path / "h/loop").symlink_to(tmp_path / "h")  # pyarrow's own listing loops here
+    (tmp_path / "h/linked.parquet").symlink_to(tmp_path / "outside/part-2-b.parquet")
+
+    with pytest.warns(HistoryWarning, match=r"throughput/day=2026-11-21"):
+        info = History(tmp_path / "h").info()
+
+    inside = (tmp_path / "h/throughput/day=2026-11-20/part-1-a.parquet").stat().st_size
+    assert (info.files, info.bytes, info.other_files) == (1, inside, ())
+    assert info.by_kind["throughput"] == (1, inside)
 
 
 def test_a_second_compactor_skips_a_day_another_holds(tmp_path):
