@@ -495,13 +495,11 @@ class History:
         wanted = list(columns or ROLLUP_SCHEMA.names)
         keys = dict.fromkeys(["account", "index_id", "period", "source", *wanted])
         table = current(self._read("rollups", columns=list(keys)), current_sources(self._layout))
-        frame: pd.DataFrame = table.select(wanted).to_pandas()
-        return frame
+        return table.select(wanted).to_pandas()  # type: ignore[no-any-return]
 
     def hourly(self, first: str, last: str) -> dict[str, HourlyDay]:
-        """Return the hours of each UTC day from ``first`` to ``last`` (``YYYY-MM-DD``)
-        whose current rollup holds them, named as :meth:`points` names indexes: what
-        ``forecast_limits`` bins instead of the day's points. Other days are left out."""
+        """Return each UTC day's hours from ``first`` to ``last`` (``YYYY-MM-DD``) where its
+        rollup is current: what ``forecast_limits`` bins instead of the day's points."""
         return hourly_days(self._layout, first, last, self._current_names())
 
     def info(self) -> HistoryInfo:
