@@ -19,9 +19,12 @@ F1, 10-90 band coverage and the hit-time error, for the forecaster and four base
   into the venv to run this).
 
 Speed: ``forecast_limits`` on a History of 1,000 indexes x 14 days, beside plain pyarrow
-reading the files of the days it reads (``pq.read_table``, all columns) and the ratio of
-the two; ``backtest_forecast`` of 1,000 indexes x 28 days x 7 hours (per-minute points; the
-History is written with pyarrow in collect's layout, as bench/history.py does).
+reading the files of the days it covers (``pq.read_table``, all columns) and the ratio of
+the two: on the store as collect leaves it (each closed day's rollup, with its hours, and
+today's points) and on the points alone (no rollups: the same frame, checked to the last
+bit); ``backtest_forecast`` of 1,000 indexes x 28 days x 7 hours (per-minute points; the
+History is written with pyarrow in collect's layout, as bench/history.py does, then its
+rollups as the collector writes them).
 
 Usage: .venv/bin/python bench/forecast.py [--speed | --accuracy] [--statsmodels] [--indexes 1000]
 """
@@ -30,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import pathlib
+import shutil
 import sys
 import tempfile
 import time
@@ -320,22 +324,39 @@ def speed(indexes: int, repeat: int = 3) -> None:
         write_dataset(short, indexes, 14)
         now = END - pd.Timedelta(hours=5)  # 19:00 on the last stored day
         first = now.normalize() - (_DAYS_READ - 1) * pd.Timedelta(days=1)
-        took, plain = [], []
+        # As collect leaves it: each closed day's rollup written as the day closed (here
+        # all at once: the collector's cost, once a day), today's points only.
+        rolled = pathlib.Path(tmp) / "rolled"
+        shutil.copytree(short, rolled)
+        closed = [day for day in sk.History(str(rolled)).days() if day < f"{now:%Y-%m-%d}"]
+        started = time.perf_counter()
+        sk.History(str(rolled)).refresh_rollups(closed)
+        refresh = time.perf_counter() - started
+        took, plain, points_only = [], [], []
         for _ in range(repeat):
             started = time.perf_counter()
             rows = plain_read(short, first, now)
             plain.append(time.perf_counter() - started)
             started = time.perf_counter()
-            out = sk.forecast_limits(sk.History(str(short)), now=now)
+            out = sk.forecast_limits(sk.History(str(rolled)), now=now)
             took.append(time.perf_counter() - started)
+            started = time.perf_counter()
+            same = sk.forecast_limits(sk.History(str(short)), now=now)
+            points_only.append(time.perf_counter() - started)
+        pd.testing.assert_frame_equal(out, same, check_exact=True)  # the same to the last bit
         print(
-            f"\nforecast_limits, {indexes} indexes x 14 days (per minute): {min(took):.2f} s "
-            f"(target < 2 s), {out['projected'].notna().sum()} forecasts; plain pyarrow "
-            f"reading the days it reads ({rows:,} rows): {min(plain):.2f} s; ratio "
-            f"{min(took) / min(plain):.2f} (target <= 1.3); best of {repeat}"
+            f"\nforecast_limits, {indexes} indexes x 14 days (per minute), best of {repeat}; "
+            f"plain pyarrow reading the days it covers ({rows:,} rows): {min(plain):.2f} s\n"
+            f"  as collect leaves the store ({len(closed)} closed days' rollups, today's "
+            f"points): {min(took):.2f} s, ratio {min(took) / min(plain):.2f} (target <= 1.3; "
+            f"< 2 s), {out['projected'].notna().sum()} forecasts\n"
+            f"  from the points alone (no rollups): {min(points_only):.2f} s, ratio "
+            f"{min(points_only) / min(plain):.2f}; the same frame to the last bit\n"
+            f"  writing the {len(closed)} rollups (refresh_rollups): {refresh:.2f} s"
         )
         long = pathlib.Path(tmp) / "twenty-eight"
         write_dataset(long, indexes, 28)
+        sk.History(str(long)).refresh_rollups(sk.History(str(long)).days()[:-1])
         started = time.perf_counter()
         result = sk.backtest_forecast(sk.History(str(long)), limit="median")
         took_backtest = time.perf_counter() - started

@@ -1,6 +1,7 @@
-"""The forecaster's arithmetic: points to hourly bins, each day's usual profile, the forecast.
+"""The forecaster's arithmetic: each day's usual profile, the forecast, its band.
 
-Pure NumPy over arrays shaped ``[index, day, hour]``, so one pass forecasts every index and
+Pure NumPy over arrays shaped ``[index, day, hour]`` (the bins of
+:mod:`searchkit.analytics.bins`, re-exported here), so one pass forecasts every index and
 every day at a time of day: :mod:`searchkit.analytics.forecast` uses today's row,
 :mod:`searchkit.analytics.backtest` all of them. The method is described in
 :mod:`searchkit.analytics.forecast`; the constants below were tuned by ``bench/forecast.py``.
@@ -9,24 +10,28 @@ every day at a time of day: :mod:`searchkit.analytics.forecast` uses today's row
 from __future__ import annotations
 
 import warnings
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
-from searchkit.analytics.usage import (
-    index_codes,
-    index_intervals,
-    operation_scales,
-    point_operations,
+from searchkit.analytics.bins import (
+    DAY,
+    DAY_NS,
+    HOUR_NS,
+    NO_TIME,
+    Bins,
+    bins_from_frame,
+    bins_from_history,
 )
-from searchkit.frames.frames import median_spacing
 
 __all__ = [
     "COMPLETE_HOURS",
+    "DAY",
+    "DAY_NS",
+    "HOUR_NS",
     "MIN_CALIBRATION",
+    "NO_TIME",
     "WIDE_BAND",
     "WINDOW",
     "Bins",
@@ -45,10 +50,6 @@ __all__ = [
     "windows",
 ]
 
-DAY = pd.Timedelta(days=1)
-DAY_NS = 86_400 * 10**9
-HOUR_NS = 3_600 * 10**9
-NO_TIME = np.iinfo(np.int64).min
 _HOURS = np.arange(24, dtype=np.float64)
 
 WINDOW = 7  # past days for the usual level and profile
@@ -69,246 +70,6 @@ BAND_LEVEL = 0.87  # the band's nominal upper level (the lower is 1 - it): see b
 _FEW_WIDEN = 0.5  # the band's extremes widened by this share of their spread with 3-8 errors
 WIDE_BAND = (0.5, 2.0)  # rest-of-day multipliers when an index's own errors are too few
 COMPLETE_HOURS = 23.0
-_AHEAD = 2  # days a History is read ahead of the one binned
-
-
-# --------------------------------------------------------------------------------------
-# Points -> operations per (index, UTC day, hour)
-
-
-@dataclass
-class Bins:
-    """Operations and coverage per index, UTC day and hour, and what the points say."""
-
-    ids: list[str]
-    names: dict[str, Any]
-    first_day: pd.Timestamp
-    ops: np.ndarray  # [I, D, 24] operations
-    cov: np.ndarray  # [I, D, 24] share of the hour the points cover (0..1)
-    step: np.ndarray  # [I] sampling interval, seconds
-    newest: np.ndarray  # [I] newest point's time (ns), NO_TIME where none
-    future: np.ndarray  # [I] points left out for being at or after the cut
-    last_points: tuple[np.ndarray, np.ndarray, np.ndarray]  # rows, ns, ops of the last day
-
-    @property
-    def days(self) -> int:
-        return int(self.ops.shape[1])
-
-
-def _points(tp: pd.DataFrame, value_unit: str) -> tuple[list[str], Any, Any, Any, Any]:
-    """Index ids, codes, epoch ns, operations and each index's step (s) of a frame."""
-    codes, ids = index_codes(tp["index_id"])
-    steps = index_intervals(tp)
-    ops = point_operations(tp, value_unit, steps) if len(tp) else np.zeros(0)
-    step = steps.reindex(pd.Index(ids, name="index_id"))
-    seconds = step.fillna(pd.Timedelta(minutes=1)).dt.total_seconds().to_numpy(np.float64)
-    times = pd.DatetimeIndex(tp["time"].array).tz_convert("UTC").as_unit("ns").asi8
-    return ids, np.asarray(codes, np.int64), np.asarray(times, np.int64), ops, seconds
-
-
-def _names(tp: pd.DataFrame) -> dict[str, Any]:
-    last = tp.drop_duplicates("index_id", keep="last")
-    return dict(zip(last["index_id"].astype(str), last["name"], strict=True))
-
-
-def _point_arrays(points: Any, value_unit: str) -> tuple[list[str], Any, Any, Any, Any]:
-    """:func:`_points` of a History's :class:`~searchkit.history.dedupe.Points`: the same
-    arrays, with no frame of the points made."""
-    labels = pd.Index(points.ids, name="index_id")
-    steps = median_spacing(points.codes, points.times, labels)
-    values = points.values
-    if len(values) and np.isfinite(values).all() and values.min() >= 0:
-        # No value missing or invalid: point_operations' product, without its clean-up.
-        ops = values * operation_scales(value_unit, steps, points.ids)[points.codes]
-    else:
-        frame = pd.DataFrame(
-            {
-                "index_id": pd.Categorical.from_codes(points.codes, categories=labels),
-                "value": values,
-            }
-        )
-        ops = point_operations(frame, value_unit, steps)
-    seconds = steps.fillna(pd.Timedelta(minutes=1)).dt.total_seconds().to_numpy(np.float64)
-    return points.ids, np.asarray(points.codes, np.int64), points.times, ops, seconds
-
-
-class _Accumulator:
-    """Bins built from parts (a History's days), each index mapped to one row.
-
-    Each part is binned as it comes (hours x the indexes known so far); only the points of
-    the last day are kept, for :attr:`Bins.last_points`.
-    """
-
-    def __init__(self, first_day: pd.Timestamp, days: int, cut: int | None) -> None:
-        self.first, self.days, self.cut = first_day, days, cut
-        self.ids: list[str] = []
-        self.row: dict[str, int] = {}
-        self.names: dict[str, Any] = {}
-        self.steps: dict[str, float] = {}
-        # (first hour since first_day, operations [hours, indexes], points [hours, indexes])
-        self.blocks: list[tuple[int, np.ndarray, np.ndarray]] = []
-        self.newest: list[np.ndarray] = []  # per part and index known then
-        self.future: list[np.ndarray] = []
-        self.last: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-
-    def add(self, tp: pd.DataFrame, value_unit: str) -> None:
-        """Add a throughput frame's points."""
-        if not tp.empty:
-            self._add(*_points(tp, value_unit), _names(tp))
-
-    def add_points(self, points: Any, value_unit: str) -> None:
-        """Add a History's :class:`~searchkit.history.dedupe.Points`."""
-        if len(points.codes):
-            names = dict(zip(points.ids, points.names, strict=True))
-            self._add(*_point_arrays(points, value_unit), names)
-
-    def _add(
-        self,
-        ids: list[str],
-        codes: np.ndarray,
-        times: np.ndarray,
-        ops: np.ndarray,
-        seconds: np.ndarray,
-        names: dict[str, Any],
-    ) -> None:
-        for index_id, step in zip(ids, seconds, strict=True):
-            if index_id not in self.row:
-                self.row[index_id] = len(self.ids)
-                self.ids.append(index_id)
-            self.steps[index_id] = float(step)
-        self.names.update(names)
-        row_of = np.asarray([self.row[i] for i in ids], np.int64)
-        same = np.array_equal(row_of, np.arange(len(ids))) and codes.dtype == np.int64
-        rows = codes if same else row_of[codes]
-        values = np.asarray(ops, np.float64)
-        first, last = int(times.min()), int(times.max())
-        self._keep_last_day(rows, times, values, first, last)
-        count = len(self.ids)
-        if self.cut is not None and last >= self.cut:
-            late = times >= self.cut
-            if late.any():
-                self.future.append(np.bincount(rows[late], minlength=count))
-                rows, times, values = rows[~late], times[~late], values[~late]
-        if not len(rows):
-            return
-        # The newest of each run of one index's points, then of the runs.
-        heads = np.append(0, np.flatnonzero(rows[1:] != rows[:-1]) + 1)
-        newest = np.full(count, NO_TIME, np.int64)
-        np.maximum.at(newest, rows[heads], np.maximum.reduceat(times, heads))
-        self.newest.append(newest)
-        hours = (times - self.first.value) // HOUR_NS  # since the first day: its day and hour
-        if hours.min() < 0 or hours.max() >= self.days * 24:
-            keep = (hours >= 0) & (hours < self.days * 24)
-            hours, rows, values = hours[keep], rows[keep], values[keep]
-        if len(hours):
-            low = int(hours.min())
-            flat = (hours - low) * count + rows
-            size = (int(hours.max()) - low + 1) * count
-            summed = np.bincount(flat, weights=values, minlength=size).reshape(-1, count)
-            points = np.bincount(flat, minlength=size).reshape(-1, count)
-            self.blocks.append((low, summed, points))
-
-    def _keep_last_day(
-        self, rows: np.ndarray, times: np.ndarray, values: np.ndarray, first: int, last: int
-    ) -> None:
-        """Keep the points of the last day (before the cut); ``first``/``last``: the times'
-        range."""
-        begin = self.first.value + (self.days - 1) * DAY_NS
-        end = begin + DAY_NS if self.cut is None else min(begin + DAY_NS, self.cut)
-        if last < begin or first >= end:
-            return
-        keep = (times >= begin) & (times < end)
-        if keep.any():
-            self.last.append((rows[keep], times[keep], values[keep]))
-
-    def bins(self) -> Bins:
-        count = len(self.ids)
-        ops, points = np.zeros((self.days * 24, count)), np.zeros((self.days * 24, count))
-        for low, summed, counted in self.blocks:
-            hours, known = summed.shape
-            ops[low : low + hours, :known] += summed
-            points[low : low + hours, :known] += counted
-        shape = (self.days, 24, count)
-        ops = np.ascontiguousarray(ops.reshape(shape).transpose(2, 0, 1))
-        points = np.ascontiguousarray(points.reshape(shape).transpose(2, 0, 1))
-        newest = np.full(count, NO_TIME, np.int64)
-        for part in self.newest:
-            np.maximum(newest[: len(part)], part, out=newest[: len(part)])
-        future = np.zeros(count, np.int64)
-        for part in self.future:
-            future[: len(part)] += part
-        seconds = np.asarray([self.steps[i] for i in self.ids], np.float64)
-        cov = np.minimum(points * seconds[:, None, None] / 3600.0, 1.0)
-        last = self._last_day()
-        return Bins(self.ids, self.names, self.first, ops, cov, seconds, newest, future, last)
-
-    def _last_day(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The points of the last day (before the cut), sorted by index then time."""
-        if not self.last:
-            return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
-        rows, times, values = (np.concatenate(column) for column in zip(*self.last, strict=True))
-        step = rows[1:] > rows[:-1]
-        if not np.all(step | ((rows[1:] == rows[:-1]) & (times[1:] >= times[:-1]))):
-            order = np.lexsort((times, rows))  # else in order already (a stable sort keeps it)
-            rows, times, values = rows[order], times[order], values[order]
-        return rows, times, values
-
-
-def bins_from_frame(
-    tp: pd.DataFrame,
-    value_unit: str,
-    first_day: pd.Timestamp | None = None,
-    days: int | None = None,
-    cut: int | None = None,
-) -> Bins:
-    """Bin a throughput frame (days from its first point's by default); points at or
-    after ``cut`` (epoch ns) are left out and counted in ``Bins.future``."""
-    if first_day is None or days is None:
-        if tp.empty:
-            first_day, days = pd.Timestamp(0, tz="UTC"), 0
-        else:
-            times = pd.DatetimeIndex(tp["time"].array).tz_convert("UTC")
-            first_day = times.min().normalize()
-            days = (times.max().normalize() - first_day).days + 1
-    acc = _Accumulator(first_day, days, cut)
-    acc.add(tp, value_unit)
-    return acc.bins()
-
-
-def bins_from_history(
-    source: Any,
-    value_unit: str,
-    first_day: pd.Timestamp | None = None,
-    days: int | None = None,
-    cut: int | None = None,
-    beyond: bool = False,
-) -> Bins:
-    """Bin a History one day at a time, so memory stays that of a day's points."""
-    if first_day is None or days is None:
-        stored = source.days("throughput")
-        if not stored:
-            return bins_from_frame(pd.DataFrame(), value_unit)
-        first_day = pd.Timestamp(stored[0], tz="UTC")
-        days = (pd.Timestamp(stored[-1], tz="UTC") - first_day).days + 1
-    acc = _Accumulator(first_day, days, cut)
-    stored = set(source.days("throughput"))
-    spans: list[tuple[pd.Timestamp, pd.Timestamp | None]] = [
-        (begin, begin + DAY)
-        for begin in (first_day + offset * DAY for offset in range(days))
-        if f"{begin:%Y-%m-%d}" in stored  # a day not stored has no points to read
-    ]
-    if beyond:  # points dated after the last day, only to count them
-        spans.append((first_day + days * DAY, None))
-    # The next days are read (Parquet decodes, NumPy sorts, without the GIL) while this
-    # one is binned: at most _AHEAD days' points in memory besides it.
-    with ThreadPoolExecutor(max_workers=_AHEAD) as pool:
-        reading = [pool.submit(source.points, start, end) for start, end in spans[:_AHEAD]]
-        for start, end in spans[_AHEAD:]:
-            reading.append(pool.submit(source.points, start, end))
-            acc.add_points(reading.pop(0).result(), value_unit)
-        for read in reading:
-            acc.add_points(read.result(), value_unit)
-    return acc.bins()
 
 
 # --------------------------------------------------------------------------------------

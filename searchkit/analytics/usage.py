@@ -50,6 +50,7 @@ __all__ = [
     "operation_scales",
     "point_operations",
     "source_frames",
+    "unit_scales",
     "usage_frame",
     "utilization_ratio",
 ]
@@ -110,14 +111,22 @@ def _operations(frame: pd.DataFrame, value_unit: str, intervals: pd.Series) -> n
 
 def _scales(value_unit: str, intervals: pd.Series, ids: list[str]) -> np.ndarray:
     """Operations one unit of value stands for, per index of ``ids`` (interval / unit)."""
+    if VALUE_UNITS.get(value_unit, 0.0) is None:
+        return _unit_scales(value_unit, np.zeros(len(ids)))  # no interval needed
+    seconds = _seconds(intervals.reindex(pd.Index(ids, name="index_id")))
+    return _unit_scales(value_unit, seconds)
+
+
+def _unit_scales(value_unit: str, seconds: np.ndarray) -> np.ndarray:
+    """Operations one unit of value stands for, per sampling interval in ``seconds``."""
     if value_unit not in VALUE_UNITS:
         raise ValidationError(
             f"value_unit must be one of {sorted(VALUE_UNITS)}, got {value_unit!r}"
         )
     per = VALUE_UNITS[value_unit]
     if per is None:
-        return np.ones(len(ids))
-    result: np.ndarray = _seconds(intervals.reindex(pd.Index(ids, name="index_id"))) / per
+        return np.ones(len(seconds))
+    result: np.ndarray = seconds / per
     return result
 
 
@@ -340,7 +349,8 @@ def _rollups_by_day(
         or value_unit not in (VALUE_UNITS)
     ):
         return {}
-    rows = source.rollups()
+    wanted = ["index_id", "name", "period", "value_sum", "points", "invalid", "interval_seconds"]
+    rows = source.rollups(columns=wanted)  # not the hours: 48 values a row
     if rows.empty:
         return {}
     per = VALUE_UNITS[value_unit]
@@ -438,5 +448,6 @@ source_frames = _frames
 index_intervals = _intervals
 point_operations = _operations
 operation_scales = _scales
+unit_scales = _unit_scales
 index_codes = _codes
 utilization_ratio = _utilization

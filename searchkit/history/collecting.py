@@ -14,7 +14,7 @@ from searchkit.history import dedupe, reader
 from searchkit.history import newest as record_of
 from searchkit.history.gaps import Gap, listing_gap
 from searchkit.history.layout import KEY, THROUGHPUT_SCHEMA, Layout
-from searchkit.history.texts import encoded
+from searchkit.history.texts import codes, encoded
 
 __all__ = [
     "advance_record",
@@ -23,6 +23,7 @@ __all__ = [
     "listed_points",
     "listing_notes",
     "newest_before",
+    "points_by_index",
     "unstored",
 ]
 
@@ -261,3 +262,11 @@ def listing_notes(
         elif listing_gap(stored_until, oldest):
             gaps.append(Gap(account, index_id, name, stored_until, oldest))
     return gaps, notes
+
+
+def points_by_index(new: pa.Table, limits: pd.DataFrame) -> dict[str, int]:
+    """Count the new points of each listed index, by name (0 for an index without any)."""
+    rows, names = codes(new["name"])
+    counts = np.bincount(rows[rows >= 0], minlength=len(names))  # per distinct name
+    by_name = dict(zip(names.to_pylist(), counts.tolist(), strict=True))
+    return {str(name): int(by_name.get(name, 0)) for name in limits["name"]}

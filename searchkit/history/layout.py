@@ -33,6 +33,7 @@ __all__ = [
     "ATTEMPTS",
     "KEY",
     "LIMITS_SCHEMA",
+    "OPTIONAL",
     "ROLLUP_SCHEMA",
     "SCHEMAS",
     "STALE",
@@ -85,9 +86,14 @@ ROLLUP_SCHEMA = pa.schema(
         ("invalid", pa.int64()),
         ("interval_seconds", pa.float64()),
         ("source", TEXT),
+        ("hourly_value_sum", pa.list_(pa.float64())),
+        ("hourly_points", pa.list_(pa.int64())),
+        ("last_point", TIMESTAMP),
     ]
 )
 SCHEMAS = {"throughput": THROUGHPUT_SCHEMA, "limits": LIMITS_SCHEMA, "rollups": ROLLUP_SCHEMA}
+#: Columns a file written by an older searchkit may lack: they read as nulls.
+OPTIONAL = {"rollups": ("hourly_value_sum", "hourly_points", "last_point")}
 #: A point's identity: one row per key is kept (see :mod:`searchkit.history.dedupe`).
 KEY = ("account", "index_id", "time")
 # Sorted by index then time inside a file, row groups this size let a reader of one index
@@ -317,7 +323,8 @@ class Layout:
         if path in self.checked:
             return
         expected = SCHEMAS[kind]
-        missing = [f.name for f in expected if f.name not in schema.names]
+        optional = OPTIONAL.get(kind, ())
+        missing = [f.name for f in expected if f.name not in (*schema.names, *optional)]
         wrong = [
             f"{f.name} is {schema.field(f.name).type}, expected {_shown(f.type)}"
             for f in expected
@@ -436,6 +443,8 @@ def compatible(found: pa.DataType, expected: pa.DataType) -> bool:
         return bool(pa.types.is_timestamp(found))
     if is_text(expected):
         return is_text(found)
+    if pa.types.is_list(expected):  # Parquet names a list's items "element", Arrow "item"
+        return bool(pa.types.is_list(found) and found.value_type == expected.value_type)
     return False
 
 

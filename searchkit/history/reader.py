@@ -49,7 +49,13 @@ def read_file(
             groups = row_groups(parquet, prune)
             if not groups:
                 return None
-            table = parquet.read_row_groups(groups, columns=columns, use_threads=False)
+            present = [name for name in columns if name in parquet.schema_arrow.names]
+            table = parquet.read_row_groups(groups, columns=present, use_threads=False)
+            for name in columns:
+                if name not in present:  # an OPTIONAL column an older writer did not write
+                    field = expected.field(name)
+                    table = table.append_column(field, pa.nulls(table.num_rows, field.type))
+            table = table.select(columns)
     except (FileNotFoundError, HistoryError):
         raise
     except (pa.ArrowException, OSError) as exc:

@@ -10,13 +10,24 @@ when the day holds one, else :func:`signature` of their names). The raw points s
 truth: a rollup counts only while its day holds exactly those files, so a day that received
 late points reads its points until its rollup is recomputed (by the next collect that
 touches the day, or a compaction).
+
+The day's hours, for the forecast (which bins a day by UTC hour): ``hourly_value_sum`` (24
+values: the sum of each hour's values, invalid and missing ones counted as 0, in time
+order, as ``forecast_limits`` sums a day's points), ``hourly_points`` (24 counts, invalid
+values left out, as ``points``) and ``last_point`` (the time of the index's last point that
+day). Both lists are null when the day's files hold points dated on other days (no writer
+but a foreign one puts them there): the forecast then reads that day's points. A rollup
+written by a searchkit without these columns reads them as nulls and is stale (the next
+collect or :meth:`~searchkit.History.refresh_rollups` rewrites it).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -28,9 +39,15 @@ from searchkit.history import reader, texts
 from searchkit.history.dedupe import tidy
 from searchkit.history.layout import ROLLUP_SCHEMA, TIMESTAMP, Layout
 
+HOURS = 24
+HOUR_NS = 3_600 * 10**9
+_HOURLY = ["hourly_value_sum", "hourly_points", "last_point"]
+
 __all__ = [
     "ROLLUP_SCHEMA",
+    "HourlyDay",
     "current",
+    "hourly_days",
     "is_current",
     "refresh",
     "replace",
@@ -82,9 +99,13 @@ def _names(layout: Layout, day: str) -> list[str]:
 
 
 def is_current(layout: Layout, day: str, source: str) -> bool:
-    """Whether ``day``'s stored rollup summarises exactly the files ``source`` names."""
-    table = reader.read(layout, "rollups", days=(day, day), columns=["period", "source"])
-    return bool(current(table, {day: source}).num_rows == table.num_rows > 0)
+    """Whether ``day``'s stored rollup summarises exactly the files ``source`` names (and
+    was written with its hours: an older writer's is stale)."""
+    columns = ["period", "source", "last_point"]
+    table = reader.read(layout, "rollups", days=(day, day), columns=columns)
+    if table.num_rows == 0 or table["last_point"].null_count:
+        return False
+    return bool(current(table, {day: source}).num_rows == table.num_rows)
 
 
 def rollup(points: pa.Table, day: str, source: str) -> pa.Table:
@@ -113,6 +134,7 @@ def rollup(points: pa.Table, day: str, source: str) -> pa.Table:
     accounts = pa.array(frame["account"].array[last])
     operations = value_sum * np.where(np.isnan(seconds), 60.0, seconds)
     period = pd.Timestamp(day, tz="UTC").value
+    hourly = _hours(codes.astype(np.int64), np.asarray(nanos, np.int64), raw, bad, period, count)
     arrays = [
         texts.encoded(accounts),
         texts.encoded(pa.array([str(c) for c in ids.categories], pa.string())),
@@ -124,8 +146,85 @@ def rollup(points: pa.Table, day: str, source: str) -> pa.Table:
         pa.array(invalid, pa.int64()),
         pa.array(seconds, pa.float64(), from_pandas=True),
         texts.encoded(pa.array([source] * count, pa.string())),
+        *hourly,
     ]
     return pa.Table.from_arrays(arrays, schema=ROLLUP_SCHEMA)
+
+
+def _hours(
+    codes: np.ndarray, nanos: np.ndarray, raw: np.ndarray, bad: np.ndarray, period: int, count: int
+) -> list[pa.Array]:
+    """The rollup's hour columns from a day's sorted unique points (see the module)."""
+    last = np.full(count, np.iinfo(np.int64).min, dtype=np.int64)
+    np.maximum.at(last, codes, nanos)
+    last_point = pa.array(last.view("datetime64[ns]"), TIMESTAMP)
+    hour = (nanos - period) // HOUR_NS
+    if len(hour) and (hour.min() < 0 or hour.max() >= HOURS):  # points of other days
+        nulls = [pa.nulls(count, field.type) for field in ROLLUP_SCHEMA if field.name in _HOURLY]
+        return [*nulls[:2], last_point]
+    # Summed by np.bincount in time order: forecast_limits' bins of the points, bit for bit.
+    flat = codes * HOURS + hour
+    clean = np.where(bad, 0.0, np.nan_to_num(raw))
+    sums = np.bincount(flat, weights=clean, minlength=count * HOURS)
+    points = np.bincount(flat[~bad], minlength=count * HOURS).astype(np.int64)
+    offsets = pa.array(np.arange(count + 1, dtype=np.int32) * HOURS)
+    return [
+        pa.ListArray.from_arrays(offsets, pa.array(sums, pa.float64())),
+        pa.ListArray.from_arrays(offsets, pa.array(points, pa.int64())),
+        last_point,
+    ]
+
+
+@dataclass(frozen=True)
+class HourlyDay:
+    """One UTC day's hours from its current rollup, one row per index (the order of the
+    day's points): what ``forecast_limits`` would bin from the day's points."""
+
+    ids: list[str]
+    names: list[Any]  # at the day's last point, or the name ``rename`` gives
+    value_sums: np.ndarray  # [n, 24] the hour's values summed (see the module)
+    points: np.ndarray  # [n, 24] valid points per hour
+    seconds: np.ndarray  # [n] median sampling interval, NaN for a single point
+    last_point: np.ndarray  # [n] epoch ns of the index's last point
+
+
+def hourly_days(
+    layout: Layout, first: str, last: str, rename: Mapping[str, str]
+) -> dict[str, HourlyDay]:
+    """Each day from ``first`` to ``last`` (UTC, inclusive) whose current rollup holds its
+    hours; the days left out must be read from their points. ``rename`` as
+    :meth:`~searchkit.History.points` gives names (an index's newest snapshot's)."""
+    columns = ["account", "index_id", "name", "period", "interval_seconds", "source", *_HOURLY]
+    table = reader.read(layout, "rollups", days=(first, last), columns=columns)
+    if table.num_rows == 0:
+        return {}
+    by_day: dict[str, list[str]] = {}
+    for day, path, _ in layout.files("throughput", first, last):
+        by_day.setdefault(day, []).append(path.rpartition("/")[2])
+    table = current(table, {day: signature(names) for day, names in by_day.items()})
+    out = {}
+    days = table["period"].combine_chunks().cast(pa.int64()).to_numpy() // (HOURS * HOUR_NS)
+    for day in np.unique(days):
+        rows = table.filter(pa.array(days == day))
+        ids = [str(i) for i in rows["index_id"].to_pylist()]
+        hourly = [rows[name].combine_chunks() for name in _HOURLY[:2]]
+        if any(column.null_count for column in hourly) or len(set(ids)) < len(ids):
+            continue  # no hours, or an id in two accounts (the points' rule merges them)
+        lengths = pc.list_value_length(hourly[0]).to_numpy()
+        if not (lengths == HOURS).all():
+            continue
+        sums, points = (pc.list_flatten(c).to_numpy().reshape(-1, HOURS) for c in hourly)
+        names = [rename.get(i, n) for i, n in zip(ids, rows["name"].to_pylist(), strict=True)]
+        label = str(np.datetime64(int(day), "D"))
+        out[label] = HourlyDay(
+            ids=ids,
+            names=names,
+            value_sums=np.asarray(sums, np.float64),
+            points=np.asarray(points, np.int64),
+            seconds=rows["interval_seconds"].to_numpy().astype(np.float64),
+            last_point=rows["last_point"].combine_chunks().cast(pa.int64()).to_numpy(),
+        )
+    return out
 
 
 def current(rows: pa.Table, sources: dict[str, str]) -> pa.Table:

@@ -32,7 +32,6 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -48,6 +47,7 @@ from searchkit.history.collecting import (
     advance_record,
     index_changes,
     listed_points,
+    points_by_index,
     unstored,
 )
 from searchkit.history.compaction import compact_day, current_sources
@@ -55,6 +55,7 @@ from searchkit.history.footprint import footprint
 from searchkit.history.gaps import Gap, day_gaps
 from searchkit.history.layout import (
     LIMITS_SCHEMA,
+    ROLLUP_SCHEMA,
     STALE,
     THROUGHPUT_SCHEMA,
     TIMESTAMP,
@@ -63,9 +64,8 @@ from searchkit.history.layout import (
 )
 from searchkit.history.points import read_points, span
 from searchkit.history.reports import CollectSummary, HistoryInfo
-from searchkit.history.rollups import current, refresh
+from searchkit.history.rollups import HourlyDay, current, hourly_days, refresh
 from searchkit.history.snapshots import limits_table, snapshot_frame, unchanged
-from searchkit.history.texts import codes
 
 if TYPE_CHECKING:
     from searchkit.api.client import Client
@@ -202,7 +202,7 @@ class History:
             collected_at=collected_at,
             indexes=len(limits),
             new_points=new.num_rows,
-            points_by_index=_points_by_index(new, limits),
+            points_by_index=points_by_index(new, limits),
             skipped_by_index=skipped.by_index,
             gaps=tuple(gaps),
             warnings=tuple(notes),
@@ -479,19 +479,28 @@ class History:
             days = [day for day in self._layout.days("throughput") if day < today]
         return sum(refresh(self._layout, day) for day in days)
 
-    def rollups(self) -> pd.DataFrame:
+    def rollups(self, columns: Sequence[str] | None = None) -> pd.DataFrame:
         """Return the daily rollups that still summarise their day's points exactly.
+
+        Args:
+            columns: The columns to return (default all).
 
         Returns:
             One row per (account, index, UTC day) of every compacted day whose points did
             not change since: ``account, index_id, name, period, operations, value_sum,
-            points, invalid, interval_seconds, source`` (see :mod:`searchkit.history.rollups`).
-            Days not listed must be read from the points.
+            points, invalid, interval_seconds, source, hourly_value_sum, hourly_points,
+            last_point`` (see :mod:`searchkit.history.rollups`). Days not listed must be
+            read from the points.
         """
-        sources = current_sources(self._layout)
-        table = current(self._read("rollups"), sources)
-        frame: pd.DataFrame = table.to_pandas()
-        return frame
+        wanted = list(columns or ROLLUP_SCHEMA.names)
+        keys = dict.fromkeys(["account", "index_id", "period", "source", *wanted])
+        table = current(self._read("rollups", columns=list(keys)), current_sources(self._layout))
+        return table.select(wanted).to_pandas()  # type: ignore[no-any-return]
+
+    def hourly(self, first: str, last: str) -> dict[str, HourlyDay]:
+        """Return each UTC day's hours from ``first`` to ``last`` (``YYYY-MM-DD``) where its
+        rollup is current: what ``forecast_limits`` bins instead of the day's points."""
+        return hourly_days(self._layout, first, last, self._current_names())
 
     def info(self) -> HistoryInfo:
         """Summarise the history: indexes, time span, points, files and bytes, gaps.
@@ -579,14 +588,6 @@ def _texts(value: Iterable[str] | str, name: str) -> list[str]:
         if not isinstance(item, str):
             raise ValidationError(f"{name} must hold texts only: item {position} is {item!r}")
     return items
-
-
-def _points_by_index(new: pa.Table, limits: pd.DataFrame) -> dict[str, int]:
-    """Count the new points of each listed index, by name (0 for an index without any)."""
-    rows, names = codes(new["name"])
-    counts = np.bincount(rows[rows >= 0], minlength=len(names))  # per distinct name
-    by_name = dict(zip(names.to_pylist(), counts.tolist(), strict=True))
-    return {str(name): int(by_name.get(name, 0)) for name in limits["name"]}
 
 
 def _items(indexes: Any) -> list[Any]:

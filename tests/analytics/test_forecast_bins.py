@@ -14,7 +14,7 @@ import pytest
 
 import searchkit as sk
 from searchkit.analytics import profile as pf
-from searchkit.analytics.usage import index_codes, index_intervals, point_operations
+from searchkit.analytics.usage import index_codes, index_intervals, operation_scales
 from searchkit.history.layout import LIMITS_SCHEMA, THROUGHPUT_SCHEMA, WRITE_OPTIONS
 
 DAY = pd.Timedelta(days=1)
@@ -62,7 +62,12 @@ def oracle_frame_bins(
             continue
         codes, part_ids = index_codes(tp["index_id"])
         intervals = index_intervals(tp)
-        ops = point_operations(tp, value_unit, intervals)
+        # An hour's values summed in time order (invalid and missing ones as 0), then
+        # times what a unit stands for at the part's interval; invalid points not counted.
+        values = tp["value"].to_numpy(np.float64, na_value=np.nan)
+        invalid = np.isinf(values) | (values < 0)
+        clean = np.where(invalid, 0.0, np.nan_to_num(values))
+        scale = operation_scales(value_unit, intervals, part_ids)
         step = intervals.reindex(pd.Index(part_ids, name="index_id"))
         seconds = step.fillna(pd.Timedelta(minutes=1)).dt.total_seconds().to_numpy(np.float64)
         for index_id, s in zip(part_ids, seconds, strict=True):
@@ -74,29 +79,36 @@ def oracle_frame_bins(
         names.update(zip(last["index_id"].astype(str), last["name"], strict=True))
         rows = np.asarray([row[i] for i in part_ids], np.int64)[np.asarray(codes, np.int64)]
         times = pd.DatetimeIndex(tp["time"].array).tz_convert("UTC").as_unit("ns").asi8
-        parts.append((rows, np.asarray(times, np.int64), np.asarray(ops, np.float64)))
+        scale_of_row = np.zeros(len(ids))
+        scale_of_row[np.asarray([row[i] for i in part_ids], np.int64)] = scale
+        parts.append((rows, np.asarray(times, np.int64), clean, invalid, scale_of_row))
     count = len(ids)
     shape = (count, days, 24)
     ops_sum, points = np.zeros(shape), np.zeros(shape)
     newest = np.full(count, pf.NO_TIME, np.int64)
     future = np.zeros(count, np.int64)
-    for rows, times, values in parts:
+    kept = []
+    for rows, times, values, invalid, scale in parts:
+        scale = np.pad(scale, (0, count - len(scale)))
         if cut is not None:
             late = times >= cut
             future += np.bincount(rows[late], minlength=count)
-            rows, times, values = rows[~late], times[~late], values[~late]
+            rows, times, values, invalid = rows[~late], times[~late], values[~late], invalid[~late]
         np.maximum.at(newest, rows, times)
         offset = times - first_day.value
         day = offset // pf.DAY_NS
         keep = (day >= 0) & (day < days)
         flat = (rows[keep] * days + day[keep]) * 24 + (offset[keep] % pf.DAY_NS) // pf.HOUR_NS
-        ops_sum += np.bincount(flat, weights=values[keep], minlength=ops_sum.size).reshape(shape)
-        points += np.bincount(flat, minlength=ops_sum.size).reshape(shape)
+        summed = np.bincount(flat, weights=values[keep], minlength=ops_sum.size).reshape(shape)
+        ops_sum += summed * scale[:, None, None]
+        valid = ~invalid[keep]
+        points += np.bincount(flat[valid], minlength=ops_sum.size).reshape(shape)
+        kept.append((rows, times, values * scale[rows]))
     seconds = np.asarray([steps[i] for i in ids], np.float64)
     cov = np.minimum(points * seconds[:, None, None] / 3600.0, 1.0)
     begin = first_day.value + (days - 1) * pf.DAY_NS
     end = begin + pf.DAY_NS if cut is None else min(begin + pf.DAY_NS, cut)
-    kept = [(r[k], t[k], v[k]) for r, t, v in parts for k in [(t >= begin) & (t < end)]]
+    kept = [(r[k], t[k], v[k]) for r, t, v in kept for k in [(t >= begin) & (t < end)]]
     if kept:
         r, t, v = (np.concatenate(c) for c in zip(*kept, strict=True))
         order = np.lexsort((t, r))

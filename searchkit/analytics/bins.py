@@ -1,0 +1,322 @@
+"""Points to operations per (index, UTC day, hour): the forecaster's input.
+
+A throughput frame is binned at once; a History one day at a time, each day from its
+rollup's hours where it has current ones (:meth:`~searchkit.History.hourly`: the same
+bins, to the last bit, without reading its points) and from its points otherwise, the
+next days read while one is binned.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from searchkit.analytics.usage import index_codes, index_intervals, unit_scales
+from searchkit.frames.frames import median_spacing
+
+__all__ = ["DAY", "DAY_NS", "HOUR_NS", "NO_TIME", "Bins", "bins_from_frame", "bins_from_history"]
+
+DAY = pd.Timedelta(days=1)
+DAY_NS = 86_400 * 10**9
+HOUR_NS = 3_600 * 10**9
+NO_TIME = np.iinfo(np.int64).min
+_AHEAD = 2  # days a History is read ahead of the one binned
+
+
+@dataclass
+class Bins:
+    """Operations and coverage per index, UTC day and hour, and what the points say."""
+
+    ids: list[str]
+    names: dict[str, Any]
+    first_day: pd.Timestamp
+    ops: np.ndarray  # [I, D, 24] operations
+    cov: np.ndarray  # [I, D, 24] share of the hour the points cover (0..1)
+    step: np.ndarray  # [I] sampling interval, seconds
+    newest: np.ndarray  # [I] newest point's time (ns), NO_TIME where none
+    future: np.ndarray  # [I] points left out for being at or after the cut
+    last_points: tuple[np.ndarray, np.ndarray, np.ndarray]  # rows, ns, ops of the last day
+
+    @property
+    def days(self) -> int:
+        return int(self.ops.shape[1])
+
+
+def _points(tp: pd.DataFrame) -> tuple[list[str], Any, Any, Any, Any]:
+    """Index ids, codes, epoch ns, values and each index's step (s) of a frame."""
+    codes, ids = index_codes(tp["index_id"])
+    steps = index_intervals(tp).reindex(pd.Index(ids, name="index_id"))
+    seconds = steps.fillna(pd.Timedelta(minutes=1)).dt.total_seconds().to_numpy(np.float64)
+    times = pd.DatetimeIndex(tp["time"].array).tz_convert("UTC").as_unit("ns").asi8
+    values = tp["value"].to_numpy(dtype=np.float64, na_value=np.nan)
+    return ids, np.asarray(codes, np.int64), np.asarray(times, np.int64), values, seconds
+
+
+def _names(tp: pd.DataFrame) -> dict[str, Any]:
+    last = tp.drop_duplicates("index_id", keep="last")
+    return dict(zip(last["index_id"].astype(str), last["name"], strict=True))
+
+
+def _seconds(steps: pd.Series) -> np.ndarray:
+    """Sampling intervals in seconds, a minute where unknown (a single point)."""
+    seconds: np.ndarray = steps.fillna(pd.Timedelta(minutes=1)).dt.total_seconds().to_numpy()
+    return seconds.astype(np.float64)
+
+
+class _Accumulator:
+    """Bins built from parts (a History's days), each index mapped to one row.
+
+    Each part is binned as it comes (hours x the indexes known so far): an hour's values
+    are summed in time order (invalid and missing ones as 0), then times the operations a
+    unit stands for at the part's sampling interval, so a day binned from its points and
+    from its rollup's hours (:meth:`add_hours`) are the same to the last bit. Only the
+    points of the last day are kept, for :attr:`Bins.last_points`.
+    """
+
+    def __init__(
+        self, first_day: pd.Timestamp, days: int, cut: int | None, value_unit: str
+    ) -> None:
+        self.first, self.days, self.cut, self.unit = first_day, days, cut, value_unit
+        unit_scales(value_unit, np.zeros(0))  # a unit it does not know is refused at once
+        self.ids: list[str] = []
+        self.row: dict[str, int] = {}
+        self.names: dict[str, Any] = {}
+        self.steps: dict[str, float] = {}
+        # (first hour since first_day, operations [hours, indexes], points [hours, indexes])
+        self.blocks: list[tuple[int, np.ndarray, np.ndarray]] = []
+        self.newest: list[np.ndarray] = []  # per part and index known then
+        self.future: list[np.ndarray] = []
+        self.last: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+
+    def add(self, tp: pd.DataFrame) -> None:
+        """Add a throughput frame's points."""
+        if not tp.empty:
+            self._add(*_points(tp), _names(tp))
+
+    def add_points(self, points: Any) -> None:
+        """Add a History's :class:`~searchkit.history.dedupe.Points`."""
+        if len(points.codes):
+            labels = pd.Index(points.ids, name="index_id")
+            seconds = _seconds(median_spacing(points.codes, points.times, labels))
+            names = dict(zip(points.ids, points.names, strict=True))
+            codes = np.asarray(points.codes, np.int64)
+            self._add(points.ids, codes, points.times, points.values, seconds, names)
+
+    def add_hours(self, day: int, hours: Any) -> None:
+        """Add day ``day`` (since the first) from a History's
+        :class:`~searchkit.history.rollups.HourlyDay`: its points' bins, without them."""
+        seconds = np.where(np.isnan(hours.seconds), 60.0, hours.seconds)  # as _seconds
+        names = dict(zip(hours.ids, hours.names, strict=True))
+        row_of = self._register(hours.ids, seconds, names)
+        count = len(self.ids)
+        summed = np.zeros((24, count))
+        summed[:, row_of] = hours.value_sums.T
+        points = np.zeros((24, count), np.int64)
+        points[:, row_of] = hours.points.T
+        self._block(day * 24, summed, points, row_of, seconds)
+        newest = np.full(count, NO_TIME, np.int64)
+        newest[row_of] = hours.last_point
+        self.newest.append(newest)
+
+    def _register(self, ids: list[str], seconds: np.ndarray, names: dict[str, Any]) -> Any:
+        """Give each new index a row; return the rows of ``ids``."""
+        for index_id, step in zip(ids, seconds, strict=True):
+            if index_id not in self.row:
+                self.row[index_id] = len(self.ids)
+                self.ids.append(index_id)
+            self.steps[index_id] = float(step)
+        self.names.update(names)
+        return np.asarray([self.row[i] for i in ids], np.int64)
+
+    def _block(
+        self, low: int, summed: np.ndarray, points: np.ndarray, row_of: Any, seconds: Any
+    ) -> None:
+        """Keep hours ``low``.. of values summed per hour [hours, indexes], as operations."""
+        scale = np.zeros(summed.shape[1])
+        scale[row_of] = unit_scales(self.unit, seconds)
+        self.blocks.append((low, summed * scale, points))
+
+    def _add(
+        self,
+        ids: list[str],
+        codes: np.ndarray,
+        times: np.ndarray,
+        values: np.ndarray,
+        seconds: np.ndarray,
+        names: dict[str, Any],
+    ) -> None:
+        row_of = self._register(ids, seconds, names)
+        same = np.array_equal(row_of, np.arange(len(ids)))
+        rows = codes if same else row_of[codes]
+        with np.errstate(invalid="ignore"):
+            invalid = np.isinf(values) | (values < 0)  # as usage counts them: apart
+        clean = np.where(invalid, 0.0, np.nan_to_num(values))
+        first, last = int(times.min()), int(times.max())
+        scales = np.zeros(len(self.ids))
+        scales[row_of] = unit_scales(self.unit, seconds)
+        self._keep_last_day(rows, times, clean, scales, first, last)
+        count = len(self.ids)
+        if self.cut is not None and last >= self.cut:
+            late = times >= self.cut
+            if late.any():
+                self.future.append(np.bincount(rows[late], minlength=count))
+                rows, times, clean = rows[~late], times[~late], clean[~late]
+                invalid = invalid[~late]
+        if not len(rows):
+            return
+        # The newest of each run of one index's points, then of the runs.
+        heads = np.append(0, np.flatnonzero(rows[1:] != rows[:-1]) + 1)
+        newest = np.full(count, NO_TIME, np.int64)
+        np.maximum.at(newest, rows[heads], np.maximum.reduceat(times, heads))
+        self.newest.append(newest)
+        hours = (times - self.first.value) // HOUR_NS  # since the first day: its day and hour
+        if hours.min() < 0 or hours.max() >= self.days * 24:
+            keep = (hours >= 0) & (hours < self.days * 24)
+            hours, rows, clean, invalid = hours[keep], rows[keep], clean[keep], invalid[keep]
+        if len(hours):
+            low = int(hours.min())
+            flat = (hours - low) * count + rows
+            size = (int(hours.max()) - low + 1) * count
+            summed = np.bincount(flat, weights=clean, minlength=size).reshape(-1, count)
+            points = np.bincount(flat[~invalid], minlength=size).reshape(-1, count)
+            self._block(low, summed, points, row_of, seconds)
+
+    def _keep_last_day(
+        self,
+        rows: np.ndarray,
+        times: np.ndarray,
+        clean: np.ndarray,
+        scales: np.ndarray,
+        first: int,
+        last: int,
+    ) -> None:
+        """Keep the points of the last day (before the cut) and the operations of each;
+        ``first``/``last``: the times' range."""
+        begin = self.first.value + (self.days - 1) * DAY_NS
+        end = begin + DAY_NS if self.cut is None else min(begin + DAY_NS, self.cut)
+        if last < begin or first >= end:
+            return
+        keep = (times >= begin) & (times < end)
+        if keep.any():
+            self.last.append((rows[keep], times[keep], clean[keep] * scales[rows[keep]]))
+
+    def bins(self) -> Bins:
+        count = len(self.ids)
+        ops, points = np.zeros((self.days * 24, count)), np.zeros((self.days * 24, count))
+        for low, summed, counted in self.blocks:
+            hours, known = summed.shape
+            ops[low : low + hours, :known] += summed
+            points[low : low + hours, :known] += counted
+        shape = (self.days, 24, count)
+        ops = np.ascontiguousarray(ops.reshape(shape).transpose(2, 0, 1))
+        points = np.ascontiguousarray(points.reshape(shape).transpose(2, 0, 1))
+        newest = np.full(count, NO_TIME, np.int64)
+        for part in self.newest:
+            np.maximum(newest[: len(part)], part, out=newest[: len(part)])
+        future = np.zeros(count, np.int64)
+        for part in self.future:
+            future[: len(part)] += part
+        seconds = np.asarray([self.steps[i] for i in self.ids], np.float64)
+        cov = np.minimum(points * seconds[:, None, None] / 3600.0, 1.0)
+        last = self._last_day()
+        return Bins(self.ids, self.names, self.first, ops, cov, seconds, newest, future, last)
+
+    def _last_day(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The points of the last day (before the cut), sorted by index then time."""
+        if not self.last:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
+        rows, times, values = (np.concatenate(column) for column in zip(*self.last, strict=True))
+        step = rows[1:] > rows[:-1]
+        if not np.all(step | ((rows[1:] == rows[:-1]) & (times[1:] >= times[:-1]))):
+            order = np.lexsort((times, rows))  # else in order already (a stable sort keeps it)
+            rows, times, values = rows[order], times[order], values[order]
+        return rows, times, values
+
+
+def bins_from_frame(
+    tp: pd.DataFrame,
+    value_unit: str,
+    first_day: pd.Timestamp | None = None,
+    days: int | None = None,
+    cut: int | None = None,
+) -> Bins:
+    """Bin a throughput frame (days from its first point's by default); points at or
+    after ``cut`` (epoch ns) are left out and counted in ``Bins.future``."""
+    if first_day is None or days is None:
+        if tp.empty:
+            first_day, days = pd.Timestamp(0, tz="UTC"), 0
+        else:
+            times = pd.DatetimeIndex(tp["time"].array).tz_convert("UTC")
+            first_day = times.min().normalize()
+            days = (times.max().normalize() - first_day).days + 1
+    acc = _Accumulator(first_day, days, cut, value_unit)
+    acc.add(tp)
+    return acc.bins()
+
+
+def bins_from_history(
+    source: Any,
+    value_unit: str,
+    first_day: pd.Timestamp | None = None,
+    days: int | None = None,
+    cut: int | None = None,
+    beyond: bool = False,
+) -> Bins:
+    """Bin a History one day at a time, so memory stays that of a day's points.
+
+    A whole day before the cut and the last day whose rollup holds its hours
+    (:meth:`~searchkit.History.hourly`) is binned from them: the same bins, without its
+    points. The others (today, a day with late points) are read.
+    """
+    if first_day is None or days is None:
+        stored = source.days("throughput")
+        if not stored:
+            return bins_from_frame(pd.DataFrame(), value_unit)
+        first_day = pd.Timestamp(stored[0], tz="UTC")
+        days = (pd.Timestamp(stored[-1], tz="UTC") - first_day).days + 1
+    acc = _Accumulator(first_day, days, cut, value_unit)
+    stored = set(source.days("throughput"))
+    spans: list[tuple[pd.Timestamp, pd.Timestamp | None]] = [
+        (begin, begin + DAY)
+        for begin in (first_day + offset * DAY for offset in range(days))
+        if f"{begin:%Y-%m-%d}" in stored  # a day not stored has no points to read
+    ]
+    # Whole days before the cut, not the last: their rollups' hours where current.
+    whole = first_day + (days - 1) * DAY
+    if cut is not None:
+        whole = min(whole, pd.Timestamp(cut, tz="UTC").floor("D"))
+    hours = (
+        source.hourly(f"{first_day:%Y-%m-%d}", f"{whole - DAY:%Y-%m-%d}")
+        if (whole > first_day)
+        else {}
+    )
+    parts = [
+        (start, end, hours.get(f"{start:%Y-%m-%d}") if start < whole else None)
+        for start, end in spans
+    ]
+    if beyond:  # points dated after the last day, only to count them
+        parts.append((first_day + days * DAY, None, None))
+    # The next days to read are read (Parquet decodes, NumPy sorts, without the GIL) while
+    # one is binned: at most _AHEAD days' points in memory besides it.
+    to_read = [i for i, (_, _, day) in enumerate(parts) if day is None]
+    reading: dict[int, Any] = {}
+    with ThreadPoolExecutor(max_workers=_AHEAD) as pool:
+
+        def read_ahead() -> None:
+            while to_read and len(reading) < _AHEAD:
+                at = to_read.pop(0)
+                reading[at] = pool.submit(source.points, parts[at][0], parts[at][1])
+
+        for at, (start, _, day) in enumerate(parts):
+            if day is not None:
+                acc.add_hours((start - first_day).days, day)
+                continue
+            read_ahead()
+            points = reading.pop(at).result()
+            read_ahead()
+            acc.add_points(points)
+    return acc.bins()
