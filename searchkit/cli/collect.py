@@ -33,7 +33,7 @@ from searchkit.errors import (
 if TYPE_CHECKING:
     from searchkit.history.store import History
 
-__all__ = ["FATAL", "cmd_collect", "cmd_history", "open_store", "retry_delay"]
+__all__ = ["FATAL", "cmd_collect", "cmd_history", "open_store", "retry_delay", "store_location"]
 
 #: Failures a retry cannot fix: the collector stops on them with the reason.
 FATAL: tuple[type[SearchKitError], ...] = (
@@ -172,6 +172,18 @@ def cmd_history(args: argparse.Namespace) -> int:
     """Run ``searchkit history``: summarise a store that exists."""
     print(open_store(args.store).info())
     return 0
+
+
+def store_location(text: str) -> str:
+    """Check ``--store`` as argparse reads it: a text that cannot name a history is a usage
+    error (exit 2, naming the option) before anything is opened or written."""
+    from searchkit.history.layout import check_location
+
+    try:
+        check_location(text)
+    except ValidationError as exc:
+        raise argparse.ArgumentTypeError(exc.message) from None
+    return text
 
 
 def open_store(store: str) -> History:

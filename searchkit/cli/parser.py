@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from searchkit._version import __version__
 from searchkit.cli import forecast as forecast_command
+from searchkit.cli.collect import store_location
 from searchkit.model.limits import REGIONS, TYPES
 
 __all__ = ["DEFAULT_LAB_DIR", "build_parser"]
@@ -17,6 +19,21 @@ if TYPE_CHECKING:
 
 #: Where ``searchkit lab`` copies the example notebooks when no ``--dir`` is given.
 DEFAULT_LAB_DIR = "searchkit-notebooks"
+
+
+def _not_blank(what: str) -> Callable[[str], str]:
+    """Return an argparse type that keeps a text as given but refuses an empty or blank one.
+
+    An empty folder or file name would quietly mean the current folder (or a file named
+    " "); a usage error naming the option (exit 2) says what was wrong instead.
+    """
+
+    def text_given(text: str) -> str:
+        if not text.strip():
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
+        return text
+
+    return text_given
 
 
 def _user(text: str) -> tuple[str, str]:
@@ -106,7 +123,12 @@ def _add_list_and_create(sub: Subcommands) -> None:
     _add_timeout(p)
 
     p = sub.add_parser("create", help="create an index")
-    p.add_argument("name", help="the index's name, sent as typed; required")
+    p.add_argument(
+        "name",
+        metavar="NAME",
+        type=_not_blank("the index's name (not blank)"),
+        help="the index's name, sent as typed; required",
+    )
     p.add_argument(
         "--region", required=True, choices=REGIONS, help="where the index lives; required"
     )
@@ -138,6 +160,7 @@ def _add_serve(sub: Subcommands) -> None:
     p.add_argument(
         "--host",
         default="127.0.0.1",
+        type=_not_blank("an address to bind, such as 127.0.0.1"),
         help="address to bind; loopback only unless --allow-remote (default: 127.0.0.1)",
     )
     p.add_argument(
@@ -146,6 +169,7 @@ def _add_serve(sub: Subcommands) -> None:
     p.add_argument(
         "--db",
         metavar="FILE",
+        type=_not_blank("a file name (leave --db out to keep the indexes in memory)"),
         help="SQLite file to keep indexes in across restarts (default: in memory, lost on exit)",
     )
     p.add_argument(
@@ -201,6 +225,7 @@ def _add_collect_and_history(sub: Subcommands) -> None:
     p.add_argument(
         "--store",
         required=True,
+        type=store_location,
         metavar="LOCATION",
         help="folder or URL (s3://bucket/prefix) of the dataset; required, no default",
     )
@@ -230,6 +255,7 @@ def _add_collect_and_history(sub: Subcommands) -> None:
     p.add_argument(
         "--store",
         required=True,
+        type=store_location,
         metavar="LOCATION",
         help="folder or URL (s3://bucket/prefix) of the dataset; required, no default",
     )
@@ -239,7 +265,10 @@ def _add_demo_and_lab(sub: Subcommands) -> None:
     """Add the ``demo`` and ``lab`` commands."""
     p = sub.add_parser("demo", help="run the demo on an embedded emulator and write plots")
     p.add_argument(
-        "--out", default="searchkit-demo", help="folder for the PNG files (default: %(default)s)"
+        "--out",
+        default="searchkit-demo",
+        type=_not_blank("a folder (an empty one would write into the current folder)"),
+        help="folder for the PNG files (default: %(default)s)",
     )
 
     p = sub.add_parser(
@@ -251,5 +280,6 @@ def _add_demo_and_lab(sub: Subcommands) -> None:
     p.add_argument(
         "--dir",
         default=DEFAULT_LAB_DIR,
+        type=_not_blank("a folder (an empty one would copy into the current folder)"),
         help="folder for the notebooks; created when missing (default: %(default)s)",
     )

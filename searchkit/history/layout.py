@@ -42,6 +42,7 @@ __all__ = [
     "WRITE_OPTIONS",
     "HistoryWarning",
     "Layout",
+    "check_location",
     "remove_quietly",
 ]
 
@@ -122,6 +123,33 @@ STALE = dt.timedelta(hours=1)
 SCHEMES = ("file", "s3")
 
 
+def check_location(location: str) -> None:
+    """Refuse a location text that cannot name a history, before anything is opened.
+
+    Raises:
+        ValidationError: The location is empty or blank, names an unsupported scheme, or
+            an ``s3://`` location names no bucket (credentials in it are masked).
+    """
+    if not location.strip():
+        raise ValidationError(
+            "location is empty: give a folder, or an s3://BUCKET/PREFIX URL (an empty "
+            "location would write into the current folder)"
+        )
+    if "://" not in location:
+        return
+    shown = mask_url(location)
+    scheme, _, rest = location.partition("://")
+    if scheme.lower() not in SCHEMES:
+        raise ValidationError(
+            f"location {shown!r}: the scheme {scheme + '://'!r} is not supported; give a "
+            "folder, file:// or s3://BUCKET/PREFIX, or pass filesystem= (a pyarrow "
+            "FileSystem) for another store"
+        )
+    bucket = rest.rpartition("@")[2] if "@" in rest.partition("/")[0] else rest
+    if scheme.lower() == "s3" and not bucket.partition("/")[0].partition("?")[0]:
+        raise ValidationError(f"location {shown!r} names no bucket: use s3://BUCKET/PREFIX")
+
+
 def open_location(
     location: str,
     filesystem: pafs.FileSystem | None,
@@ -137,24 +165,11 @@ def open_location(
     """
     if filesystem is not None:
         return filesystem, location.rstrip("/")
-    if not location.strip():
-        raise ValidationError(
-            "location is empty: give a folder, or an s3://BUCKET/PREFIX URL (an empty "
-            "location would write into the current folder)"
-        )
+    check_location(location)
     if "://" not in location:
         return pafs.LocalFileSystem(), os.path.abspath(location)
     shown = mask_url(location)
     scheme, _, rest = location.partition("://")
-    if scheme.lower() not in SCHEMES:
-        raise ValidationError(
-            f"location {shown!r}: the scheme {scheme + '://'!r} is not supported; give a "
-            "folder, file:// or s3://BUCKET/PREFIX, or pass filesystem= (a pyarrow "
-            "FileSystem) for another store"
-        )
-    bucket = rest.rpartition("@")[2] if "@" in rest.partition("/")[0] else rest
-    if scheme.lower() == "s3" and not bucket.partition("/")[0].partition("?")[0]:
-        raise ValidationError(f"location {shown!r} names no bucket: use s3://BUCKET/PREFIX")
     if scheme == "s3" and storage_options is not None:
         return pafs.S3FileSystem(**storage_options), rest.rstrip("/")
     try:

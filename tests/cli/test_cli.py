@@ -672,6 +672,51 @@ def test_every_option_of_every_command_says_its_default_or_that_it_is_required(c
     assert undocumented == []
 
 
+EMPTY_STORE = (
+    "location is empty: give a folder, or an s3://BUCKET/PREFIX URL (an empty location "
+    "would write into the current folder)"
+)
+
+
+@pytest.mark.parametrize("blank", ["", "  "])
+@pytest.mark.parametrize(
+    ("argv", "option", "message"),
+    [
+        (["collect", "--store", "{}"], "--store", EMPTY_STORE),
+        (["history", "--store", "{}"], "--store", EMPTY_STORE),
+        (["forecast", "--store", "{}"], "--store", EMPTY_STORE),
+        (["collect", "--store", "h", "--every", "{}"], "--every",
+         "expected a duration such as 30s, 10m, 1h or 1h30m: {!r}"),
+        (["collect", "--store", "h", "--count", "{}"], "--count", "invalid int value: {!r}"),
+        (["list", "--timeout", "{}"], "--timeout",
+         "expected seconds, one number or 'connect,read' (e.g. '10' or '5,30'), got {!r}"),
+        (["create", "{}", "--region", "eu-west-1", "--type", "free"], "NAME",
+         "expected the index's name (not blank), got {!r}"),
+        (["serve", "--host", "{}"], "--host",
+         "expected an address to bind, such as 127.0.0.1, got {!r}"),
+        (["serve", "--db", "{}"], "--db",
+         "expected a file name (leave --db out to keep the indexes in memory), got {!r}"),
+        (["serve", "--user", "{}"], "--user", "expected NAME:PASSWORD with both parts non-empty"),
+        (["demo", "--out", "{}"], "--out",
+         "expected a folder (an empty one would write into the current folder), got {!r}"),
+        (["lab", "--dir", "{}"], "--dir",
+         "expected a folder (an empty one would copy into the current folder), got {!r}"),
+    ],
+)  # fmt: skip
+def test_an_empty_or_blank_value_is_a_usage_error_naming_the_option(
+    argv, option, message, blank, tmp_path, monkeypatch, capsys
+):
+    monkeypatch.chdir(tmp_path)
+    given = [blank if arg == "{}" else arg for arg in argv]
+    with pytest.raises(SystemExit) as exit_info:
+        main(given)
+    assert exit_info.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"searchkit {argv[0]}: error: argument {option}: {message.format(blank)}"
+    )
+    assert list(tmp_path.iterdir()) == []  # nothing written into the current folder
+
+
 def test_collect_with_nothing_configured_speaks_command_line(tmp_path, capsys):
     assert main(["collect", "--store", str(tmp_path / "h")]) == 2
     err = capsys.readouterr().err

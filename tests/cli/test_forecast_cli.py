@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 
 import pandas as pd
+import pytest
 
 import searchkit as sk
 from searchkit.cli.forecast import forecast_text, stale_note
@@ -81,11 +82,13 @@ def test_forecast_of_a_missing_store_is_an_error_naming_it(tmp_path, capsys):
     )
 
 
-def test_forecast_of_an_empty_location_names_the_option(capsys):
-    assert main(["forecast", "--store", ""]) == 1
-    assert capsys.readouterr().err == (
-        "searchkit: --store: location is empty: give a folder, or an s3://BUCKET/PREFIX URL "
-        "(an empty location would write into the current folder). [ValidationError]\n"
+def test_forecast_of_an_empty_location_is_a_usage_error_naming_the_option(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["forecast", "--store", ""])
+    assert exit_info.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "searchkit forecast: error: argument --store: location is empty: give a folder, or an "
+        "s3://BUCKET/PREFIX URL (an empty location would write into the current folder)"
     )
 
 

@@ -27,19 +27,24 @@ def test_an_empty_location_is_refused_not_the_current_folder(
         "location is empty: give a folder, or an s3://BUCKET/PREFIX URL (an empty location "
         "would write into the current folder)"
     )
-    assert main(["collect", "--store", ""]) == 1
-    assert capsys.readouterr().err == (
-        "searchkit: --store: location is empty: give a folder, or an s3://BUCKET/PREFIX URL "
-        "(an empty location would write into the current folder). [ValidationError]\n"
+    # On the command line it is a usage error: exit 2, argparse's line naming the option.
+    with pytest.raises(SystemExit) as exit_info:
+        main(["collect", "--store", ""])
+    assert exit_info.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "searchkit collect: error: argument --store: location is empty: give a folder, or an "
+        "s3://BUCKET/PREFIX URL (an empty location would write into the current folder)"
     )
     assert list(tmp_path.iterdir()) == []
 
 
-def test_an_s3_location_without_a_bucket_is_one_clear_line(configured, capsys):
-    assert main(["collect", "--store", "s3://"]) == 1
-    assert capsys.readouterr().err == (
-        "searchkit: --store: location 's3://' names no bucket: use s3://BUCKET/PREFIX. "
-        "[ValidationError]\n"
+def test_an_s3_location_without_a_bucket_is_a_usage_error(configured, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["collect", "--store", "s3://"])
+    assert exit_info.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "searchkit collect: error: argument --store: location 's3://' names no bucket: use "
+        "s3://BUCKET/PREFIX"
     )
 
 
