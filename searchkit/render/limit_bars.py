@@ -48,8 +48,7 @@ def plot_limits(
     Returns:
         The Axes: one bar per index, labelled with its value; an unlimited index is a
         hatched bar to the axis edge labelled "unlimited", a missing value is labelled "—".
-        The axis is logarithmic when the values span two orders of magnitude or more; its
-        ticks are plain numbers like the bar labels ("12,000", never "12k").
+        The axis (logarithmic at a 100x span) has plain-number ticks: "12,000", not "12k".
 
     Raises:
         ValidationError: ``field`` is not a limit, or the input has an unexpected shape.
@@ -101,7 +100,6 @@ def plot_limits(
 
     ax.set_yticks(y, [literal(label) for label in labels])
     ax.set_ylim(values.size - 0.5, -0.5)  # first index on top
-    # Ticks read like the bar labels and tables ("12,000"), not SI ("12k"; "100m" for 0.1).
     ax.xaxis.set_major_formatter(byte_format if bytes_unit else FuncFormatter(plain_number))
     if not finite.any():
         ax.set_xticks([])
