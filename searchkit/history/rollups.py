@@ -44,6 +44,7 @@ HOUR_NS = 3_600 * 10**9
 _HOURLY = ["hourly_value_sum", "hourly_points", "last_point"]
 
 __all__ = [
+    "RECENT_DAYS",
     "ROLLUP_SCHEMA",
     "HourlyDay",
     "current",
@@ -83,6 +84,19 @@ def refresh(layout: Layout, day: str) -> bool:
             return False  # a writer or a compactor changed the day meanwhile
         replace(layout, day, rollup(points, day, signature(names)), points)
     return True
+
+
+#: Days ``forecast_limits`` reads (``searchkit.analytics.forecast``; a test keeps them equal).
+RECENT_DAYS = 42
+
+
+def refresh_recent(layout: Layout, day: str) -> int:
+    """Refresh the rollups of the stored days in the :data:`RECENT_DAYS` before ``day``
+    that are missing or stale (written before rollups held hours, or before late points);
+    return how many were written. One small read per current day."""
+    first = f"{pd.Timestamp(day) - pd.Timedelta(days=RECENT_DAYS):%Y-%m-%d}"
+    days = sorted({stored for stored, _, _ in layout.files("throughput", first, day)})
+    return sum(refresh(layout, stored) for stored in days if stored < day)
 
 
 def replace(layout: Layout, day: str, table: pa.Table, points: pa.Table) -> None:

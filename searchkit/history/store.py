@@ -64,7 +64,7 @@ from searchkit.history.layout import (
 )
 from searchkit.history.points import read_points, span
 from searchkit.history.reports import CollectSummary, HistoryInfo
-from searchkit.history.rollups import HourlyDay, current, hourly_days, refresh
+from searchkit.history.rollups import HourlyDay, current, hourly_days, refresh, refresh_recent
 from searchkit.history.snapshots import limits_table, snapshot_frame, unchanged
 
 if TYPE_CHECKING:
@@ -447,19 +447,19 @@ class History:
         }
 
     def _compact_closed(self, today: str, written: list[str], merge: bool) -> None:
-        """Compact the closed days a collect touched, and yesterday (which just closed).
-
-        Without ``merge``, only the rollups of those days are brought up to date.
-        """
+        """Compact the closed days a collect touched, and yesterday (which just closed);
+        without ``merge``, only bring their rollups up to date. When that wrote a rollup
+        (once a day), bring the rollups of the days forecasts read up to date too."""
         yesterday = f"{pd.Timestamp(today) - pd.Timedelta(days=1):%Y-%m-%d}"
         closed = sorted(d for d in {*written, yesterday} if d < today)
-        if not merge:
-            self.refresh_rollups(closed)
-            return
         counts: collections.Counter[str] = collections.Counter()
-        for kind, days in (("throughput", closed), ("limits", [yesterday])):
+        if not merge:
+            counts["rollups_written"] = self.refresh_rollups(closed)
+        for kind, days in (("throughput", closed), ("limits", [yesterday])) if merge else ():
             for day in days:
                 compact_day(self._layout, kind, day, counts)
+        if counts["rollups_written"]:
+            refresh_recent(self._layout, yesterday)
 
     def refresh_rollups(self, days: Iterable[str] | None = None) -> int:
         """Write the daily rollup of each day whose rollup is missing or stale.
@@ -483,16 +483,16 @@ class History:
         """Return the daily rollups that still summarise their day's points exactly.
 
         Args:
-            columns: The columns to return (default all).
+            columns: The columns to return (default all but the hours, ``hourly_value_sum``
+                and ``hourly_points``: 48 values a row, twice the time of the rest).
 
         Returns:
-            One row per (account, index, UTC day) of every compacted day whose points did
-            not change since: ``account, index_id, name, period, operations, value_sum,
-            points, invalid, interval_seconds, source, hourly_value_sum, hourly_points,
-            last_point`` (see :mod:`searchkit.history.rollups`). Days not listed must be
-            read from the points.
+            One row per (account, index, UTC day) of every day whose points did not change
+            since its rollup: ``account, index_id, name, period, operations, value_sum,
+            points, invalid, interval_seconds, source, last_point`` and the hours (see
+            :mod:`searchkit.history.rollups`). Days not listed must be read from the points.
         """
-        wanted = list(columns or ROLLUP_SCHEMA.names)
+        wanted = list(columns or [c for c in ROLLUP_SCHEMA.names if not c.startswith("hourly")])
         keys = dict.fromkeys(["account", "index_id", "period", "source", *wanted])
         table = current(self._read("rollups", columns=list(keys)), current_sources(self._layout))
         return table.select(wanted).to_pandas()  # type: ignore[no-any-return]

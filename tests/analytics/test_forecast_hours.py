@@ -13,7 +13,7 @@ import pytest
 
 import searchkit as sk
 from searchkit.analytics import profile as pf
-from searchkit.history.layout import WRITE_OPTIONS
+from searchkit.history.layout import ROLLUP_SCHEMA, WRITE_OPTIONS
 from tests.analytics.test_forecast_bins import (
     DAY,
     FIRST,
@@ -52,8 +52,27 @@ def rolled(store, tmp_path_factory) -> sk.History:
     return hist
 
 
+def test_rollups_give_the_hours_when_asked(rolled):
+    assert rolled.rollups().columns.tolist() == [
+        "account",
+        "index_id",
+        "name",
+        "period",
+        "operations",
+        "value_sum",
+        "points",
+        "invalid",
+        "interval_seconds",
+        "source",
+        "last_point",
+    ]  # 48 values a row only on request
+    hours = rolled.rollups(columns=["index_id", "hourly_points"])
+    assert hours.columns.tolist() == ["index_id", "hourly_points"] and len(hours) == 16
+
+
 def test_rollups_hold_each_day_s_hours(rolled):
-    rows = rolled.rollups().sort_values(["period", "index_id"], ignore_index=True)
+    rows = rolled.rollups(columns=ROLLUP_SCHEMA.names)
+    rows = rows.sort_values(["period", "index_id"], ignore_index=True)
     day = rows[rows["period"] == pd.Timestamp("2026-11-17", tz="UTC")].set_index("index_id")
     beta = day.loc["id-a2"]  # every 5 minutes, with no point from 10:00 to 13:00
     assert beta["hourly_points"].tolist() == [12] * 10 + [0] * 3 + [12] * 11
@@ -137,7 +156,7 @@ def test_a_day_holding_another_day_s_point_is_read_from_its_points(rolled, tmp_p
     hist = sk.History(str(root))
     assert hist.refresh_rollups() == 1
     row = (
-        hist.rollups()
+        hist.rollups(columns=ROLLUP_SCHEMA.names)
         .set_index(["period", "index_id"])
         .loc[(pd.Timestamp("2026-11-17", tz="UTC"), "id-a1")]
     )

@@ -120,3 +120,37 @@ def test_two_writers_rollups_of_the_same_files_count_once(tmp_path, emu, client)
     assert len(files(tmp_path / "h", "rollups")) == 2
     assert len(hist.rollups()) == 6
     pd.testing.assert_frame_equal(sk.usage_frame(hist), expected, check_exact=True)
+
+
+def test_rollups_written_before_they_held_hours_are_rewritten_by_the_next_collect(
+    tmp_path, emu, client
+):
+    hist = History(tmp_path / "h")
+    for _ in range(11):  # every 6 hours, 2026-11-20 12:00 .. 2026-11-23 00:00
+        hist.collect(client, now=emu.now())
+        emu.advance(6 * HOUR)
+    days = ["2026-11-20", "2026-11-21", "2026-11-22"]
+    assert sorted(hist.hourly(days[0], days[-1])) == days
+    for path in files(tmp_path / "h", "rollups"):  # as a searchkit without hours wrote them
+        table = pq.read_table(path)
+        old = table.drop_columns(["hourly_value_sum", "hourly_points", "last_point"])
+        pq.write_table(old, path)
+    assert hist.hourly(days[0], days[-1]) == {}
+    old_files = {path.name for path in files(tmp_path / "h", "rollups")}
+
+    # 06:00: yesterday's stale rollup is rewritten, and so the days before it
+    hist.collect(client, now=emu.now())
+
+    assert sorted(hist.hourly(days[0], days[-1])) == days
+    rewritten = {path.name for path in files(tmp_path / "h", "rollups")}
+    assert len(rewritten) == 3 and not rewritten & old_files
+    emu.advance(600)
+    hist.collect(client, now=emu.now())  # all current: nothing rewritten
+    assert {path.name for path in files(tmp_path / "h", "rollups")} == rewritten
+
+
+def test_the_collector_refreshes_the_days_forecasts_read():
+    from searchkit.analytics.forecast import _DAYS_READ
+    from searchkit.history.rollups import RECENT_DAYS
+
+    assert RECENT_DAYS == _DAYS_READ

@@ -273,12 +273,20 @@ def test_spark_reads_the_store_without_settings_and_agrees_on_the_total(tmp_path
         distinct = points.dropDuplicates(["account", "index_id", "time"])
         total = distinct.agg(F.sum("value")).collect()[0][0]
         count = distinct.count()
+        # The rollups too, their hours as arrays: one row per index and hour of the closed day.
+        rollups = spark.read.parquet(str(tmp_path / "h/rollups"))
+        hours = rollups.select(F.explode("hourly_points").alias("points")).collect()
+        last = rollups.agg(F.max(F.unix_micros("last_point"))).collect()[0][0]
     finally:
         spark.stop()
 
     assert count == len(hist.throughput())
     expected = sk.usage_frame(hist, value_unit="per_point")["operations"].sum()
     assert round(total, 6) == round(expected, 6)
+    stored = hist.rollups()
+    assert len(hours) == 24 * len(stored) == 24 * 6
+    assert sum(row["points"] for row in hours) == stored["points"].sum()
+    assert pd.Timestamp(last, unit="us", tz="UTC") == stored["last_point"].max()
 
 
 def test_a_minute_listed_twice_counts_once_from_a_list_and_from_the_history(tmp_path, emu, client):
