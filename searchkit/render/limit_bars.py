@@ -11,7 +11,7 @@ import pandas as pd
 from searchkit.errors import ValidationError
 from searchkit.frames.frames import Indexes, limits_frame
 from searchkit.model.limits import LIMIT_INFO, check_limit_field
-from searchkit.render.formats import format_bytes, format_limit
+from searchkit.render.formats import format_bytes, format_limit, plain_number
 from searchkit.render.plots import NOTE_STYLE, literal, new_axes, themed
 from searchkit.render.themes import ThemeName, line_look, theme_of
 
@@ -24,6 +24,8 @@ __all__ = ["plot_limits"]
 
 # Bars are easier to compare than lines: plot_limits goes logarithmic only at 100x.
 _LIMITS_LOG_SPAN = 100.0
+#: The most labelled decades on a logarithmic limits axis.
+_LOG_TICKS = 6
 
 
 def plot_limits(
@@ -46,7 +48,7 @@ def plot_limits(
     Returns:
         The Axes: one bar per index, labelled with its value; an unlimited index is a
         hatched bar to the axis edge labelled "unlimited", a missing value is labelled "—".
-        The axis is logarithmic when the values span two orders of magnitude or more.
+        The axis (logarithmic at a 100x span) has plain-number ticks: "12,000", not "12k".
 
     Raises:
         ValidationError: ``field`` is not a limit, or the input has an unexpected shape.
@@ -56,7 +58,7 @@ def plot_limits(
         >>> ax.figure.savefig("limits.png")  # doctest: +SKIP
     """
     from matplotlib.colors import to_rgba
-    from matplotlib.ticker import EngFormatter, FuncFormatter
+    from matplotlib.ticker import FuncFormatter
 
     check_limit_field(field)
     look = theme_of(theme)
@@ -98,7 +100,7 @@ def plot_limits(
 
     ax.set_yticks(y, [literal(label) for label in labels])
     ax.set_ylim(values.size - 0.5, -0.5)  # first index on top
-    ax.xaxis.set_major_formatter(byte_format if bytes_unit else EngFormatter(sep=""))
+    ax.xaxis.set_major_formatter(byte_format if bytes_unit else FuncFormatter(plain_number))
     if not finite.any():
         ax.set_xticks([])
     ax.grid(True, axis="x", linewidth=0.5, alpha=0.4)
@@ -113,7 +115,12 @@ def _limit_span(ax: Axes, values: np.ndarray, finite: np.ndarray) -> tuple[float
     positive = values[finite & (values > 0)]
     log = positive.size > 0 and positive.max() / positive.min() >= _LIMITS_LOG_SPAN
     if log:
+        from matplotlib.ticker import LogLocator
+
         ax.set_xscale("log")
+        # Plain ticks are wide ("1,000,000,000"): label at most 6 decades, as on the
+        # linear axis, so that they never run into each other on a figure 8 inches wide.
+        ax.xaxis.set_major_locator(LogLocator(base=10, numticks=_LOG_TICKS))
         # The decade below the smallest value, so that its bar is visible too.
         left = 10 ** math.floor(math.log10(positive.min()) - 0.3)
         right = 10 ** (math.log10(positive.max()) + 0.6)  # room for the value labels

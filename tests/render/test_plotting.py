@@ -213,6 +213,35 @@ def test_one_bar_per_index_labelled_by_name(indexes, ax):
     assert texts(ax) == ["1,000", "5,000", "1,000", "1,000", "1,000"]
 
 
+def tick_labels(ax) -> list[str]:
+    """The x tick labels a reader sees: drawn, inside the axis."""
+    ax.figure.canvas.draw()
+    low, high = ax.get_xlim()
+    return [t.get_text() for t in ax.get_xticklabels() if low <= t.get_position()[0] <= high]
+
+
+def test_the_demos_limit_ticks_read_like_its_bar_labels():
+    # What `searchkit demo` draws in limits.png: two limits of 10,000, four unlimited.
+    fig = Figure(figsize=(9, 4.5), layout="constrained")
+    raw = [raw_index(f"index-{n}", max_daily_queries=-1) for n in range(4)]
+    raw[1:1] = [raw_index(name, max_daily_queries=10_000) for name in ("tickets", "snippets")]
+    ax = plot_limits(raw, field="max_daily_queries", ax=fig.add_subplot())
+    assert tick_labels(ax) == ["0", "2,000", "4,000", "6,000", "8,000", "10,000", "12,000"]
+    assert [t for t in texts(ax) if t != "unlimited"] == ["10,000", "10,000"]
+
+
+def test_limit_ticks_are_plain_numbers_on_a_linear_axis(indexes, ax):
+    plot_limits(indexes, field="max_writes_per_second", ax=ax)
+    assert tick_labels(ax) == ["0", "1,000", "2,000", "3,000", "4,000", "5,000", "6,000"]
+
+
+def test_limit_ticks_are_plain_numbers_on_a_log_axis_every_other_decade_when_many(ax):
+    raw = [raw_index(f"i{n}", max_vector_count=10 ** (n + 2)) for n in range(9)]  # 100 .. 1e10
+    plot_limits(raw, field="max_vector_count", ax=ax)
+    assert ax.get_xscale() == "log"
+    assert tick_labels(ax) == ["100", "10,000", "1,000,000", "100,000,000", "10,000,000,000"]
+
+
 def test_first_index_is_on_top(indexes, ax):
     plot_limits(indexes, field="max_writes_per_second", ax=ax)
     bottom, top = ax.get_ylim()
