@@ -16,7 +16,8 @@ values: the sum of each hour's values, invalid and missing ones counted as 0, in
 order, as ``forecast_limits`` sums a day's points), ``hourly_points`` (24 counts, invalid
 values left out, as ``points``) and ``last_point`` (the time of the index's last point that
 day). Both lists are null when the day's files hold points dated on other days (no writer
-but a foreign one puts them there): the forecast then reads that day's points. A rollup
+but a foreign one puts them there): the forecast then reads that day's points, as it does
+when a list is not 24 figures. A rollup
 written by a searchkit without these columns reads them as nulls and is stale (the next
 collect or :meth:`~searchkit.History.refresh_rollups` rewrites it).
 """
@@ -224,10 +225,12 @@ def hourly_days(
         hourly = [rows[name].combine_chunks() for name in _HOURLY[:2]]
         if any(column.null_count for column in hourly) or len(set(ids)) < len(ids):
             continue  # no hours, or an id in two accounts (the points' rule merges them)
-        lengths = pc.list_value_length(hourly[0]).to_numpy()
-        if not (lengths == HOURS).all():
-            continue
-        sums, points = (pc.list_flatten(c).to_numpy().reshape(-1, HOURS) for c in hourly)
+        if any((pc.list_value_length(c).to_numpy() != HOURS).any() for c in hourly):
+            continue  # not a day's 24 hours: a foreign writer's
+        flat = [pc.list_flatten(c) for c in hourly]
+        if any(values.null_count for values in flat):
+            continue  # an hour without a figure: the same
+        sums, points = (values.to_numpy().reshape(-1, HOURS) for values in flat)
         names = [rename.get(i, n) for i, n in zip(ids, rows["name"].to_pylist(), strict=True)]
         label = str(np.datetime64(int(day), "D"))
         out[label] = HourlyDay(

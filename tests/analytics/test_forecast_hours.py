@@ -8,6 +8,7 @@ from __future__ import annotations
 import shutil
 
 import pandas as pd
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -191,3 +192,32 @@ def test_the_readme_s_hours_sql_gives_the_rollups_hours(rolled):
         day = hours[f"{period:%Y-%m-%d}"]
         at = day.ids.index(index_id)
         assert (value_sum, points) == (day.value_sums[at, hour], day.points[at, hour])
+
+
+def test_a_rollup_whose_hours_are_not_24_figures_is_read_from_its_points(store, rolled, tmp_path):
+    root = tmp_path / "h"
+    shutil.copytree(rolled.location, root)
+    (path,) = (root / "rollups" / "day=2026-11-17").glob("*.parquet")
+    table = pq.read_table(path)
+    short = pa.array([row[:23] for row in table["hourly_points"].to_pylist()], pa.list_(pa.int64()))
+    at = table.schema.get_field_index("hourly_points")
+    pq.write_table(table.set_column(at, "hourly_points", short), path, **WRITE_OPTIONS)
+    (path,) = (root / "rollups" / "day=2026-11-18").glob("*.parquet")  # an hour with no sum
+    table = pq.read_table(path)
+    holed = pa.array(
+        [[None, *row[1:]] for row in table["hourly_value_sum"].to_pylist()],
+        pa.list_(pa.float64()),
+    )
+    at = table.schema.get_field_index("hourly_value_sum")
+    pq.write_table(table.set_column(at, "hourly_value_sum", holed), path, **WRITE_OPTIONS)
+    hist = sk.History(str(root))
+
+    assert sorted(hist.hourly("2026-11-16", "2026-11-21")) == [
+        "2026-11-16",
+        "2026-11-19",
+        "2026-11-21",
+    ]
+    reads = Reads(hist)
+    got = pf.bins_from_history(reads, "per_second", FIRST, 4)
+    assert [start for start, _ in reads.spans] == ["2026-11-17", "2026-11-18", "2026-11-19"]
+    assert_same_bins(got, oracle_bins(store.hist, "per_second", FIRST, 4, None, False))
