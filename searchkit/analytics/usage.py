@@ -231,33 +231,52 @@ def _history_usage(
     value_unit: str,
     limits: pd.DataFrame,
 ) -> tuple[pd.DataFrame, dict[str, str], pd.Series]:
-    """Usage parts of a History, one day at a time (memory stays that of a day)."""
-    parts, names, day_steps = [], {}, []
-    rolled = _rollups_by_day(source, zone, freq, value_unit, limits)
+    """Usage parts of a History: the days its rollups answer at once, the others one day
+    at a time (memory stays that of a day)."""
+    rolled = _rollup_rows(source, zone, freq, value_unit, limits)
+    parts, labels, intervals = [], [], []  # each with the UTC day it comes from
+    if rolled is not None:
+        parts.append(rolled[_PARTS])
+        labels.append(rolled[["day", "index_id", "name"]])
+        intervals.append(rolled.loc[rolled["interval"].notna(), ["day", "index_id", "interval"]])
+    done = set() if rolled is None else set(rolled["day"].unique())
     for day in source.days("throughput"):
-        if day in rolled:
-            part, part_names, day_step = rolled[day]
-        else:
-            begin = pd.Timestamp(day, tz="UTC")
-            tp = source.throughput(start=begin, end=begin + _DAY)
-            part, part_names, day_step = _usage_parts(tp, zone, freq, value_unit)
-        parts.append(part)
-        names.update(part_names)
-        day_steps.append(day_step.dropna())
-    out = (
-        pd.concat(parts, ignore_index=True)
-        .groupby(["index_id", "period"], sort=False, as_index=False)[
-            ["operations", "points", "invalid"]
-        ]
-        .sum()
-        if parts
-        else pd.DataFrame()
-    )
-    # Each index's interval on the newest day it has two points in.
-    known = [s for s in day_steps if len(s)]
-    steps = pd.concat(known) if known else pd.Series(dtype="m8[ns]")
-    steps = steps[~steps.index.duplicated(keep="last")]
-    return out, names, steps
+        if day in done:
+            continue
+        begin = pd.Timestamp(day, tz="UTC")
+        tp = source.throughput(start=begin, end=begin + _DAY)
+        part, part_names, day_step = _usage_parts(tp, zone, freq, value_unit)
+        parts.append(part.assign(day=day))
+        labels.append(
+            pd.DataFrame({"day": day, "index_id": list(part_names), "name": part_names.values()})
+        )
+        step = day_step.dropna()
+        intervals.append(
+            pd.DataFrame({"day": day, "index_id": step.index.astype(str), "interval": step})
+        )
+    if not parts:
+        return pd.DataFrame(), {}, pd.Series(dtype="m8[ns]")
+    # In day order (a day's rows as read), as a day at a time would give them.
+    ordered = pd.concat(parts, ignore_index=True)
+    ordered = ordered.iloc[np.argsort(ordered["day"].to_numpy(), kind="stable")]
+    out = ordered.groupby(["index_id", "period"], sort=False, as_index=False)[
+        ["operations", "points", "invalid"]
+    ].sum()
+    # Each index's name on the newest day it has a point on, its interval on the newest
+    # day it has two points on.
+    names = _last_by_day(labels, "name")
+    steps = _last_by_day(intervals, "interval")
+    return out, dict(zip(names.index, names.tolist(), strict=True)), steps
+
+
+def _last_by_day(frames: list[pd.DataFrame], column: str) -> pd.Series:
+    """``column`` by ``index_id``: the value of the newest ``day`` each index has."""
+    frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    if frame.empty:
+        return pd.Series(dtype="m8[ns]" if column == "interval" else object)
+    frame = frame.iloc[np.argsort(frame["day"].to_numpy(), kind="stable")]
+    last = frame.drop_duplicates("index_id", keep="last")
+    return pd.Series(last[column].to_numpy(), index=pd.Index(last["index_id"], name="index_id"))
 
 
 def _empty_usage(zone: dt.tzinfo) -> pd.DataFrame:
@@ -336,10 +355,14 @@ def _usage_parts(
     )
 
 
-def _rollups_by_day(
+_PARTS = ["index_id", "period", "operations", "points", "invalid", "day"]
+
+
+def _rollup_rows(
     source: Any, zone: dt.tzinfo, freq: str, value_unit: str, limits: pd.DataFrame
-) -> dict[str, tuple[pd.DataFrame, dict[str, Any], pd.Series]]:
-    """Each UTC day a current rollup answers, as :func:`_usage_parts` would from its points.
+) -> pd.DataFrame | None:
+    """The rows of every UTC day a current rollup answers, as :func:`_usage_parts` would
+    give them from its points (with ``name``, ``interval`` and the ``day``), or None.
 
     Only daily periods in UTC match a rollup's day; anything else reads the points.
     """
@@ -348,33 +371,27 @@ def _rollups_by_day(
         or pd.Timestamp("2026-01-01", tz=zone).utcoffset()
         or value_unit not in (VALUE_UNITS)
     ):
-        return {}
+        return None
     wanted = ["index_id", "name", "period", "value_sum", "points", "invalid", "interval_seconds"]
     rows = source.rollups(columns=wanted)  # not the hours: 48 values a row
     if rows.empty:
-        return {}
+        return None
     per = VALUE_UNITS[value_unit]
     seconds = rows["interval_seconds"].fillna(_MINUTE.total_seconds()).to_numpy(np.float64)
     sums = rows["value_sum"].to_numpy(np.float64)
     rows["operations"] = sums if per is None else sums * (seconds / per)  # as from points
+    rows["day"] = np.datetime_as_string(
+        pd.DatetimeIndex(rows["period"]).tz_convert("UTC").tz_localize(None).to_numpy(), "D"
+    )
     rows["period"] = pd.DatetimeIndex(rows["period"]).tz_convert(zone)
     current = dict(zip(limits.index.astype(str), limits["name"], strict=True))
     # The history's texts are categoricals; the points' path gives ids as text. A name
     # stays a reference to its category (one text per index, however many days).
     rows["index_id"] = rows["index_id"].astype("str")
     rows["name"] = rows["index_id"].map(current).fillna(rows["name"].astype(object))
-    out = {}
-    for period, day_rows in rows.groupby("period", sort=True):
-        columns = ["index_id", "period", "operations", "points", "invalid"]
-        part = day_rows[columns].reset_index(drop=True)
-        names = dict(zip(day_rows["index_id"], day_rows["name"], strict=True))
-        step = pd.Series(
-            pd.to_timedelta(day_rows["interval_seconds"].to_numpy(), unit="s"),
-            index=pd.Index(day_rows["index_id"], name="index_id"),
-            name="interval",
-        )
-        out[f"{pd.Timestamp(period).tz_convert('UTC'):%Y-%m-%d}"] = (part, names, step)
-    return out
+    rows["interval"] = pd.to_timedelta(rows["interval_seconds"].to_numpy(), unit="s")
+    result: pd.DataFrame = rows
+    return result
 
 
 def is_history(source: Source) -> TypeGuard[History]:

@@ -154,3 +154,38 @@ def test_the_collector_refreshes_the_days_forecasts_read():
     from searchkit.history.rollups import RECENT_DAYS
 
     assert RECENT_DAYS == _DAYS_READ
+
+
+def test_an_index_s_interval_comes_from_its_newest_day_with_two_points(tmp_path):
+    """Every 5 minutes on the 20th (complete at that interval), one point on the 21st: the
+    20th stays complete, from the rollups as from the points."""
+    day = pd.Timestamp("2026-11-20", tz="UTC").value
+    times = [day + m * 60_000_000_000 for m in range(0, 1440, 5)] + [day + 86_400 * 10**9]
+    for stamp in {t // (86_400 * 10**9) for t in times}:
+        rows = [t for t in times if t // (86_400 * 10**9) == stamp]
+        folder = tmp_path / "h" / "throughput" / f"day={pd.Timestamp(rows[0], tz='UTC'):%Y-%m-%d}"
+        folder.mkdir(parents=True)
+        table = pa.table(
+            {
+                "account": ["acct"] * len(rows),
+                "index_id": ["id-5"] * len(rows),
+                "name": ["five"] * len(rows),
+                "time": rows,
+                "value": [2.0] * len(rows),
+                "collected_at": [times[-1]] * len(rows),
+            },
+            schema=THROUGHPUT_SCHEMA,
+        )
+        pq.write_table(table, folder / "part-1.parquet")
+    points_only = sk.usage_frame(History(tmp_path / "h"))
+    hist = History(tmp_path / "h")
+    assert hist.refresh_rollups(["2026-11-20", "2026-11-21"]) == 2
+
+    rolled = sk.usage_frame(hist)
+
+    pd.testing.assert_frame_equal(rolled, points_only, check_exact=True)
+    assert rolled[["operations", "points", "complete"]].to_dict("list") == {
+        "operations": [288 * 2.0 * 300, 2.0 * 60],  # a single point counts a minute
+        "points": [288, 1],
+        "complete": [True, False],
+    }
