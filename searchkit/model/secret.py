@@ -19,13 +19,17 @@ class Secret(str):
     conversion that treats it as text (``str``, ``repr``, f-strings, ``json.dumps``,
     ``pd.DataFrame(indexes)`` and Parquet, Feather or CSV written from it) gives the mask,
     and nothing but that one explicit call gives the token. Two secrets are equal when their
-    values are (a secret equals no plain text, the mask included); a secret is hashable, true
-    when its value is not empty, and its ``len`` is its value's (the length is not the secret).
+    values are (a secret equals no plain text, the mask included); a secret is hashable and
+    true when its value is not empty (the one fact :func:`masked` shows, as "—"). Its
+    ``len`` is the mask's, 8, whatever the value: a token's length is a fact about it that
+    a ``len`` in a repr, a widget's state or a table width would otherwise give away.
 
     Example:
         >>> token = Secret("s3cr3t")
         >>> str(token), f"{token}", token.get_secret_value()
         ('••••••••', '••••••••', 's3cr3t')
+        >>> len(token), len(Secret("a much longer token")), bool(token), bool(Secret(""))
+        (8, 8, True, False)
     """
 
     _value: str
@@ -74,8 +78,9 @@ class Secret(str):
         return bool(self._value)
 
     def __len__(self) -> int:
-        # As pydantic's SecretStr: the length is not the secret.
-        return len(self._value)
+        # The text's length, like every str operation on a Secret: the mask's, never the
+        # value's (pydantic's SecretStr gives the value's, which tells a 4-digit PIN apart).
+        return len(MASK)
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (Secret, (self._value,))

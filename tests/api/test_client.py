@@ -35,7 +35,8 @@ def test_created_index_is_returned_typed_and_then_listed(client):
     assert index.partner_email == ""
     for field in LIMIT_FIELDS:
         assert isinstance(getattr(index, field), int), field
-    assert len(index.token) >= 32 and len(index.read_only_token) >= 32
+    assert len(index.token.get_secret_value()) >= 32
+    assert len(index.read_only_token.get_secret_value()) >= 32
     assert index.token != index.read_only_token
     assert index.throughput_raw and all(isinstance(p["x"], str) for p in index.throughput_raw)
 

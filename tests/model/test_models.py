@@ -241,7 +241,7 @@ def test_a_secret_is_text_that_is_its_mask():
         json.dumps("••••••••"),
     )
     assert str.__str__(token) == "••••••••" and token.upper() == "••••••••"
-    assert token.get_secret_value() == "abc" and len(token) == 3
+    assert token.get_secret_value() == "abc" and len(token) == len("••••••••") == 8
     assert token != "••••••••" and token != "abc"
     assert "••••••••".__eq__(token) is True  # str sees its text, == asks the Secret first
     assert ("••••••••" == token) is False  # noqa: SIM300
@@ -250,6 +250,16 @@ def test_a_secret_is_text_that_is_its_mask():
         token._value = "other"
     with pytest.raises(TypeError, match="a Secret holds text, got int"):
         Secret(3)
+
+
+@pytest.mark.parametrize("value", ["", "1", "1234", "s3cr3t", "x" * 64, "€" * 40])
+def test_len_is_the_masks_and_bool_only_says_whether_a_value_is_set(value):
+    token = Secret(value)
+    assert len(token) == 8  # whatever the value's length: it is not told
+    assert bool(token) is (value != "")
+    assert (len(str(token)), len(repr(token)), len(f"{token:>12}")) == (8, 18, 12)
+    assert pd.Series([token], dtype=object).str.len().tolist() == [8]
+    assert len(token.get_secret_value()) == len(value)  # the one explicit call
 
 
 def test_tables_made_from_indexes_mask_the_tokens():
