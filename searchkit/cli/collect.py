@@ -33,7 +33,15 @@ from searchkit.errors import (
 if TYPE_CHECKING:
     from searchkit.history.store import History
 
-__all__ = ["FATAL", "cmd_collect", "cmd_history", "open_store", "retry_delay", "store_location"]
+__all__ = [
+    "FATAL",
+    "add_store_option",
+    "cmd_collect",
+    "cmd_history",
+    "open_store",
+    "retry_delay",
+    "store_location",
+]
 
 #: Failures a retry cannot fix: the collector stops on them with the reason.
 FATAL: tuple[type[SearchKitError], ...] = (
@@ -172,6 +180,17 @@ def cmd_history(args: argparse.Namespace) -> int:
     """Run ``searchkit history``: summarise a store that exists."""
     print(open_store(args.store).info())
     return 0
+
+
+def add_store_option(parser: argparse.ArgumentParser) -> None:
+    """Add ``--store`` (required, checked by :func:`store_location`) to a command."""
+    parser.add_argument(
+        "--store",
+        required=True,
+        type=store_location,
+        metavar="LOCATION",
+        help="folder or URL (s3://bucket/prefix) of the dataset; required, no default",
+    )
 
 
 def store_location(text: str) -> str:

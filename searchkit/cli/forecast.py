@@ -6,7 +6,7 @@ import argparse
 import math
 from typing import TYPE_CHECKING, Any
 
-from searchkit.cli.collect import store_location
+from searchkit.cli.collect import add_store_option
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -33,13 +33,7 @@ def add_parser(sub: Any) -> None:
         "how well the method did on them. The most urgent indexes come first: those that "
         "hit their limit, soonest first, then by projected share of the limit.",
     )
-    p.add_argument(
-        "--store",
-        required=True,
-        type=store_location,
-        metavar="LOCATION",
-        help="folder or URL (s3://bucket/prefix) of the dataset; required, no default",
-    )
+    add_store_option(p)
     p.add_argument(
         "--backtest", action="store_true", help="also replay the stored days, per method"
     )

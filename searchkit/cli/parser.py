@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from searchkit._version import __version__
 from searchkit.cli import forecast as forecast_command
-from searchkit.cli.collect import store_location
+from searchkit.cli.collect import add_store_option
 from searchkit.model.limits import REGIONS, TYPES
 
 __all__ = ["DEFAULT_LAB_DIR", "build_parser"]
@@ -222,13 +222,7 @@ def _add_collect_and_history(sub: Subcommands) -> None:
         "a growing pause (at most --every); bad credentials or settings stop it. Ctrl-C stops "
         "after the round under way; a second Ctrl-C stops at once.",
     )
-    p.add_argument(
-        "--store",
-        required=True,
-        type=store_location,
-        metavar="LOCATION",
-        help="folder or URL (s3://bucket/prefix) of the dataset; required, no default",
-    )
+    add_store_option(p)
     p.add_argument(
         "--every",
         type=_duration,
@@ -252,13 +246,7 @@ def _add_collect_and_history(sub: Subcommands) -> None:
     _add_timeout(p)
 
     p = sub.add_parser("history", help="summarise a collected usage history")
-    p.add_argument(
-        "--store",
-        required=True,
-        type=store_location,
-        metavar="LOCATION",
-        help="folder or URL (s3://bucket/prefix) of the dataset; required, no default",
-    )
+    add_store_option(p)
 
 
 def _add_demo_and_lab(sub: Subcommands) -> None:
