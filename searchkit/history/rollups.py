@@ -17,7 +17,7 @@ order, as ``forecast_limits`` sums a day's points), ``hourly_points`` (24 counts
 values left out, as ``points``) and ``last_point`` (the time of the index's last point that
 day). Both lists are null when the day's files hold points dated on other days (no writer
 but a foreign one puts them there): the forecast then reads that day's points, as it does
-when a list is not 24 figures. A rollup
+when a list is not 24 valid figures (one missing, a negative or infinite sum). A rollup
 written by a searchkit without these columns reads them as nulls and is stale (the next
 collect or :meth:`~searchkit.History.refresh_rollups` rewrites it).
 """
@@ -231,6 +231,8 @@ def hourly_days(
         if any(values.null_count for values in flat):
             continue  # an hour without a figure: the same
         sums, points = (values.to_numpy().reshape(-1, HOURS) for values in flat)
+        if not np.isfinite(sums).all() or (sums < 0).any() or (points < 0).any():
+            continue  # no sum of valid values is negative or infinite: the same
         names = [rename.get(i, n) for i, n in zip(ids, rows["name"].to_pylist(), strict=True)]
         label = str(np.datetime64(int(day), "D"))
         out[label] = HourlyDay(

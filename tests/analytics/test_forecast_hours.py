@@ -194,7 +194,9 @@ def test_the_readme_s_hours_sql_gives_the_rollups_hours(rolled):
         assert (value_sum, points) == (day.value_sums[at, hour], day.points[at, hour])
 
 
-def test_a_rollup_whose_hours_are_not_24_figures_is_read_from_its_points(store, rolled, tmp_path):
+def test_a_rollup_whose_hours_are_not_24_valid_figures_is_read_from_its_points(
+    store, rolled, tmp_path
+):
     root = tmp_path / "h"
     shutil.copytree(rolled.location, root)
     (path,) = (root / "rollups" / "day=2026-11-17").glob("*.parquet")
@@ -210,14 +212,22 @@ def test_a_rollup_whose_hours_are_not_24_figures_is_read_from_its_points(store, 
     )
     at = table.schema.get_field_index("hourly_value_sum")
     pq.write_table(table.set_column(at, "hourly_value_sum", holed), path, **WRITE_OPTIONS)
+    (path,) = (root / "rollups" / "day=2026-11-16").glob("*.parquet")  # a negative sum
+    table = pq.read_table(path)
+    negative = pa.array(
+        [[-1.0, *row[1:]] for row in table["hourly_value_sum"].to_pylist()],
+        pa.list_(pa.float64()),
+    )
+    pq.write_table(table.set_column(at, "hourly_value_sum", negative), path, **WRITE_OPTIONS)
     hist = sk.History(str(root))
 
-    assert sorted(hist.hourly("2026-11-16", "2026-11-21")) == [
-        "2026-11-16",
-        "2026-11-19",
-        "2026-11-21",
-    ]
+    assert sorted(hist.hourly("2026-11-16", "2026-11-21")) == ["2026-11-19", "2026-11-21"]
     reads = Reads(hist)
     got = pf.bins_from_history(reads, "per_second", FIRST, 4)
-    assert [start for start, _ in reads.spans] == ["2026-11-17", "2026-11-18", "2026-11-19"]
+    assert [start for start, _ in reads.spans] == [
+        "2026-11-16",
+        "2026-11-17",
+        "2026-11-18",
+        "2026-11-19",
+    ]
     assert_same_bins(got, oracle_bins(store.hist, "per_second", FIRST, 4, None, False))
