@@ -115,15 +115,21 @@ def _limit_span(ax: Axes, values: np.ndarray, finite: np.ndarray) -> tuple[float
     positive = values[finite & (values > 0)]
     log = positive.size > 0 and positive.max() / positive.min() >= _LIMITS_LOG_SPAN
     if log:
-        from matplotlib.ticker import LogLocator
+        from matplotlib.ticker import FixedLocator
 
         ax.set_xscale("log")
-        # Plain ticks are wide ("1,000,000,000"): label at most 6 decades, as on the
-        # linear axis, so that they never run into each other on a figure 8 inches wide.
-        ax.xaxis.set_major_locator(LogLocator(base=10, numticks=_LOG_TICKS))
         # The decade below the smallest value, so that its bar is visible too.
         left = 10 ** math.floor(math.log10(positive.min()) - 0.3)
         right = 10 ** (math.log10(positive.max()) + 0.6)  # room for the value labels
+        # Plain ticks are wide ("1,000,000,000"): label at most 6 decades, as on the
+        # linear axis, so that they never run into each other on a figure 8 inches wide;
+        # every n-th decade counted from the largest value's (whatever matplotlib's
+        # version would pick).
+        first, last = math.ceil(math.log10(left)), math.floor(math.log10(right))
+        largest = math.floor(math.log10(positive.max()))
+        step = max(1, math.ceil((last - first + 1) / _LOG_TICKS))
+        decades = [10.0**e for e in range(first, last + 1) if (largest - e) % step == 0]
+        ax.xaxis.set_major_locator(FixedLocator(decades))
     else:
         left = min(0.0, values[finite].min()) if finite.any() else 0.0
         top = values[finite].max() if finite.any() else 0.0
