@@ -235,6 +235,7 @@ def _load(
     history = is_history(source)
     if history:
         limits = source.limits()
+        source = _ReadOnce(source)  # today's points: read to find the instant, then binned
         moment = asked or _history_now(source, present, value_unit)
     else:
         tp, limits = source_frames(source)
@@ -255,7 +256,11 @@ def _data_now(tp: pd.DataFrame, present: pd.Timestamp, value_unit: str) -> pd.Ti
     """The end of the newest point's interval not in the future; else the present."""
     if tp.empty:
         return present
-    bins = pf.bins_from_frame(tp, value_unit, cut=present.value + 1)
+    return _bins_now(pf.bins_from_frame(tp, value_unit, cut=present.value + 1), present)
+
+
+def _bins_now(bins: pf.Bins, present: pd.Timestamp) -> pd.Timestamp:
+    """:func:`_data_now` of binned points (those after ``present`` left out)."""
     known = bins.newest != pf.NO_TIME
     if not known.any():
         return present
@@ -264,15 +269,33 @@ def _data_now(tp: pd.DataFrame, present: pd.Timestamp, value_unit: str) -> pd.Ti
 
 
 def _history_now(source: Any, present: pd.Timestamp, value_unit: str) -> pd.Timestamp:
-    """:func:`_data_now` of a History, reading only the newest day not in the future."""
+    """:func:`_data_now` of a History, reading only the newest day not in the future (or,
+    when it holds no point before the present, the day before)."""
     newest = source.newest_time()
     if newest is None:
         return present
     day = min(newest, present).normalize()
-    tp = source.throughput(start=day, end=min(day + pf.DAY, present + pd.Timedelta(1, "ns")))
-    if tp.empty:
-        tp = source.throughput(start=day - pf.DAY, end=day)
-    return _data_now(tp, present, value_unit)
+    for first in (day, day - pf.DAY):
+        bins = pf.bins_from_history(source, value_unit, first, 1, present.value + 1)
+        if (bins.newest != pf.NO_TIME).any():
+            break
+    return _bins_now(bins, present)
+
+
+class _ReadOnce:
+    """A History whose points of a span are read once: the forecast reads today's twice."""
+
+    def __init__(self, history: Any) -> None:
+        self._history = history
+        self._read: dict[tuple[Any, Any], Any] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._history, name)
+
+    def points(self, start: Any, end: Any) -> Any:
+        if (start, end) not in self._read:
+            self._read[start, end] = self._history.points(start, end)
+        return self._read[start, end]
 
 
 def _rows(

@@ -231,3 +231,19 @@ def test_a_rollup_whose_hours_are_not_24_valid_figures_is_read_from_its_points(
         "2026-11-19",
     ]
     assert_same_bins(got, oracle_bins(store.hist, "per_second", FIRST, 4, None, False))
+
+
+def test_forecast_limits_reads_each_day_s_points_once(rolled):
+    class Counting(sk.History):
+        spans: list = []
+
+        def points(self, start=None, end=None):
+            self.spans.append((start, end))
+            return super().points(start, end)
+
+    hist = Counting(rolled.location)
+    sk.forecast_limits(hist)  # as of the newest point's minute: 2026-11-21 03:01
+    day = pd.Timestamp("2026-11-21", tz="UTC")
+    # Today found the instant and was binned from one read; the closed days' hours came
+    # from their rollups; the next day was looked at for points after the instant.
+    assert hist.spans == [(day, day + DAY), (day + DAY, None)]
