@@ -268,9 +268,9 @@ def bins_from_history(
 ) -> Bins:
     """Bin a History one day at a time, so memory stays that of a day's points.
 
-    A whole day before the cut and the last day whose rollup holds its hours
-    (:meth:`~searchkit.History.hourly`) is binned from them: the same bins, without its
-    points. The others (today, a day with late points) are read.
+    A day that ends before the cut, other than the last, is binned from its current
+    rollup's hours where it has them (:meth:`~searchkit.History.hourly`): the same bins,
+    without its points. The other days (today, a day whose rollup is stale) are read.
     """
     if first_day is None or days is None:
         stored = source.days("throughput")

@@ -52,6 +52,7 @@ __all__ = [
     "hourly_days",
     "is_current",
     "refresh",
+    "refresh_recent",
     "replace",
     "rollup",
     "signature",
