@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from searchkit.analytics.usage import index_codes, index_intervals, unit_scales
+from searchkit.analytics.usage import index_codes, index_intervals, invalid_values, unit_scales
 from searchkit.frames.frames import median_spacing
 
 __all__ = ["DAY", "DAY_NS", "HOUR_NS", "NO_TIME", "Bins", "bins_from_frame", "bins_from_history"]
@@ -152,8 +152,7 @@ class _Accumulator:
         row_of = self._register(ids, seconds, names)
         same = np.array_equal(row_of, np.arange(len(ids)))
         rows = codes if same else row_of[codes]
-        with np.errstate(invalid="ignore"):
-            invalid = np.isinf(values) | (values < 0)  # as usage counts them: apart
+        invalid = invalid_values(values)  # counted apart, as usage_frame counts them
         clean = np.where(invalid, 0.0, np.nan_to_num(values))
         first, last = int(times.min()), int(times.max())
         scales = np.zeros(len(self.ids))

@@ -46,6 +46,7 @@ __all__ = [
     "VALUE_UNITS",
     "index_codes",
     "index_intervals",
+    "invalid_values",
     "is_history",
     "operation_scales",
     "point_operations",
@@ -467,4 +468,5 @@ point_operations = _operations
 operation_scales = _scales
 unit_scales = _unit_scales
 index_codes = _codes
+invalid_values = _invalid
 utilization_ratio = _utilization
