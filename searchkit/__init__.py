@@ -11,7 +11,6 @@ requests, ipywidgets and werkzeug are imported only when a name that needs them 
 from __future__ import annotations
 
 import importlib as _importlib
-import types as _types
 from typing import TYPE_CHECKING, Any
 
 from searchkit._version import __version__
@@ -22,7 +21,7 @@ if TYPE_CHECKING:
     from searchkit.analytics.forecast import forecast_limits
     from searchkit.analytics.usage import usage_frame
     from searchkit.api.client import Client
-    from searchkit.connection import connect
+    from searchkit.connection import close_demo, connect
     from searchkit.emulator import Emulator
     from searchkit.errors import (
         AmbiguousCreateError,
@@ -30,6 +29,7 @@ if TYPE_CHECKING:
         AuthenticationError,
         ConfigError,
         HistoryError,
+        HistoryWarning,
         IndexExistsError,
         IndexMismatchWarning,
         InvalidResponseError,
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
         ServerError,
         TimestampError,
         TransportError,
+        UnknownIndexError,
         ValidationError,
     )
     from searchkit.frames.frames import (
@@ -72,6 +73,7 @@ _EXPORTS: dict[str, str] = {
     "Emulator": "searchkit.emulator",
     "History": "searchkit.history.store",
     "HistoryError": "searchkit.errors",
+    "HistoryWarning": "searchkit.errors",
     "IndexExistsError": "searchkit.errors",
     "IndexMismatchWarning": "searchkit.errors",
     "IndexList": "searchkit.model.index",
@@ -90,8 +92,10 @@ _EXPORTS: dict[str, str] = {
     "TYPES": "searchkit.model.limits",
     "TimestampError": "searchkit.errors",
     "TransportError": "searchkit.errors",
+    "UnknownIndexError": "searchkit.errors",
     "ValidationError": "searchkit.errors",
     "backtest_forecast": "searchkit.analytics.backtest",
+    "close_demo": "searchkit.connection",
     "connect": "searchkit.connection",
     "create_index_form": "searchkit.ui.form",
     "forecast_limits": "searchkit.analytics.forecast",
@@ -120,6 +124,7 @@ __all__ = [  # noqa: RUF022 - plain sorted(), as tests/test_public_api.py checks
     "Emulator",
     "History",
     "HistoryError",
+    "HistoryWarning",
     "IndexExistsError",
     "IndexList",
     "IndexMismatchWarning",
@@ -138,9 +143,11 @@ __all__ = [  # noqa: RUF022 - plain sorted(), as tests/test_public_api.py checks
     "TYPES",
     "TimestampError",
     "TransportError",
+    "UnknownIndexError",
     "ValidationError",
     "__version__",
     "backtest_forecast",
+    "close_demo",
     "connect",
     "create_index_form",
     "forecast_limits",
@@ -182,11 +189,5 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    """The public names, loaded or not, the loaded submodules and the module's dunders."""
-    loaded = {
-        name
-        for name, value in globals().items()
-        if name.startswith("__")
-        or (isinstance(value, _types.ModuleType) and value.__name__.startswith("searchkit."))
-    }
-    return sorted(loaded | set(__all__))
+    """The public names, loaded or not, and the module's dunders: nothing private."""
+    return sorted({name for name in globals() if name.startswith("__")} | set(__all__))

@@ -11,17 +11,19 @@ first of the month, UTC. Forecasts of the daily limits are in
 :mod:`searchkit.analytics.forecast`.
 
 ``source`` is an :class:`~searchkit.IndexList` (the service's current window only), the raw
-API JSON, or a :class:`~searchkit.History` (as far back as it was collected).
+API JSON, a :class:`~searchkit.History` (as far back as it was collected), or a throughput
+frame (``History.throughput()``'s, say: it carries no limits, so ``limit`` is NaN).
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from typing import TYPE_CHECKING, Any, TypeGuard
+from typing import TYPE_CHECKING, Any, Literal, TypeGuard
 
 import numpy as np
 import pandas as pd
 
+from searchkit._deprecation import legacy_arguments
 from searchkit.errors import ValidationError
 from searchkit.frames.frames import (
     Indexes,
@@ -30,6 +32,7 @@ from searchkit.frames.frames import (
     median_spacing,
     throughput_frame,
 )
+from searchkit.frames.sources import is_throughput_frame
 from searchkit.frames.zones import TimeZone, resolve_zone
 from searchkit.model.limits import LIMIT_FIELDS
 
@@ -39,11 +42,12 @@ if TYPE_CHECKING:
     from searchkit.history.store import History
 
     #: What usage is computed from: indexes (models or raw API JSON) or a History.
-    Source: TypeAlias = Indexes | History
+    Source: TypeAlias = Indexes | History | pd.DataFrame
 
 __all__ = [
     "DAILY_FIELDS",
     "VALUE_UNITS",
+    "ValueUnit",
     "index_codes",
     "index_intervals",
     "invalid_values",
@@ -60,17 +64,26 @@ __all__ = [
 DAILY_FIELDS: tuple[str, str] = ("max_daily_queries", "max_daily_updates")
 #: Seconds one unit of a throughput value stands for, per interpretation.
 VALUE_UNITS: dict[str, float | None] = {"per_second": 1.0, "per_minute": 60.0, "per_point": None}
+#: How a throughput value is read (the keys of :data:`VALUE_UNITS`); every ``value_unit``.
+ValueUnit = Literal["per_second", "per_minute", "per_point"]
 _DAY = pd.Timedelta(days=1)
 _MINUTE = pd.Timedelta(minutes=1)
 
 
 def _frames(source: Source) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Return (throughput, limits) of a History, an IndexList or raw JSON."""
+    """Return (throughput, limits) of a History, an IndexList, raw JSON or a throughput frame."""
     from searchkit.history.dedupe import one_per_instant  # pyarrow only when used
     from searchkit.history.store import History
 
     if isinstance(source, History):
         return source.throughput(), source.limits()
+    if isinstance(source, pd.DataFrame):
+        if not is_throughput_frame(source):
+            raise ValidationError(
+                "usage needs throughput: a frame must have the columns index_id, name, time "
+                f"and value; this one has {', '.join(map(str, source.columns)) or 'none'}"
+            )
+        return one_per_instant(source), limits_frame([])
     # The History's rule for a repeated minute holds for a list too (one point, the larger).
     return one_per_instant(throughput_frame(source)), limits_frame(source)
 
@@ -164,20 +177,24 @@ def _utilization(used: Any, limit: Any) -> np.ndarray:
     return result
 
 
+@legacy_arguments(positional=("freq", "tz", "field", "value_unit"))
 def usage_frame(
     source: Source,
+    *,
     freq: str = "D",
-    tz: TimeZone = "UTC",
+    tz: TimeZone = None,
     field: str | None = None,
-    value_unit: str = "per_second",
+    value_unit: ValueUnit = "per_second",
 ) -> pd.DataFrame:
     """Return the estimated operations per index per period, beside the limit.
 
     Args:
-        source: An IndexList, the raw API JSON, or a :class:`~searchkit.History`.
+        source: An IndexList, the raw API JSON, a :class:`~searchkit.History`, or a
+            throughput frame (no limits in it: ``limit`` is NaN).
         freq: The period, a pandas frequency; ``"D"`` (default) gives days starting at
             midnight in ``tz``, which for UTC is the daily limits' reset.
-        tz: Time zone the periods are aligned in.
+        tz: Time zone the periods are aligned in; None: the source's own, UTC (the
+            limits' reset) but for a frame, whose own zone is kept.
         field: A limit field to compare with; default the sum of ``max_daily_queries``
             and ``max_daily_updates``.
         value_unit: How to read a value: ``"per_second"`` (default: operations per second
@@ -202,7 +219,7 @@ def usage_frame(
         >>> usage_frame(client.list_indexes()).head()  # doctest: +SKIP
     """
     _check_freq(freq)
-    zone = resolve_zone(tz, default=dt.timezone.utc) or dt.timezone.utc
+    zone = resolve_zone(tz) or _zone_of(source) or dt.timezone.utc
     columns = ["index_id", "name", "period", "operations", "points", "invalid", "limit"]
     if is_history(source):
         limits = source.limits()
@@ -223,6 +240,14 @@ def usage_frame(
     out["breached"] = out["operations"].to_numpy() > out["limit"].to_numpy()
     out["field"] = label
     return out.sort_values(["name", "period"], kind="stable").reset_index(drop=True)
+
+
+def _zone_of(source: Source) -> dt.tzinfo | None:
+    """The zone of a frame's times (None for anything else: UTC by default)."""
+    if isinstance(source, pd.DataFrame) and "time" in source.columns:
+        zone = pd.DatetimeIndex(source["time"]).tz
+        return None if zone is None else zone
+    return None
 
 
 def _history_usage(
@@ -411,11 +436,11 @@ def _limits_as_of(
     an index without snapshots keeps the latest limits (``latest``).
     """
     fields = list(DAILY_FIELDS) if field is None else [field]
-    snaps = source.snapshots(columns=["id", "collected_at", *fields])
+    snaps = source.snapshots(columns=["index_id", "collected_at", *fields])
     if snaps.empty or out.empty:
         return latest
     snaps["value"] = snaps[fields].sum(axis=1, min_count=len(fields))
-    snaps = snaps.sort_values("collected_at", kind="stable")[["id", "collected_at", "value"]]
+    snaps = snaps.sort_values("collected_at", kind="stable")[["index_id", "collected_at", "value"]]
     try:
         length = pd.tseries.frequencies.to_offset(freq)
         ends = out["period"] + length
@@ -424,22 +449,22 @@ def _limits_as_of(
     left = pd.DataFrame(
         {
             "row": np.arange(len(out)),
-            "id": out["index_id"].astype(str).to_numpy(),
+            "index_id": out["index_id"].astype(str).to_numpy(),
             "end": pd.DatetimeIndex(ends).tz_convert("UTC"),
         }
     ).sort_values("end", kind="stable")
     snaps["collected_at"] = pd.DatetimeIndex(snaps["collected_at"]).tz_convert("UTC")
-    snaps["id"] = snaps["id"].astype(str)
+    snaps["index_id"] = snaps["index_id"].astype(str)
     merged = pd.merge_asof(
-        left, snaps, left_on="end", right_on="collected_at", by="id", direction="backward"
+        left, snaps, left_on="end", right_on="collected_at", by="index_id", direction="backward"
     )
     early = merged["value"].isna() & merged["collected_at"].isna()
     if early.any():
-        first = snaps.drop_duplicates("id", keep="first").set_index("id")["value"]
-        merged.loc[early, "value"] = merged.loc[early, "id"].map(first)
+        first = snaps.drop_duplicates("index_id", keep="first").set_index("index_id")["value"]
+        merged.loc[early, "value"] = merged.loc[early, "index_id"].map(first)
     values = np.asarray(latest, dtype=np.float64).copy()
     # Membership against the few distinct ids: isin over every snapshot row is slow.
-    known = merged["collected_at"].notna() | merged["id"].isin(snaps["id"].unique())
+    known = merged["collected_at"].notna() | merged["index_id"].isin(snaps["index_id"].unique())
     rows = merged.loc[known, "row"].to_numpy()
     values[rows] = merged.loc[known, "value"].to_numpy(dtype=np.float64)
     return values

@@ -25,7 +25,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from searchkit.errors import HistoryError, ValidationError, mask_url
+from searchkit.errors import HistoryError, HistoryWarning, ValidationError, mask_url
 from searchkit.history.texts import TEXT, encoded_table, is_text
 from searchkit.model.limits import LIMIT_FIELDS
 
@@ -405,10 +405,6 @@ class Layout:
         finally:
             if held:
                 remove_quietly(self.fs, path)
-
-
-class HistoryWarning(UserWarning):
-    """The history holds something that is not its layout; it was skipped."""
 
 
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")

@@ -9,7 +9,7 @@ per point), deduplicated by :func:`~searchkit.history.dedupe.unique_points`, the
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -22,7 +22,7 @@ from searchkit.history import reader
 from searchkit.history.dedupe import Points, unique_points
 from searchkit.history.layout import THROUGHPUT_SCHEMA, Layout
 
-__all__ = ["read_points", "span"]
+__all__ = ["read_points", "span", "text_list"]
 
 Span = tuple[
     pd.Timestamp | None, pd.Timestamp | None, tuple[str | None, str | None], dict[str, Any]
@@ -82,3 +82,19 @@ def read_points(
     columns = list(THROUGHPUT_SCHEMA.names)
     lean = [column for column in columns if column != "collected_at"]
     return unique_points(read(lean), rename, full=lambda: read(columns))
+
+
+def text_list(value: Iterable[str] | str, name: str) -> list[str]:
+    """Return one text or several as a list (a text is one, not its letters), checked."""
+    if isinstance(value, str):
+        return [value]
+    try:
+        items = list(value)
+    except TypeError:
+        raise ValidationError(
+            f"{name} must be a text or several texts, got {type(value).__name__}"
+        ) from None
+    for position, item in enumerate(items):
+        if not isinstance(item, str):
+            raise ValidationError(f"{name} must hold texts only: item {position} is {item!r}")
+    return items

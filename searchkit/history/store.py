@@ -38,7 +38,8 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 
-from searchkit.errors import HistoryError, ValidationError, mask_url
+from searchkit._deprecation import legacy_arguments
+from searchkit.errors import HistoryError, mask_url
 from searchkit.frames.frames import Indexes, limits_frame, throughput_frame
 from searchkit.frames.zones import Instant, TimeZone, resolve_zone, utc_instant
 from searchkit.history import accounts, dedupe, reader, screen
@@ -62,10 +63,11 @@ from searchkit.history.layout import (
     Layout,
     open_location,
 )
-from searchkit.history.points import read_points, span
+from searchkit.history.points import read_points, span, text_list
 from searchkit.history.reports import CollectSummary, HistoryInfo
 from searchkit.history.rollups import HourlyDay, current, hourly_days, refresh, refresh_recent
 from searchkit.history.snapshots import limits_table, snapshot_frame, unchanged
+from searchkit.model.index import SearchIndex
 
 if TYPE_CHECKING:
     from searchkit.api.client import Client
@@ -273,13 +275,14 @@ class History:
 
     # --- read --------------------------------------------------------------------------
 
+    @legacy_arguments(positional=("start", "end", "names", "tz"))
     def throughput(
         self,
+        *,
         start: Instant | None = None,
         end: Instant | None = None,
         names: Iterable[str] | str | None = None,
-        tz: TimeZone = "UTC",
-        *,
+        tz: TimeZone = None,
         index_ids: Iterable[str] | str | None = None,
     ) -> pd.DataFrame:
         """Return stored throughput in the columns of :func:`~searchkit.throughput_frame`.
@@ -292,7 +295,7 @@ class History:
                 is UTC. None is the beginning.
             end: Last instant (exclusive); None is the end.
             names: Only these index names (one name or several).
-            tz: Time zone of the ``time`` column.
+            tz: Time zone of the ``time`` column; None is UTC, the zone stored.
             index_ids: Only these index ids (one id or several).
 
         Returns:
@@ -317,10 +320,10 @@ class History:
         if hi is not None:
             condition = _and(condition, ds.field("time") < pa.scalar(hi.value, TIMESTAMP))
         if names is not None:
-            wanted = _texts(names, "names")
+            wanted = text_list(names, "names")
             condition = _and(condition, ds.field("name").isin(pa.array(wanted, pa.string())))
         if index_ids is not None:
-            ids = pa.array(_texts(index_ids, "index_ids"), pa.string())
+            ids = pa.array(text_list(index_ids, "index_ids"), pa.string())
             condition = _and(condition, ds.field("index_id").isin(ids))
         if names is not None:
             prune["name"] = wanted
@@ -352,11 +355,13 @@ class History:
             columns: Only these columns of the limits dataset (default all of them).
 
         Returns:
-            The rows as stored, in no particular order; ``collected_at`` says when each
-            snapshot was taken.
+            The rows as stored, in no particular order, but for the index key: the files'
+            ``id`` is ``index_id`` here, as in every frame (ask for either in
+            ``columns``); ``collected_at`` says when each snapshot was taken.
         """
-        frame: pd.DataFrame = self._read("limits", columns=columns).to_pandas()
-        return frame
+        stored = None if columns is None else ["id" if c == "index_id" else c for c in columns]
+        frame: pd.DataFrame = self._read("limits", columns=stored).to_pandas()
+        return frame.rename(columns={"id": "index_id"})
 
     def newest_time(self) -> pd.Timestamp | None:
         """Return the newest stored point's time (reading only the newest day)."""
@@ -387,14 +392,15 @@ class History:
         self._names_cache = (paths, names)
         return names
 
-    def limits(self, at: Instant | None = None) -> pd.DataFrame:
+    @legacy_arguments(positional=("at",))
+    def limits(self, *, at: Instant | None = None) -> pd.DataFrame:
         """Return the limits as of an instant: each index's latest snapshot up to ``at``.
 
         Args:
             at: The instant (a naive one is UTC); None is now (the latest snapshot).
 
         Returns:
-            The columns of :func:`~searchkit.limits_frame` indexed by ``id``, plus
+            The columns of :func:`~searchkit.limits_frame` indexed by ``index_id``, plus
             ``account`` and ``collected_at`` (when that snapshot was taken). Indexes no
             longer listed keep their last snapshot.
         """
@@ -574,24 +580,8 @@ class History:
             )
 
 
-def _texts(value: Iterable[str] | str, name: str) -> list[str]:
-    """Return one text or several as a list (a text is one, not its letters), checked."""
-    if isinstance(value, str):
-        return [value]
-    try:
-        items = list(value)
-    except TypeError:
-        raise ValidationError(
-            f"{name} must be a text or several texts, got {type(value).__name__}"
-        ) from None
-    for position, item in enumerate(items):
-        if not isinstance(item, str):
-            raise ValidationError(f"{name} must hold texts only: item {position} is {item!r}")
-    return items
-
-
 def _items(indexes: Any) -> list[Any]:
-    if isinstance(indexes, dict) or hasattr(indexes, "throughput_vector"):
+    if isinstance(indexes, dict | SearchIndex):
         return [indexes]
     return list(indexes)
 

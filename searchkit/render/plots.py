@@ -17,8 +17,10 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 import pandas as pd
 
-from searchkit.errors import ValidationError
-from searchkit.frames.frames import Indexes, throughput_frame
+from searchkit._deprecation import legacy_arguments
+from searchkit.errors import UnknownIndexError, ValidationError
+from searchkit.frames.frames import Source, throughput_frame
+from searchkit.frames.sources import is_recorded
 from searchkit.frames.zones import TimeZone, resolve_zone
 from searchkit.render.formats import plain_number, short_id
 from searchkit.render.themes import Theme, ThemeName, apply_theme, line_look, theme_of
@@ -42,8 +44,8 @@ __all__ = [
 # Levels spanning at least this ratio get a log axis, so the quiet lines do not lie flat:
 # at a 10x spread the lowest line would use a tenth of the height on a linear axis.
 _LOG_SPAN = 10.0
-#: Most lines plot_throughput draws by default; past it, the busiest are drawn.
-MAX_LINES = 20
+#: Most indexes plot_throughput draws by default; past it, the busiest are drawn.
+MAX_INDEXES = 20
 #: The y axis's words: DESIGN.md's one documented assumption about throughput values (the
 #: API documents no unit), the same one usage_frame's ``value_unit`` makes.
 THROUGHPUT_LABEL = "throughput (operations/s, assumed)"
@@ -108,24 +110,25 @@ class _Line:
         self._series = value
 
 
+@legacy_arguments(renamed={"indexes_or_frame": "source", "max_lines": "max_indexes"})
 def plot_throughput(
-    indexes_or_frame: Indexes | pd.DataFrame | pd.Series,
+    source: Source | pd.Series,
     *,
     ax: Axes | None = None,
     tz: TimeZone = None,
     resample: str | pd.DateOffset | None = None,
     title: str | None = None,
     names: Iterable[str] | None = None,
-    max_lines: int | None = MAX_LINES,
+    max_indexes: int | None = MAX_INDEXES,
     forecast: pd.DataFrame | None = None,
     theme: ThemeName | None = None,
 ) -> Axes:
     """Plot throughput over time, one line per index.
 
     Args:
-        indexes_or_frame: Indexes in any form :func:`~searchkit.frames.frames.throughput_frame`
-            accepts, a frame it returned (tidy or ``wide=True``), or a Series from
-            :func:`~searchkit.frames.frames.throughput_series`.
+        source: Indexes in any form :func:`~searchkit.frames.frames.throughput_frame`
+            accepts, a History (its stored points), a frame it returned (tidy or
+            ``wide=True``), or a Series from :func:`~searchkit.frames.frames.throughput_series`.
         ax: The Axes to draw on; a new figure is made when None.
         tz: Time zone of the date axis (name or ``tzinfo``); by default the data's own
             zone, UTC for indexes.
@@ -133,7 +136,7 @@ def plot_throughput(
             period (in the axis's time zone) instead of every point.
         title: Title of the Axes.
         names: Plot only the indexes of these names.
-        max_lines: Draw at most this many lines: the busiest indexes by total throughput;
+        max_indexes: Draw at most this many indexes: the busiest by total throughput;
             the legend's title says how many were left out. None draws every index.
         forecast: A :func:`~searchkit.forecast_limits` frame: draw each plotted index's
             recent pace until the reset (dashed), the pace that would use exactly its limit
@@ -163,27 +166,27 @@ def plot_throughput(
         >>> ax.figure.savefig("throughput.png")  # doctest: +SKIP
     """
     return draw_throughput(
-        indexes_or_frame,
+        source,
         ax=ax,
         tz=tz,
         resample=resample,
         title=title,
         names=names,
-        max_lines=max_lines,
+        max_indexes=max_indexes,
         forecast=forecast,
         theme=theme,
     )
 
 
 def draw_throughput(
-    data: Indexes | pd.DataFrame | pd.Series,
+    data: Source | pd.Series,
     *,
     ax: Axes | None = None,
     tz: TimeZone = None,
     resample: str | pd.DateOffset | None = None,
     title: str | None = None,
     names: Iterable[str] | None = None,
-    max_lines: int | None = MAX_LINES,
+    max_indexes: int | None = MAX_INDEXES,
     colors: Mapping[str, Any] | None = None,
     linewidth: float = 1.1,
     forecast: pd.DataFrame | None = None,
@@ -195,8 +198,8 @@ def draw_throughput(
     offset = _offset(resample) if resample is not None else None
     lines = _throughput_lines(data, zone_given, names)
     total = len(lines)
-    if max_lines is not None and total > max_lines:
-        lines = sorted(lines, key=lambda line: -line.volume)[: max(max_lines, 0)]
+    if max_indexes is not None and total > max_indexes:
+        lines = sorted(lines, key=lambda line: -line.volume)[: max(max_indexes, 0)]
     zone = zone_given or _zone_of(lines)
     if offset is not None:
         for line in lines:
@@ -315,6 +318,8 @@ def _throughput_legend(
 def _throughput_lines(data: Any, tz: dt.tzinfo | None, names: Iterable[str] | None) -> list[_Line]:
     """Turn any accepted input into lines whose series are indexed by aware time."""
     wanted = None if names is None else [names] if isinstance(names, str) else list(names)
+    if is_recorded(data):
+        data = data.throughput()
     if isinstance(data, pd.Series):
         if not isinstance(data.index, pd.DatetimeIndex):
             raise ValidationError("a throughput Series must be indexed by time")
@@ -338,7 +343,7 @@ def _throughput_lines(data: Any, tz: dt.tzinfo | None, names: Iterable[str] | No
     if wanted is not None:
         missing = [n for n in wanted if not any(line.name == n for line in lines)]
         if missing:
-            raise ValidationError(f"no index named {', '.join(map(repr, missing))} to plot")
+            raise UnknownIndexError(f"no index named {', '.join(map(repr, missing))} to plot")
     return lines
 
 
