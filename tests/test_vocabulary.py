@@ -22,7 +22,7 @@ import pandas as pd
 import pytest
 
 import searchkit as sk
-from searchkit.analytics.usage import ValueUnit
+from searchkit.frames.counting import ValueUnit
 
 README = pathlib.Path(__file__).resolve().parents[1] / "README.md"
 OPTIONS = ("tz", "ax", "field", "value_unit", "names", "max_indexes")
@@ -41,7 +41,9 @@ def vocabulary() -> list[dict[str, Any]]:
     for line in rows[1:]:
         if set(line) <= set("|- "):
             continue  # the separator row
-        cells = dict(zip(header, (c.strip() for c in line.strip().strip("|").split("|")), strict=True))
+        cells = dict(
+            zip(header, (c.strip() for c in line.strip().strip("|").split("|")), strict=True)
+        )
         cells["word"] = cells["word"].strip("`")
         cells["where"] = re.findall(r"`([^`]+)`", cells["where"])
         out.append(cells)
@@ -130,14 +132,18 @@ def test_value_unit_is_one_literal_type_everywhere():
                 assert param.annotation == "ValueUnit", name
 
 
+#: Public only because the forecast reads them; issue 26 item 2 gives the analytics a typed
+#: way to read a history instead, and then they leave the public face.
+FORECAST_READERS = {"History.points", "History.hourly"}
+
+
 def test_every_option_after_the_first_argument_is_keyword_only():
     loose = [
         f"{name}({param.name})"
         for name, function in callables().items()
         for param in parameters(function)[1:]
-        if param.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
+        if param.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD and name not in FORECAST_READERS
     ]
-    # History's own methods have no first argument of the caller's but a client or days.
     assert loose == []
 
 

@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from searchkit._deprecation import legacy_arguments
-from searchkit.analytics.usage import ValueUnit, usage_frame
+from searchkit.analytics.usage import usage_frame
 from searchkit.errors import ValidationError
+from searchkit.frames.counting import ValueUnit
 from searchkit.frames.zones import TimeZone, resolve_zone
 from searchkit.model.limits import LIMIT_INFO
 from searchkit.render.plots import literal, new_axes, themed
