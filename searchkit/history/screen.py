@@ -47,8 +47,10 @@ def indexes_with_ids(items: Sequence[Any], skipped: Skipped) -> list[Any]:
             kept.append(item)
             continue
         name = _field(item, "name")
-        points = _field(item, "throughput_vector")
-        count = len(points) if isinstance(points, (list, tuple)) else 0
+        points = item.get("throughput_vector") if isinstance(item, dict) else item.throughput
+        count = (
+            len(points) if isinstance(points, (list, tuple)) or not isinstance(item, dict) else 0
+        )
         label = repr(name) if isinstance(name, str) else f"at position {position}"
         skipped.by_index[str(name)] = skipped.by_index.get(str(name), 0) + count
         skipped.notes.append(

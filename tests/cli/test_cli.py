@@ -137,7 +137,7 @@ def test_list_json_leaves_throughput_out_unless_asked(configured, capsys):
     assert main(["list", "--format", "json", "--with-throughput"]) == 0
     full = capsys.readouterr().out
     with configured.client() as client:
-        counts = [len(i.throughput_raw) for i in client.list_indexes()]
+        counts = [len(i.throughput) for i in client.list_indexes()]
     assert [len(d["throughput_vector"]) for d in json.loads(full)] == counts
     assert min(counts) > 0 and len(full) > 10 * len(small)
 

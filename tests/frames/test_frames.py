@@ -490,7 +490,10 @@ def test_dirty_points_give_the_same_error_and_the_same_coerced_frame(entry):
 
 def test_y_abc_in_throughput_vector_is_an_invalid_response_not_a_value_error():
     index = SearchIndex.from_dict(DIRTY_THROUGHPUT[0])
-    with pytest.raises(InvalidResponseError, match=r"throughput_vector\[3\] of index 'dirty'"):
+    with (
+        pytest.raises(InvalidResponseError, match=r"throughput_vector\[3\] of index 'dirty'"),
+        pytest.deprecated_call(),
+    ):
         _ = index.throughput_vector
 
 
