@@ -12,6 +12,7 @@ from hypothesis import settings
 settings.register_profile("searchkit", deadline=None, print_blob=True)
 settings.load_profile("searchkit")
 
+
 def pytest_configure(config: pytest.Config) -> None:
     # searchkit's own code and tests speak 0.2.0: an old spelling outside pytest.warns fails.
     config.addinivalue_line(
