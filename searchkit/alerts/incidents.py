@@ -85,7 +85,7 @@ class IncidentState:
     index_id: str
     name: str
     field: str
-    period_start: pd.Timestamp
+    period: pd.Timestamp
     state: str
     over_since: pd.Timestamp | None = None
     under_since: pd.Timestamp | None = None
@@ -104,7 +104,7 @@ class IncidentState:
     def from_record(cls, record: Mapping[str, Any]) -> IncidentState:
         """Back from :meth:`to_record` (or a row read from the store)."""
         values: dict[str, Any] = {f.name: record.get(f.name) for f in fields(cls)}
-        for name in ("period_start", "over_since", "under_since", "fired_at", "episode_at",
+        for name in ("period", "over_since", "under_since", "fired_at", "episode_at",
                      "breached_at", "resolved_at", "updated_at"):  # fmt: skip
             values[name] = _ts(values[name])
         values["fired"] = int(values["fired"] or 0)
@@ -125,7 +125,7 @@ class Transition:
             forecast's figure it compares) beside it.
         index_id, name, field: The index and the limit (``field`` as
             :func:`~searchkit.forecast_limits` labels it).
-        period_start: The start of the limit's period (a UTC day).
+        period: The start of the limit's period (a UTC day).
         limit, used: The limit and what was used so far (operations).
         projected, projected_low, projected_high: The forecast of the period's total
             and its 10-90 band (NaN when not forecast).
@@ -149,7 +149,7 @@ class Transition:
     index_id: str
     name: str
     field: str
-    period_start: pd.Timestamp | None
+    period: pd.Timestamp | None
     limit: float
     used: float
     projected: float
@@ -204,15 +204,22 @@ def observe(
     labels = sorted({rule.label for rule in rules})
     moments = [moment]
     for state in (previous or {}).values():
-        if state.state == "firing" and state.period_start + _DAY <= moment:
-            moments.append(state.period_start + _DAY - pd.Timedelta(1, "ns"))
+        if state.state == "firing" and state.period + _DAY <= moment:
+            moments.append(state.period + _DAY - pd.Timedelta(1, "ns"))
     parts = [
         forecast_limits(source, at, field=label, value_unit=value_unit).reset_index()
         for at in sorted(set(moments), reverse=True)
         for label in labels
     ]
-    frame = pd.concat(parts, ignore_index=True)
+    frame = _with_period(pd.concat(parts, ignore_index=True))
     return Observation(frame, _collected_at(source))
+
+
+def _with_period(frame: pd.DataFrame) -> pd.DataFrame:
+    """The forecast's period column as ``period`` (its older name: ``period_start``)."""
+    if "period" not in frame.columns and "period_start" in frame.columns:
+        return frame.rename(columns={"period_start": "period"})
+    return frame
 
 
 def _collected_at(source: Any) -> pd.Timestamp | None:
@@ -261,7 +268,7 @@ def evaluate(
     if isinstance(observed, Observation):
         frame, collected = observed.frame, observed.collected_at
     else:
-        frame, collected = observed, None
+        frame, collected = _with_period(observed), None
     collected = _ts(collected_at) if collected_at is not None else collected
     names = [rule.name for rule in rules]
     if len(set(names)) != len(names):
@@ -276,18 +283,18 @@ def evaluate(
     for rule in rules:
         watched = np.asarray(rule.matches(frame["name"].astype(str)), bool)
         rows = frame[(frame["field"] == rule.label).to_numpy() & watched]
-        current = rows[pd.DatetimeIndex(rows["period_start"]) == period]
+        current = rows[pd.DatetimeIndex(rows["period"]) == period]
         told, kept = _evaluate_rule(rule, current, moment, previous, collected, rates, seen)
         transitions += told
         states.update(kept)
-        closing = rows[pd.DatetimeIndex(rows["period_start"]) < period]
+        closing = rows[pd.DatetimeIndex(rows["period"]) < period]
         told, kept = _close_rule(rule, closing, moment, previous, collected, rates, seen)
         transitions += told
         states.update(kept)
     for key, state in previous.items():  # open incidents nothing observed this time
         if key in seen or state.rule == STALLED:
             continue
-        if state.state == "firing" or state.period_start == period:
+        if state.state == "firing" or state.period == period:
             states[key] = state
     told, kept = _stalled(previous, moment, collected, stall)
     return transitions + told, {**states, **kept}
@@ -328,7 +335,7 @@ def _observed(rule: AlertRule, rows: pd.DataFrame) -> tuple[np.ndarray, ...]:
 
 
 def _keys(rule: AlertRule, rows: pd.DataFrame) -> list[str]:
-    periods = pd.DatetimeIndex(rows["period_start"])
+    periods = pd.DatetimeIndex(rows["period"])
     return [
         incident_key(rule.name, str(i), str(f), p)
         for i, f, p in zip(rows["index_id"], rows["field"], periods, strict=True)
@@ -368,7 +375,7 @@ def _close_rule(
     keys = [k for k, o in zip(keys, open_, strict=True) if o]
     slots = _slots(keys, previous)
     _, _, hit = _observed(rule, rows)
-    ends = (pd.DatetimeIndex(rows["period_start"]) + _DAY).as_unit("ns").asi8
+    ends = (pd.DatetimeIndex(rows["period"]) + _DAY).as_unit("ns").asi8
     covered = collected is not None and np.asarray(ends) <= collected.value
     out = mc.close(slots, ends, hit, np.broadcast_to(covered, len(keys)))
     seen.update(k for k, code in zip(keys, out, strict=True) if code)
@@ -415,7 +422,7 @@ def _state(
         index_id=str(row["index_id"]),
         name=str(row["name"]),
         field=str(row["field"]),
-        period_start=_ts(row["period_start"]) or moment.normalize(),
+        period=_ts(row["period"]) or moment.normalize(),
         state="pending" if pending else mc.STATES[code],
         over_since=_from_ns(slots.over_since[at]),
         under_since=_from_ns(slots.under_since[at]),
@@ -473,7 +480,7 @@ def _transition(
         index_id=index_id,
         name=str(row["name"]),
         field=str(row["field"]),
-        period_start=_ts(row["period_start"]),
+        period=_ts(row["period"]),
         limit=float(row["limit"]),
         used=float(row["used"]),
         projected=float(row["projected"]),
@@ -504,7 +511,7 @@ def _stalled(
         if key in open_:
             return [], {key: open_[key]}
         state = IncidentState(
-            key=key, rule=STALLED, index_id="", name="", field="", period_start=collected,
+            key=key, rule=STALLED, index_id="", name="", field="", period=collected,
             state="firing", fired_at=moment, episode_at=moment, fired=1, updated_at=moment,
         )  # fmt: skip
         reason = f"nothing stored since {collected:%Y-%m-%d %H:%M} UTC (over {stall})"
@@ -522,7 +529,7 @@ def _stall_transition(
     nan = float("nan")
     return Transition(
         key=state.key, state=to, at=moment, rule=STALLED, basis="", threshold=nan, band="",
-        index_id="", name="", field="", period_start=state.period_start, limit=nan, used=nan,
+        index_id="", name="", field="", period=state.period, limit=nan, used=nan,
         projected=nan, projected_low=nan, projected_high=nan, hit_at=None,
         hit_at_earliest=None, hit_at_latest=None, breached_at=None, fired_at=state.fired_at,
         collected_at=collected, hit_rate=nan, reason=reason,

@@ -32,6 +32,7 @@ __all__ = [
     "AlertRule",
     "check_indexes",
     "load_rules",
+    "table_lines",
 ]
 
 #: What a rule compares with its threshold.
@@ -78,6 +79,8 @@ class AlertRule:
         hold: How long the condition must stay false before a firing incident resolves:
             a forecast that wobbles around the threshold does not fire, resolve and fire
             again.
+        channels: The names of the channels its notifications go to; empty (default):
+            every channel.
         source: Where the rule was read from (file and line), for error messages; not
             compared.
 
@@ -96,6 +99,7 @@ class AlertRule:
     indexes: str = "*"
     pending: pd.Timedelta = _NO_WAIT
     hold: pd.Timedelta = _HOLD
+    channels: tuple[str, ...] = ()
     source: str = dataclasses.field(default="", compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -128,6 +132,10 @@ class AlertRule:
             )
         if not isinstance(self.indexes, str) or not self.indexes:
             raise ValidationError(f"indexes must be a glob of index names, got {self.indexes!r}")
+        channels = (self.channels,) if isinstance(self.channels, str) else self.channels
+        if not all(isinstance(c, str) and c for c in channels):
+            raise ValidationError(f"channels must be channel names, got {self.channels!r}")
+        object.__setattr__(self, "channels", tuple(channels))
         if not isinstance(self.name, str):
             raise ValidationError(f"name must be text, got {self.name!r}")
         object.__setattr__(self, "at", float(at))
@@ -181,18 +189,25 @@ def check_indexes(rules: Iterable[AlertRule], names: Iterable[str]) -> None:
 
 _KEY = re.compile(r'^\s*(?:"([^"]*)"|\'([^\']*)\'|([A-Za-z0-9_-]+))\s*=')
 _HEADER = re.compile(r"^\s*\[")
-_RULE_HEADER = re.compile(r"^\s*\[\[\s*rule\s*\]\]")
 _TOP_KEYS = ("stalled_after",)
 
 
-def _lines(text: str) -> tuple[list[int], dict[tuple[int, str], int], dict[str, int]]:
-    """Where each ``[[rule]]`` starts, each rule's keys and the top-level keys (1-based)."""
+def table_lines(
+    text: str, table: str
+) -> tuple[list[int], dict[tuple[int, str], int], dict[str, int]]:
+    """Where things are in a TOML text, for error messages that name the line (1-based).
+
+    Returns:
+        The line of each ``[[table]]`` header (in order), the line of each key of each
+        of those tables by (table number from 0, key), and the top-level keys' lines.
+    """
+    header = re.compile(rf"^\s*\[\[\s*{re.escape(table)}\s*\]\]")
     starts: list[int] = []
     keys: dict[tuple[int, str], int] = {}
     top: dict[str, int] = {}
     section: str | None = ""
     for number, line in enumerate(text.splitlines(), start=1):
-        if _RULE_HEADER.match(line):
+        if header.match(line):
             starts.append(number)
             section = "rule"
             continue
@@ -252,7 +267,7 @@ def load_rules(
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ValidationError(f"{location}: not a TOML file: {exc}") from exc
-    starts, keys, top = _lines(text)
+    starts, keys, top = table_lines(text, "rule")
     allowed = {"rule", *_TOP_KEYS, *others}
     for key in data:
         if key not in allowed:
