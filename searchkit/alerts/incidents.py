@@ -280,7 +280,7 @@ def evaluate(
     states: dict[str, IncidentState] = {}
     seen: set[str] = set()
     period = moment.normalize()
-    for rule in rules:
+    for rule in rules if len(frame) else ():
         watched = np.asarray(rule.matches(frame["name"].astype(str)), bool)
         rows = frame[(frame["field"] == rule.label).to_numpy() & watched]
         current = rows[pd.DatetimeIndex(rows["period"]) == period]
@@ -319,19 +319,21 @@ def _slots(keys: list[str], previous: Mapping[str, IncidentState]) -> mc.Slots:
 
 
 def _observed(rule: AlertRule, rows: pd.DataFrame) -> tuple[np.ndarray, ...]:
-    """Per row: known, condition, hit_at (ns) for ``rule``."""
+    """Per row: known, condition, hit_at (ns), cleared for ``rule``."""
     limit = rows["limit"].to_numpy(np.float64)
     used = rows["used"].to_numpy(np.float64)
     fresh = (rows["method"].astype(str) != "").to_numpy()
     value = used if rule.basis == "used" else rows[rule.band].to_numpy(np.float64)
+    clear = used if rule.basis == "used" else rows[rule.clear].to_numpy(np.float64)
     finite = np.isfinite(limit) & (limit > 0)
-    known = fresh & finite & np.isfinite(value)
+    known = fresh & finite & np.isfinite(value) & np.isfinite(clear)
     with np.errstate(invalid="ignore"):
         condition = value >= rule.at * limit
+        cleared = clear < rule.at * limit
         reached = finite & np.isfinite(used) & (used >= limit)
     hit = pd.DatetimeIndex(rows["hit_at"]).as_unit("ns").asi8
     hit = np.where(hit == mc.NO_TIME, pd.DatetimeIndex(rows["as_of"]).as_unit("ns").asi8, hit)
-    return known, condition, np.where(reached, hit, mc.NO_TIME)
+    return known, condition, np.where(reached, hit, mc.NO_TIME), cleared
 
 
 def _keys(rule: AlertRule, rows: pd.DataFrame) -> list[str]:
@@ -353,8 +355,9 @@ def _evaluate_rule(
 ) -> tuple[list[Transition], dict[str, IncidentState]]:
     keys = _keys(rule, rows)
     slots = _slots(keys, previous)
-    known, condition, hit = _observed(rule, rows)
-    out = mc.step(slots, moment.value, known, condition, hit, rule.pending.value, rule.hold.value)
+    known, condition, hit, cleared = _observed(rule, rows)
+    pending, hold = rule.pending_ns, rule.hold_ns
+    out = mc.step(slots, moment.value, known, condition, hit, pending, hold, cleared)
     seen.update(keys)
     return _results(rule, rows, keys, slots, out, moment, collected, rates, "")
 
@@ -374,7 +377,7 @@ def _close_rule(
     rows = rows[np.asarray(open_, bool)]
     keys = [k for k, o in zip(keys, open_, strict=True) if o]
     slots = _slots(keys, previous)
-    _, _, hit = _observed(rule, rows)
+    _, _, hit, _ = _observed(rule, rows)
     ends = (pd.DatetimeIndex(rows["period"]) + _DAY).as_unit("ns").asi8
     covered = collected is not None and np.asarray(ends) <= collected.value
     out = mc.close(slots, ends, hit, np.broadcast_to(covered, len(keys)))
@@ -447,7 +450,7 @@ def _reason(rule: AlertRule, row: dict[str, Any], code: int, how: str) -> str:
         return f"{what} {value:,.0f} >= {rule.at:.0%} of the limit {limit:,.0f}"
     return (
         f"{what} {value:,.0f} under {rule.at:.0%} of the limit {limit:,.0f} for "
-        f"{_duration_text(rule.hold)}"
+        f"{_duration_text(pd.Timedelta(rule.hold))}"
     )
 
 
