@@ -20,8 +20,8 @@ from searchkit.alerts import machine as mc
 from searchkit.alerts.rules import DEFAULT_RULE, THRESHOLD_RULES, AlertRule
 from searchkit.analytics import profile as pf
 from searchkit.analytics.backtest import backtest_forecast, day_limits, source_bins
-from searchkit.analytics.forecast import check_value_unit
 from searchkit.errors import ValidationError
+from searchkit.frames.counting import check_value_unit
 from searchkit.frames.zones import utc_instant
 
 if TYPE_CHECKING:
@@ -68,6 +68,8 @@ SUMMARY_COLUMNS: tuple[str, ...] = (
     "repeats",
 )
 _NO_LEAD = np.timedelta64("NaT", "ns")
+# How often rules may be evaluated: a collector's round, at most 4 a day.
+_SHORTEST, _LONGEST = pd.Timedelta("1min"), pd.Timedelta("6h")
 
 
 @dataclass(frozen=True)
@@ -120,7 +122,7 @@ def _every(every: Any) -> int:
         step = pd.Timedelta(every)
     except (ValueError, TypeError) as exc:
         raise ValidationError(f'every must be a duration such as "10min", got {every!r}') from exc
-    if pd.isna(step) or not pd.Timedelta(minutes=1) <= step <= pd.Timedelta(hours=6):
+    if pd.isna(step) or not _SHORTEST <= step <= _LONGEST:
         raise ValidationError(f"every must be from 1 minute to 6 hours, got {every!r}")
     return int(step.value)
 
