@@ -132,9 +132,8 @@ def test_value_unit_is_one_literal_type_everywhere():
                 assert param.annotation == "ValueUnit", name
 
 
-#: Public only because the forecast reads them; issue 26 item 2 gives the analytics a typed
-#: way to read a history instead, and then they leave the public face.
-FORECAST_READERS = {"History.points", "History.hourly"}
+#: What the analytics read a history through: a range of days (first, last), both needed.
+ANALYTICS_READERS = {"History.points", "History.hourly", "History.sums"}
 
 
 def test_every_option_after_the_first_argument_is_keyword_only():
@@ -142,7 +141,7 @@ def test_every_option_after_the_first_argument_is_keyword_only():
         f"{name}({param.name})"
         for name, function in callables().items()
         for param in parameters(function)[1:]
-        if param.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD and name not in FORECAST_READERS
+        if param.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD and name not in ANALYTICS_READERS
     ]
     assert loose == []
 
