@@ -1,0 +1,1 @@
+"""Alerts: rules and incidents (alertcore), channels, the journal and delivery (alertsend)."""
