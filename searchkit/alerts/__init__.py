@@ -11,9 +11,9 @@
 
 Delivery (alertsend's side):
 
-- :mod:`~searchkit.alerts.notices`: what one message says (:class:`~searchkit.alerts.notices.Notice`)
-  and its one wording; :mod:`~searchkit.alerts.payloads`: Alertmanager's webhook JSON,
-  Slack's text, an e-mail.
+- :mod:`~searchkit.alerts.notices`: what one message says
+  (:class:`~searchkit.alerts.notices.Notice`) and its one wording;
+  :mod:`~searchkit.alerts.payloads`: Alertmanager's webhook JSON, Slack's text, an e-mail.
 - :mod:`~searchkit.alerts.channels`: webhook, e-mail and log channels and how a send went.
 - :mod:`~searchkit.alerts.journal`: the store's ``alerts/`` dataset (transitions,
   deliveries, incident states), :mod:`~searchkit.alerts.claims` (one sender of two

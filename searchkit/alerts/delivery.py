@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -108,7 +108,10 @@ class DeliveryReport:
 
 
 def pending(
-    records: pd.DataFrame, channels: Sequence[Channel], now: pd.Timestamp
+    records: pd.DataFrame,
+    channels: Sequence[Channel],
+    now: pd.Timestamp,
+    routes: Mapping[str, Collection[str]] | None = None,
 ) -> tuple[list[Pending], int]:
     """Return what is to be sent now, oldest first, and how many wait for their retry.
 
@@ -116,6 +119,8 @@ def pending(
         records: The journal's rows (:meth:`Journal.read`).
         channels: The configured channels.
         now: The delivery's clock (a retry is due once ``next_try`` has passed).
+        routes: Per rule name, the channels its incidents go to (none listed, or a rule
+            not named: every channel).
     """
     if records.empty:
         return [], 0
@@ -133,6 +138,9 @@ def pending(
         for channel in channels:
             ident = (notice.key, seq, channel.name)
             if ident in done or not channel.wants(notice):
+                continue
+            route = (routes or {}).get(notice.rule)
+            if route and channel.name not in route:
                 continue
             if (notice.key, channel.name) in blocked:
                 continue
@@ -174,6 +182,7 @@ def deliver(
     records: pd.DataFrame | None = None,
     clock: Callable[[], float] = time.time,
     before_record: Callable[[int], None] | None = None,
+    routes: Mapping[str, Collection[str]] | None = None,
 ) -> DeliveryReport:
     """Send every pending transition to its channels within ``budget`` seconds; record it.
 
@@ -187,6 +196,7 @@ def deliver(
         clock: The delivery's clock in epoch seconds (retry times, records).
         before_record: Called with the number of attempts made, after sending and before
             recording them (tests pause a collector there).
+        routes: Per rule name, the channels its incidents go to (see :func:`pending`).
 
     Returns:
         A :class:`DeliveryReport`.
@@ -199,7 +209,7 @@ def deliver(
     now = pd.Timestamp(clock(), unit="s", tz="UTC")
     if records is None:
         records = journal.read(since=now - pd.Timedelta(days=2))
-    todo, waiting = pending(records, channels, now)
+    todo, waiting = pending(records, channels, now, routes)
     report = DeliveryReport(waiting=waiting)
     claims = Claims(journal.layout.fs, journal.layout.root, journal.layout.location)
     rows: list[dict[str, Any]] = []
@@ -218,7 +228,7 @@ def deliver(
         rows.append(_row(item, delivery, outcome))
     if before_record is not None and rows:
         before_record(len(rows))
-    journal.write(rows, now=clock())
+    journal.append(rows, now=clock())
     return report
 
 

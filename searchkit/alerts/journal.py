@@ -75,7 +75,7 @@ ALERTS_SCHEMA = pa.schema(
         ("index_id", _TEXT),
         ("name", _TEXT),
         ("field", _TEXT),
-        ("period_start", TIMESTAMP),
+        ("period", TIMESTAMP),
         ("limit", pa.float64()),
         ("used", pa.float64()),
         ("projected", pa.float64()),
@@ -147,7 +147,7 @@ def accuracy_text(hit_rate: float) -> str:
 
 def notice_of(row: Mapping[str, Any]) -> Notice:
     """The notice a transition row tells (a row of :meth:`Journal.read`)."""
-    period = _instant(row.get("period_start"))
+    period = _instant(row.get("period"))
     hit_at = _instant(row.get("hit_at"))
     breached = _instant(row.get("breached_at"))
     if _text(row.get("state")) == "breached" and breached is not None:
@@ -245,18 +245,26 @@ class Journal:
                 columns.append(pa.nulls(table.num_rows, field.type))
         return pa.Table.from_arrays(columns, schema=ALERTS_SCHEMA)
 
-    def write(self, rows: Sequence[dict[str, Any]], *, now: float | None = None) -> str | None:
-        """Append rows (transitions and deliveries) as one file; return its path.
+    def append(self, rows: Sequence[dict[str, Any]], *, now: float | None = None) -> pd.DataFrame:
+        """Append rows (transitions, deliveries, states) as one file; return them as read.
+
+        Args:
+            rows: Records by column name (``period_start`` is read as ``period``); a
+                column left out is null.
+            now: The recording instant in epoch seconds (default: the clock).
 
         Raises:
             HistoryError: The store cannot be written; nothing of these rows was stored.
         """
         if not rows:
-            return None
+            empty: pd.DataFrame = ALERTS_SCHEMA.empty_table().to_pandas()
+            return empty
         stamp = time.time_ns() if now is None else int(now * 1e9)
         recorded = pd.Timestamp(stamp, unit="ns", tz="UTC").floor("us")
         table = _table(rows, recorded, self.collector)
-        return self.layout.write(KIND, f"{recorded:%Y-%m-%d}", table, int(recorded.value))
+        self.layout.write(KIND, f"{recorded:%Y-%m-%d}", table, int(recorded.value))
+        frame: pd.DataFrame = table.to_pandas()
+        return frame
 
 
 def _table(rows: Iterable[dict[str, Any]], recorded: pd.Timestamp, collector: str) -> pa.Table:
@@ -268,6 +276,8 @@ def _table(rows: Iterable[dict[str, Any]], recorded: pd.Timestamp, collector: st
             values: list[Any] = [recorded] * len(rows)
         elif field.name == "collector":
             values = [collector] * len(rows)
+        elif field.name == "period":
+            values = [_stored(row.get("period", row.get("period_start"))) for row in rows]
         else:
             values = [_stored(row.get(field.name)) for row in rows]
         columns.append(pa.array(values, type=field.type, from_pandas=True))

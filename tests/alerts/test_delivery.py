@@ -105,7 +105,7 @@ def test_a_recorded_transition_is_sent_once_and_recorded_as_sent(store, receiver
     receiver.script("POST", then=reply(200))
     journal = Journal(store, collector="c1")
     clock = Clock()
-    journal.write([transition_row(transition(), 1)], now=clock())
+    journal.append([transition_row(transition(), 1)], now=clock())
 
     first = deliver(journal, [hook(receiver)], clock=clock)
     clock.advance(600)
@@ -129,7 +129,7 @@ def test_a_receiver_that_is_down_is_retried_with_backoff_in_later_rounds(store, 
     receiver.script("POST", reply(500), drop(), then=reply(200))
     journal = Journal(store)
     clock = Clock()
-    journal.write([transition_row(transition(), 1)], now=clock())
+    journal.append([transition_row(transition(), 1)], now=clock())
 
     outcomes = []
     for minutes in (0, 0.5, 1, 1.5, 3, 3.5):
@@ -158,7 +158,7 @@ def test_a_4xx_is_recorded_misconfigured_and_never_retried(store, receiver):
     receiver.script("POST", then=reply(404, "no such hook"))
     journal = Journal(store)
     clock = Clock()
-    journal.write([transition_row(transition(), 1)], now=clock())
+    journal.append([transition_row(transition(), 1)], now=clock())
 
     first = deliver(journal, [hook(receiver)], clock=clock)
     clock.advance(7200)
@@ -184,7 +184,7 @@ def test_a_hanging_receiver_costs_the_round_its_budget_and_no_more_attempts(stor
     journal = Journal(store)
     clock = Clock()
     rows = [transition_row(transition(key=f"k{n}"), 1) for n in range(3)]
-    journal.write(rows, now=clock())
+    journal.append(rows, now=clock())
 
     report = deliver(journal, [hook(receiver)], budget=0.5, clock=clock)
 
@@ -200,7 +200,7 @@ def test_a_channel_down_does_not_hold_back_another(store, receiver):
     receiver.script("POST", then=reply(503))
     journal = Journal(store)
     clock = Clock()
-    journal.write([transition_row(transition(), 1)], now=clock())
+    journal.append([transition_row(transition(), 1)], now=clock())
     report = deliver(journal, [hook(receiver), LogChannel(name="log")], clock=clock)
     assert [(d.channel, d.outcome) for d in report.failed + report.sent] == [
         ("ops", "failed"),
@@ -212,7 +212,7 @@ def test_an_incident_s_transitions_reach_a_channel_in_order(store, receiver):
     receiver.script("POST", reply(500), then=reply(200))
     journal = Journal(store)
     clock = Clock()
-    journal.write(
+    journal.append(
         [
             transition_row(transition(), 1),
             transition_row(transition(state="breached", at=T0 + pd.Timedelta(hours=7)), 2),
@@ -238,8 +238,8 @@ def test_an_incident_s_transitions_reach_a_channel_in_order(store, receiver):
 def test_a_transition_recorded_twice_by_two_collectors_is_sent_once(store, receiver):
     receiver.script("POST", then=reply(200))
     clock = Clock()
-    Journal(store, collector="a").write([transition_row(transition(), 1)], now=clock())
-    Journal(store, collector="b").write([transition_row(transition(), 1)], now=clock())
+    Journal(store, collector="a").append([transition_row(transition(), 1)], now=clock())
+    Journal(store, collector="b").append([transition_row(transition(), 1)], now=clock())
     deliver(Journal(store), [hook(receiver)], clock=clock)
     assert posted_keys(receiver) == [("a1b2c3d4e5f60718", "firing")]
 
@@ -248,7 +248,7 @@ def test_two_collectors_delivering_at_once_send_one_notification(store, receiver
     receiver.script("POST", then=reply(200))
     clock = Clock()
     rows = [transition_row(transition(key=f"k{n}"), 1) for n in range(5)]
-    Journal(store).write(rows, now=clock())
+    Journal(store).append(rows, now=clock())
     start = threading.Barrier(4)
     reports = []
 
@@ -273,7 +273,7 @@ def test_a_claim_whose_collector_died_is_taken_over_after_the_lease(store, recei
     receiver.script("POST", then=reply(200))
     journal = Journal(store)
     clock = Clock()
-    journal.write([transition_row(transition(), 1)], now=clock())
+    journal.append([transition_row(transition(), 1)], now=clock())
     # A collector claimed attempt 1 and died before recording anything.
     claims = Claims(store.filesystem, store.root, store.location)
     digest = claim_digest("a1b2c3d4e5f60718", "1", "ops")
@@ -291,7 +291,7 @@ def test_the_journal_is_a_parquet_dataset_duckdb_reads(store, receiver):
     receiver.script("POST", then=reply(200))
     journal = Journal(store)
     clock = Clock()
-    journal.write([transition_row(transition(), 1)], now=clock())
+    journal.append([transition_row(transition(), 1)], now=clock())
     deliver(journal, [hook(receiver)], clock=clock)
 
     files = f"{store.root}/alerts/day=*/*.parquet"
