@@ -379,12 +379,15 @@ class LogChannel(Channel):
         name: The channel's name.
         level: The log level (default WARNING, which Python prints on stderr even when
             logging is not configured).
+        send_resolved: Also log resolved incidents.
     """
 
     kind = "log"
 
-    def __init__(self, *, name: str = "log", level: int | str = logging.WARNING) -> None:
-        super().__init__(name, timeout=1.0)
+    def __init__(
+        self, *, name: str = "log", level: int | str = logging.WARNING, send_resolved: bool = True
+    ) -> None:
+        super().__init__(name, timeout=1.0, send_resolved=send_resolved)
         self.level = logging.getLevelName(level) if isinstance(level, str) else level
         if not isinstance(self.level, int):
             raise ValidationError(f"channel {name!r}: unknown log level {level!r}")

@@ -185,7 +185,8 @@ def notice_text(notice: Notice) -> str:
     if notice.accuracy:
         lines.append(f"Backtest: {notice.accuracy}.")
     if notice.detail:
-        lines.append(notice.detail.rstrip(".") + ".")
+        detail = notice.detail.rstrip(".")
+        lines.append(detail[:1].upper() + detail[1:] + ".")
     lines.append(f"Rule {notice.rule}; incident {notice.key}.")
     return "\n".join(line for line in lines if line)
 

@@ -42,7 +42,8 @@ _REFRESH = pd.Timedelta(hours=12)
 
 @dataclasses.dataclass(frozen=True)
 class RoundReport:
-    """What one alert round did: the transitions it recorded, and the delivery."""
+    """What one alert round did: the transitions it recorded, the delivery, and how many
+    incidents are firing after it."""
 
     transitions: tuple[dict[str, Any], ...]
     delivery: DeliveryReport
@@ -60,7 +61,7 @@ class RoundReport:
             sends += f", misconfigured {len(d.misconfigured)}"
         if d.waiting or d.deferred:
             sends += f", {d.waiting + d.deferred} waiting"
-        return f"alerts: {told}; {self.open} open; {sends}"
+        return f"alerts: {told}; {self.open} firing; {sends}"
 
 
 def states_of(records: pd.DataFrame) -> dict[str, IncidentState]:
@@ -84,7 +85,8 @@ def _latest_states(records: pd.DataFrame) -> pd.DataFrame:
 
 
 def open_incidents(records: pd.DataFrame) -> pd.DataFrame:
-    """The incidents whose last recorded state is firing or breached, newest first."""
+    """The incidents whose last recorded state is pending, firing or breached, newest
+    first (a breached one stays until its period's incidents are dropped)."""
     latest = _latest_states(records)
     if latest.empty:
         return latest

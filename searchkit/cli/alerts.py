@@ -92,9 +92,9 @@ def incidents_text(records: pd.DataFrame) -> str:
 
     shown = open_incidents(records)
     if shown.empty:
-        return "no open incidents"
+        return "no incidents firing or breached"
     deliveries = records[records["record"] == "delivery"]
-    lines = [f"{len(shown)} open incident(s):"]
+    lines = [f"{len(shown)} incident(s) firing or breached:"]
     for row in shown.to_dict("records"):
         what = f"{row['name']} {row['field']}".strip() or str(row["rule"])
         since = short_time(row["breached_at"] if row["state"] == "breached" else row["fired_at"])

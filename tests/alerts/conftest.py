@@ -6,20 +6,18 @@ Webhook receivers are the fault harness (``tests/faults/harness.py``): a real HT
 
 from __future__ import annotations
 
-import socket
-import threading
-
 import pandas as pd
 import pytest
 
 from searchkit.alerts.notices import Notice
 from searchkit.history.store import History
 
+from .smtp import SMTP_PASSWORD, SMTP_USER, smtp_server
+
+__all__ = ["HOOK_TOKEN", "SMTP_PASSWORD", "SMTP_USER", "firing"]
+
 #: A Slack-like webhook path whose token must never show anywhere but on the wire.
 HOOK_TOKEN = "T0SECRET/B0SECRET/hookTokenXyZ123"
-#: The SMTP password of the test server's one account.
-SMTP_PASSWORD = "smtp-pw-Qz81-never-shown"
-SMTP_USER = "alerts@example.test"
 
 
 def firing(key: str = "inc-1", **changes: object) -> Notice:
@@ -51,51 +49,8 @@ def store(tmp_path):
     return History(tmp_path / "store")
 
 
-class Inbox:
-    """What the SMTP server received: envelopes and the logins it saw."""
-
-    def __init__(self) -> None:
-        self.messages: list[tuple[str, list[str], bytes]] = []
-        self.logins: list[tuple[str, str]] = []
-        self.lock = threading.Lock()
-
-    async def handle_DATA(self, server, session, envelope):  # aiosmtpd's handler hook
-        with self.lock:
-            self.messages.append((envelope.mail_from, list(envelope.rcpt_tos), envelope.content))
-        return "250 OK"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture
-def smtp_server():
-    """A real SMTP server on 127.0.0.1 with one login (plain AUTH allowed on loopback)."""
-    from aiosmtpd.controller import Controller
-    from aiosmtpd.smtp import AuthResult
-
-    inbox = Inbox()
-
-    def authenticator(server, session, envelope, mechanism, auth_data):
-        user = auth_data.login.decode()
-        password = auth_data.password.decode()
-        with inbox.lock:
-            inbox.logins.append((user, password))
-        # handled=False: aiosmtpd answers a refusal with 535 itself (True would answer nothing).
-        return AuthResult(success=user == SMTP_USER and password == SMTP_PASSWORD, handled=False)
-
-    controller = Controller(
-        inbox,
-        hostname="127.0.0.1",
-        port=_free_port(),
-        authenticator=authenticator,
-        auth_require_tls=False,
-    )
-    controller.start()
-    try:
-        yield controller, inbox
-    finally:
-        controller.stop()
+def smtp():
+    """A real SMTP server on 127.0.0.1: ``(controller, inbox)``."""
+    with smtp_server() as server:
+        yield server

@@ -204,8 +204,8 @@ def test_a_bad_webhook_url_is_refused_with_the_url_masked(url, message):
     assert "hookTokenXyZ123" not in str(caught.value)
 
 
-def test_an_email_is_sent_over_smtp_with_the_login(smtp_server):
-    controller, inbox = smtp_server
+def test_an_email_is_sent_over_smtp_with_the_login(smtp):
+    controller, inbox = smtp
     channel = EmailChannel(
         "127.0.0.1",
         port=controller.port,
@@ -231,8 +231,8 @@ def test_an_email_is_sent_over_smtp_with_the_login(smtp_server):
     assert SMTP_PASSWORD not in repr(channel)
 
 
-def test_a_wrong_smtp_password_is_misconfigured_not_retried(smtp_server):
-    controller, inbox = smtp_server
+def test_a_wrong_smtp_password_is_misconfigured_not_retried(smtp):
+    controller, inbox = smtp
     channel = EmailChannel(
         "127.0.0.1", port=controller.port, sender="a@example.test", to=["b@example.test"],
         username=SMTP_USER, password="wrong-password",
@@ -245,8 +245,8 @@ def test_a_wrong_smtp_password_is_misconfigured_not_retried(smtp_server):
     assert inbox.messages == []
 
 
-def test_an_smtp_server_without_starttls_gets_nothing_when_starttls_is_asked(smtp_server):
-    controller, inbox = smtp_server
+def test_an_smtp_without_starttls_gets_nothing_when_starttls_is_asked(smtp):
+    controller, inbox = smtp
     channel = EmailChannel(
         "127.0.0.1", port=controller.port, sender="a@example.test", to=["b@example.test"],
         username=SMTP_USER, password=SMTP_PASSWORD, starttls=True,
@@ -259,7 +259,7 @@ def test_an_smtp_server_without_starttls_gets_nothing_when_starttls_is_asked(smt
     assert (inbox.logins, inbox.messages) == ([], [])
 
 
-def test_an_smtp_server_that_is_down_is_a_failure_to_retry():
+def test_an_smtp_that_is_down_is_a_failure_to_retry():
     with refused_port() as port:
         channel = EmailChannel("127.0.0.1", port=port, sender="a@x.test", to=["b@x.test"])
         outcome = channel.send(firing(), timeout=2)

@@ -66,9 +66,9 @@ def test_the_evening_index_fires_in_the_morning_and_breaches_once_at_the_crossin
             summaries.append(report.summary())
             emu.advance(3600)
 
-    assert summaries[0] == "alerts: 1 firing; 1 open; sent 1, failed 0"
-    assert summaries[1:16] == ["alerts: no change; 1 open; sent 0, failed 0"] * 15
-    assert summaries[16] == "alerts: 1 breached; 0 open; sent 1, failed 0"
+    assert summaries[0] == "alerts: 1 firing; 1 firing; sent 1, failed 0"
+    assert summaries[1:16] == ["alerts: no change; 1 firing; sent 0, failed 0"] * 15
+    assert summaries[16] == "alerts: 1 breached; 0 firing; sent 1, failed 0"
     [(key1, *first), (key2, *second)] = posts(receiver)
     assert key1 == key2  # one incident, the same key in both messages
     label = "code-snippets max_daily_queries+max_daily_updates"
