@@ -134,15 +134,17 @@ def transition_row(record: Mapping[str, Any], seq: int) -> dict[str, Any]:
 
 
 def accuracy_text(hit_rate: float) -> str:
-    """How often the index's forecasts were right, as a message says it (empty: unknown).
+    """How often the index's forecasts were right, as a message says it.
 
     Example:
-        >>> accuracy_text(0.9286), accuracy_text(float("nan"))
-        ('its forecasts called the day right 93% of the time in its backtest', '')
+        >>> accuracy_text(0.9286)
+        'its forecasts called the day right 93% of the time'
+        >>> accuracy_text(float("nan"))
+        'none yet: too few complete days are stored before today to replay'
     """
     if hit_rate is None or not math.isfinite(hit_rate):
-        return ""
-    return f"its forecasts called the day right {hit_rate:.0%} of the time in its backtest"
+        return "none yet: too few complete days are stored before today to replay"
+    return f"its forecasts called the day right {hit_rate:.0%} of the time"
 
 
 def notice_of(row: Mapping[str, Any]) -> Notice:
@@ -168,7 +170,7 @@ def notice_of(row: Mapping[str, Any]) -> Notice:
         hit_at_latest=_instant(row.get("hit_at_latest")),
         as_of=_instant(row.get("collected_at")),
         started_at=_instant(row.get("fired_at")),
-        accuracy=accuracy_text(_number(row.get("hit_rate"))),
+        accuracy=accuracy_text(_number(row.get("hit_rate"))) if row.get("index_id") else "",
         detail=_text(row.get("reason")),
     )
 

@@ -18,6 +18,7 @@ recording re-sends after the claim's lease, with the same key.
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -54,14 +55,15 @@ class RoundReport:
         by_state: dict[str, int] = {}
         for record in self.transitions:
             by_state[record["state"]] = by_state.get(record["state"], 0) + 1
-        told = ", ".join(f"{n} {state}" for state, n in sorted(by_state.items())) or "no change"
+        told = ", ".join(f"{n} {state}" for state, n in sorted(by_state.items()))
+        told = f"new {told}" if told else "no change"
         d = self.delivery
         sends = f"sent {len(d.sent)}, failed {len(d.failed)}"
         if d.misconfigured:
             sends += f", misconfigured {len(d.misconfigured)}"
         if d.waiting or d.deferred:
             sends += f", {d.waiting + d.deferred} waiting"
-        return f"alerts: {told}; {self.open} firing; {sends}"
+        return f"alerts: {told}; {self.open} firing now; {sends}"
 
 
 def states_of(records: pd.DataFrame) -> dict[str, IncidentState]:
@@ -140,7 +142,9 @@ def alert_round(
         stalled_after=config.stalled_after,
         hit_rates=hit_rates,
     )
-    rows = _transition_rows(records, [t.to_record() for t in told])
+    told_records = [t.to_record() for t in told]
+    rows = _rate_rows(history, records, told_records, moment, hit_rates)
+    rows += _transition_rows(records, told_records)
     rows += _state_rows(records, previous, states, wall)
     written = journal.append(rows, now=clock())
     if not written.empty:
@@ -158,6 +162,45 @@ def alert_round(
     )
     transitions = tuple(row for row in rows if row["record"] == "transition")
     return RoundReport(transitions, report, sum(s.state == "firing" for s in states.values()))
+
+
+def _rate_rows(
+    history: History,
+    records: pd.DataFrame,
+    told: list[dict[str, Any]],
+    moment: pd.Timestamp,
+    given: Mapping[str, float] | None,
+) -> list[dict[str, Any]]:
+    """Give each transition its index's backtest hit rate; rows for rates computed now.
+
+    Rates are computed (a backtest of the stored days) only when a transition needs one
+    that today's journal does not hold, so a round with nothing to tell costs nothing, and
+    a collector run from cron does not replay the past every ten minutes.
+    """
+    wanted = {str(r["index_id"]) for r in told if r["index_id"]}
+    if not wanted:
+        return []
+    day = moment.normalize()
+    known: dict[str, float] = dict(given or {})
+    if not records.empty:
+        stored = records[(records["record"] == "hit_rate") & (records["period"] == day)]
+        known.update(zip(stored["index_id"].astype(str), stored["hit_rate"], strict=True))
+    missing = sorted(wanted - set(known))
+    rows: list[dict[str, Any]] = []
+    if missing:
+        from searchkit.alerts.backtest import hit_rates
+
+        found = hit_rates(history, index_ids=missing, now=moment)
+        for index_id in missing:  # an index without a backtest is recorded as unknown
+            rate = found.get(index_id, math.nan)
+            known[index_id] = rate
+            rows.append({"record": "hit_rate", "index_id": index_id, "period": day,
+                         "hit_rate": rate, "at": moment})  # fmt: skip
+    for record in told:
+        share = known.get(str(record["index_id"]))
+        if share is not None and not math.isnan(share):
+            record["hit_rate"] = share
+    return rows
 
 
 def _transition_rows(records: pd.DataFrame, told: list[dict[str, Any]]) -> list[dict[str, Any]]:

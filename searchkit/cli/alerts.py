@@ -107,12 +107,11 @@ def incidents_text(records: pd.DataFrame) -> str:
 
 
 def _backtest_text(history: History, config: AlertsConfig) -> str:
-    try:
-        from searchkit.alerts.backtest import backtest_alerts  # type: ignore[import-not-found]
-    except ImportError:  # pragma: no cover - lands with alertcore's backtest
-        return "backtest: not available in this version"
-    result = backtest_alerts(history, rules=list(config.rules))
-    return str(result.summary.to_string())
+    """The alert backtest's summary: the file's rules beside the threshold rules."""
+    from searchkit.alerts.backtest import backtest_alerts
+
+    result = backtest_alerts(history, rules=list(config.rules) or None)
+    return f"alert backtest ({len(result.incidents)} incidents):\n{result.table().to_string()}"
 
 
 def round_after_collect(

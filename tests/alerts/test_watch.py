@@ -22,17 +22,17 @@ from searchkit.emulator import Emulator
 from searchkit.history.store import History
 from tests.faults.harness import FaultServer, reply
 
-WEEK_START = dt.datetime(2026, 11, 14, tzinfo=dt.timezone.utc)
+WEEK_START = dt.datetime(2026, 11, 11, tzinfo=dt.timezone.utc)
 DAY = pd.Timestamp("2026-11-21", tz="UTC")
 
 
 @pytest.fixture
 def week(tmp_path):
-    """The demo set with a week of stored days; the clock at 2026-11-21 00:00 UTC."""
+    """The demo set with ten stored days; the clock at 2026-11-21 00:00 UTC."""
     with Emulator(demo=True, seed=2026, clock=WEEK_START, window_minutes=1440) as emu:
         with emu.client() as client:
             history = History(tmp_path / "store")
-            for _ in range(7):
+            for _ in range(10):
                 emu.advance(86_400)
                 history.collect(client, now=emu.now())
             yield emu, client, history
@@ -66,16 +66,29 @@ def test_the_evening_index_fires_in_the_morning_and_breaches_once_at_the_crossin
             summaries.append(report.summary())
             emu.advance(3600)
 
-    assert summaries[0] == "alerts: 1 firing; 1 firing; sent 1, failed 0"
-    assert summaries[1:16] == ["alerts: no change; 1 firing; sent 0, failed 0"] * 15
-    assert summaries[16] == "alerts: 1 breached; 0 firing; sent 1, failed 0"
+    assert summaries[0] == "alerts: new 1 firing; 1 firing now; sent 1, failed 0"
+    assert summaries[1:16] == ["alerts: no change; 1 firing now; sent 0, failed 0"] * 15
+    assert summaries[16] == "alerts: new 1 breached; 0 firing now; sent 1, failed 0"
     [(key1, *first), (key2, *second)] = posts(receiver)
+    body = json.loads(receiver.seen("POST")[0].body)
+    index_id = body["commonLabels"]["index_id"]
+    assert body["commonAnnotations"]["description"].splitlines() == [
+        "[FIRING] code-snippets max_daily_queries+max_daily_updates: expected to hit the "
+        "limit at 21:08 UTC",
+        f"Index code-snippets ({index_id}), limit max_daily_queries+max_daily_updates: used "
+        "9,254 of 20,000 (46%).",
+        "Expected to hit the limit at 2026-11-21 21:08 UTC (band 20:54 UTC to 21:18 UTC).",
+        "Data collected at 2026-11-21 05:59 UTC.",
+        "Backtest: its forecasts called the day right 100% of the time.",
+        "Projected low 24,362 >= 100% of the limit 20,000.",
+        f"Rule forecast; incident {key1}.",
+    ]
     assert key1 == key2  # one incident, the same key in both messages
     label = "code-snippets max_daily_queries+max_daily_updates"
     assert first == [
         "firing",
-        "2026-11-21 21:13 UTC",
-        f"[FIRING] {label}: expected to hit the limit at 21:13 UTC",
+        "2026-11-21 21:08 UTC",
+        f"[FIRING] {label}: expected to hit the limit at 21:08 UTC",
     ]
     assert second == [
         "breached",

@@ -123,7 +123,7 @@ def test_a_collector_killed_between_send_and_record_resends_with_the_same_key(
         finish(paused)
     assert paused.returncode == -signal.SIGKILL
     records = Journal(History(store)).read()
-    assert sorted(set(records["record"])) == ["state", "transition"]  # nothing recorded sent
+    assert sorted(set(records["record"])) == ["hit_rate", "state", "transition"]  # none sent
 
     out, err = finish(
         searchkit(environment(demo, receiver), "collect", "--store", store, "--alerts", rules)
