@@ -337,11 +337,11 @@ def _observed(rule: AlertRule, rows: pd.DataFrame) -> tuple[np.ndarray, ...]:
 
 
 def _keys(rule: AlertRule, rows: pd.DataFrame) -> list[str]:
-    periods = pd.DatetimeIndex(rows["period"])
-    return [
-        incident_key(rule.name, str(i), str(f), p)
-        for i, f, p in zip(rows["index_id"], rows["field"], periods, strict=True)
-    ]
+    texts = {p: p.isoformat() for p in pd.DatetimeIndex(rows["period"]).unique()}
+    periods = [texts[p] for p in pd.DatetimeIndex(rows["period"])]
+    ids = rows["index_id"].astype(str).tolist()
+    labels = rows["field"].astype(str).tolist()
+    return [incident_key(rule.name, i, f, p) for i, f, p in zip(ids, labels, periods, strict=True)]
 
 
 def _evaluate_rule(
@@ -399,10 +399,14 @@ def _results(
 ) -> tuple[list[Transition], dict[str, IncidentState]]:
     told: list[Transition] = []
     kept: dict[str, IncidentState] = {}
+    # Only incidents with something to remember or say become records (most are quiet).
+    some = (out != 0) | (slots.state != mc.QUIET) | (slots.over_since != mc.NO_TIME)
+    picked = np.flatnonzero(some).tolist()
     records: list[dict[str, Any]] = [
-        {str(k): v for k, v in row.items()} for row in rows.to_dict("records")
+        {str(k): v for k, v in row.items()} for row in rows.iloc[picked].to_dict("records")
     ]
-    for at, (key, row) in enumerate(zip(keys, records, strict=True)):
+    for at, row in zip(picked, records, strict=True):
+        key = keys[at]
         state = _state(rule, key, row, slots, at, moment)
         if state is not None:
             kept[key] = state
