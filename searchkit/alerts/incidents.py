@@ -77,7 +77,9 @@ class IncidentState:
     """What is remembered of one incident between evaluations (stored by the collector).
 
     ``state`` is ``"pending"`` (the condition holds, not yet for the rule's ``pending``
-    time: nothing was said), ``"firing"``, ``"resolved"`` or ``"breached"``.
+    time: nothing was said), ``"firing"``, ``"resolved"`` or ``"breached"``;
+    ``updated_at`` is the evaluation that last changed it (an incident that did not move
+    keeps its record, the same object, from one evaluation to the next).
     """
 
     key: str
@@ -355,11 +357,17 @@ def _evaluate_rule(
 ) -> tuple[list[Transition], dict[str, IncidentState]]:
     keys = _keys(rule, rows)
     slots = _slots(keys, previous)
+    before = slots.copy()
     known, condition, hit, cleared = _observed(rule, rows)
     pending, hold = rule.pending_ns, rule.hold_ns
     out = mc.step(slots, moment.value, known, condition, hit, pending, hold, cleared)
     seen.update(keys)
-    return _results(rule, rows, keys, slots, out, moment, collected, rates, "")
+    # An incident whose state did not move keeps its record (most, round after round).
+    moved = [a != b for a, b in zip(before.__dict__.values(), slots.__dict__.values(), strict=True)]
+    same = (out == 0) & ~np.logical_or.reduce(moved)
+    kept = {k: previous[k] for k, s in zip(keys, same, strict=True) if s and k in previous}
+    told, changed = _results(rule, rows, keys, slots, out, moment, collected, rates, "", same)
+    return told, {**kept, **changed}
 
 
 def _close_rule(
@@ -396,11 +404,15 @@ def _results(
     collected: pd.Timestamp | None,
     rates: dict[str, float],
     how: str,
+    same: np.ndarray | None = None,
 ) -> tuple[list[Transition], dict[str, IncidentState]]:
+    """Transitions and new states of the incidents with something to remember or say
+    (most are quiet), but those ``same`` as before (their records are kept as they are)."""
     told: list[Transition] = []
     kept: dict[str, IncidentState] = {}
-    # Only incidents with something to remember or say become records (most are quiet).
     some = (out != 0) | (slots.state != mc.QUIET) | (slots.over_since != mc.NO_TIME)
+    if same is not None:
+        some &= ~same
     picked = np.flatnonzero(some).tolist()
     records: list[dict[str, Any]] = [
         {str(k): v for k, v in row.items()} for row in rows.iloc[picked].to_dict("records")
