@@ -21,7 +21,14 @@ from searchkit.errors import ValidationError
 from searchkit.frames.frames import Indexes, throughput_frame
 from searchkit.frames.zones import TimeZone, resolve_zone
 from searchkit.render.formats import plain_number, short_id
-from searchkit.render.themes import Theme, ThemeName, apply_theme, line_look, theme_of
+from searchkit.render.themes import (
+    Theme,
+    ThemeName,
+    apply_theme,
+    index_slots,
+    line_look,
+    theme_of,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
@@ -242,6 +249,7 @@ def _draw_lines(
     """Draw each line that has a value; return the legend's handles and labels."""
     handles: list[Any] = []
     labels: list[str] = []
+    slots = index_slots(line.key for line in lines)  # one colour per index, in every plot
     for line in lines:
         values = line.series.to_numpy(dtype=np.float64, na_value=np.nan)
         points = int(np.count_nonzero(~np.isnan(values)))
@@ -250,8 +258,8 @@ def _draw_lines(
         # Naive UTC datetime64 is what matplotlib converts fastest; the locator and the
         # formatter below show it in ``zone``.
         times = pd.DatetimeIndex(line.series.index).tz_convert("UTC").tz_localize(None).to_numpy()
-        # One look per line: a colour of the palette, then the same colours restyled.
-        style = line_look(len(handles), look)
+        # One look per index (its colour wherever it is drawn), distinct within the plot.
+        style = line_look(slots[line.key], look)
         if colors is not None and line.key in colors:
             style = {"color": colors[line.key], "linestyle": "-"}
         (handle,) = ax.plot(
