@@ -339,8 +339,8 @@ class QuotaCockpit(CockpitView):
 
 
 def _hours(delta: pd.Timedelta) -> str:
-    hours = delta / pd.Timedelta(hours=1)
-    return f"{hours:.0f} h" if hours >= 2 else f"{delta / pd.Timedelta(minutes=1):.0f} min"
+    minutes = delta.total_seconds() / 60
+    return f"{minutes / 60:.0f} h" if minutes >= 120 else f"{minutes:.0f} min"
 
 
 def _twice(read: Callable[[], Any]) -> Any:
