@@ -23,7 +23,7 @@ from searchkit.frames.zones import TimeZone, resolve_zone
 from searchkit.model.limits import LIMIT_INFO
 from searchkit.render.formats import format_limit, plain_number
 from searchkit.render.plots import NOTE_STYLE, literal, new_axes, themed
-from searchkit.render.themes import ThemeName, index_colour, theme_of
+from searchkit.render.themes import ThemeName, index_slots, line_look, theme_of
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -146,7 +146,9 @@ def draw_day(
     zone = resolve_zone(tz, default=dt.timezone.utc) or dt.timezone.utc
     row: Any = day.rows.loc[index_id]
     start, reset = pd.Timestamp(row["period_start"]), pd.Timestamp(row["reset"])
-    colour = index_colour(str(index_id), look)
+    # The index's look among the source's indexes: its colour in the other figures of them.
+    slot = index_slots(day.rows.index.astype(str))[str(index_id)]
+    colour = line_look(slot, look)["color"]
     muted = look.muted if look else "#8c8c8c"
     limit_colour = _DARK_LIMIT_COLOUR if look is not None and look.name == "dark" else _LIMIT_COLOUR
 

@@ -147,16 +147,17 @@ def apply_theme(ax: Axes, theme: Theme, *, figure: bool = True) -> None:
             entry.set_color(theme.text)
 
 
-def index_slots(keys: Iterable[str]) -> dict[str, int]:
+def index_slots(keys: Iterable[str], *, taken: Iterable[int] = ()) -> dict[str, int]:
     """Return each index's colour slot: the same for an index in every figure.
 
     An index's slot comes from its key (the index id, else its name) alone, so it keeps
     its colour whatever else a figure draws and in both themes. Two indexes of one figure
     whose keys land on the same colour are told apart: the one later in key order takes
     the next free slot (after the ten colours, the same ones restyled, see LINE_STYLES).
+    ``taken`` are slots already given to other indexes (a widget keeps its lines' looks).
     """
     size = len(THEMES["light"].colours)
-    taken: set[int] = set()
+    used: set[int] = set(taken)
     slots: dict[str, int] = {}
     for key in sorted({str(k) for k in keys}):
         base = zlib.crc32(key.encode("utf-8")) % size
@@ -165,8 +166,8 @@ def index_slots(keys: Iterable[str]) -> dict[str, int]:
             for style in range(len(LINE_STYLES))
             for step in range(size)
         )
-        slot = next((s for s in free if s not in taken), base)
-        taken.add(slot)
+        slot = next((s for s in free if s not in used), base)
+        used.add(slot)
         slots[key] = slot
     return slots
 
