@@ -68,7 +68,7 @@ _COLUMNS = (
     ("util.", 9),
     ("hit at (earliest-latest)", 26),
     ("method", 14),
-    ("backtest", 20),
+    ("backtest", 26),
     ("reason", 34),
 )
 

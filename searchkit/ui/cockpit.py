@@ -208,8 +208,16 @@ class QuotaCockpit(CockpitView):
             self._rows = table.with_scores(day.rows, self._scores_for(day))
             self.show_rows()
             self.show_status(self._summary(newest, fresh=True), self._kind(newest))
-        self._score(day, field)
-        self.redraw()
+            self.redraw()  # queued before the backtest: the picture does not wait for it
+            self._begin_job()
+        self._worker.submit(self._score_job, day, field)
+
+    def _score_job(self, day: Any, field: str | None) -> None:
+        try:
+            self._score(day, field)
+        finally:
+            with self._state:
+                self._end_job()
 
     def _score(self, day: Any, field: str | None) -> None:
         """The backtest's columns, once per UTC day and limit (they change when one closes)."""
