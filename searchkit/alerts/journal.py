@@ -171,7 +171,7 @@ def notice_of(row: Mapping[str, Any]) -> Notice:
         hit_at_latest=_instant(row.get("hit_at_latest")),
         as_of=_instant(row.get("collected_at")),
         started_at=_instant(row.get("fired_at")),
-        accuracy=accuracy_text(_number(row.get("hit_rate"))) if row.get("index_id") else "",
+        accuracy=accuracy_text(_number(row.get("hit_rate"))) if _text(row.get("index_id")) else "",
         detail=_text(row.get("reason")),
     )
 
