@@ -87,6 +87,7 @@ def test_installed_wheel_runs_every_shipped_notebook(installed, tmp_path):
             "03-create-index.ipynb",
             "04-usage-history.ipynb",
             "05-alerts.ipynb",
+            "06-cockpit.ipynb",
         ]
     )
 
