@@ -133,7 +133,7 @@ def alert_round(
     wall = pd.Timestamp(clock(), unit="s", tz="UTC")
     records = journal.read(since=min(moment, wall) - WINDOW)
     previous = states_of(records)
-    observed = observe(history, config.rules, moment, previous=previous)
+    observed = observe(history, config.rules, now=moment, previous=previous)
     told, states = evaluate(
         config.rules,
         observed,
@@ -149,7 +149,7 @@ def alert_round(
     written = journal.append(rows, now=clock())
     if not written.empty:
         records = pd.concat([records, written], ignore_index=True) if len(records) else written
-    routes = {rule.name: set(getattr(rule, "channels", ()) or ()) for rule in config.rules}
+    routes = {rule.name: set(rule.channels) for rule in config.rules}
     report = deliver(
         journal,
         config.channels,
