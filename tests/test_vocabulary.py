@@ -132,16 +132,20 @@ def test_value_unit_is_one_literal_type_everywhere():
                 assert param.annotation == "ValueUnit", name
 
 
-#: What the analytics read a history through: a range of days (first, last), both needed.
-ANALYTICS_READERS = {"History.points", "History.hourly", "History.sums"}
+#: What the analytics read a history's points through: a span (start, end), as a range.
+ANALYTICS_READERS = {"History.points"}
 
 
 def test_every_option_after_the_first_argument_is_keyword_only():
+    # An option has a default; a second required argument (alert_round's config, the last
+    # day of a range) may stay positional.
     loose = [
         f"{name}({param.name})"
         for name, function in callables().items()
         for param in parameters(function)[1:]
-        if param.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD and name not in ANALYTICS_READERS
+        if param.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
+        and param.default is not inspect.Parameter.empty
+        and name not in ANALYTICS_READERS
     ]
     assert loose == []
 
@@ -180,3 +184,25 @@ def test_frames_of_one_source_join_on_index_id_and_name_without_suffixes(frames)
     assert (joined["type"].notna()).all()
     across = usage.merge(frames["forecast_limits"].drop(columns="name"), on="index_id")
     assert len(across) == len(usage)
+
+
+def test_forecast_limits_shows_its_instants_in_tz_and_forecasts_the_same_utc_day(frames):
+    from tests.analytics.test_usage import index
+
+    raw = [index("steady", "2026-11-20 00:00", 360, 1.0, queries=10_000, updates=0)]
+    utc = sk.forecast_limits(raw, now="2026-11-20 06:00")
+    berlin = sk.forecast_limits(raw, now="2026-11-20 06:00", tz="Europe/Berlin")
+    assert berlin.loc["id-steady", "period"] == pd.Timestamp("2026-11-20 01:00", tz="Europe/Berlin")
+    hit, hit_utc = berlin.loc["id-steady", "hit_at"], utc.loc["id-steady", "hit_at"]
+    assert pd.notna(hit_utc) and str(hit.tz) == "Europe/Berlin"
+    assert hit.tz_localize(None) == hit_utc.tz_localize(None) + pd.Timedelta(hours=1)
+    for column in ("period", "reset", "hit_at", "as_of"):
+        assert (berlin[column] == utc[column]).all(), column  # the same instants
+    pd.testing.assert_frame_equal(
+        berlin.drop(
+            columns=["period", "reset", "hit_at", "hit_at_earliest", "hit_at_latest", "as_of"]
+        ),
+        utc.drop(
+            columns=["period", "reset", "hit_at", "hit_at_earliest", "hit_at_latest", "as_of"]
+        ),
+    )
