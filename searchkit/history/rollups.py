@@ -328,10 +328,14 @@ def _figures(table: pa.Table, lists: list[str]) -> tuple[list[np.ndarray], np.nd
         starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])[whole]
         values[whole] = numbers[(starts[:, None] + np.arange(size)).ravel()].reshape(-1, size)
         figures.append(values)  # rows of other lengths: zeros, and bad
+    # No sum of valid values is negative, infinite or NaN, no count negative: checked on
+    # each row's extremes (no array of a flag per figure).
     sums, points, *invalid = figures
-    bad |= ~np.isfinite(sums).all(axis=1) | (sums < 0).any(axis=1) | (points < 0).any(axis=1)
+    with np.errstate(invalid="ignore"):
+        bad |= ~(sums.min(axis=1) >= 0) | ~np.isfinite(sums.max(axis=1))
+    bad |= points.min(axis=1) < 0
     if invalid:
-        bad |= (invalid[0] < 0).any(axis=1)
+        bad |= invalid[0].min(axis=1) < 0
     return figures, bad
 
 
