@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -41,6 +42,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from searchkit.errors import HistoryError
 from searchkit.frames.counting import (
     DAY_NS,
     DEFAULT_SECONDS,
@@ -56,7 +58,7 @@ from searchkit.frames.counting import (
 )
 from searchkit.history import reader, texts
 from searchkit.history.dedupe import tidy
-from searchkit.history.layout import ROLLUP_SCHEMA, TIMESTAMP, Layout
+from searchkit.history.layout import ROLLUP_SCHEMA, TIMESTAMP, HistoryWarning, Layout
 
 _HOURLY = ["hourly_value_sum", "hourly_points", "last_point"]
 _QUARTERLY = ["quarter_value_sum", "quarter_points", "first_point"]
@@ -71,6 +73,7 @@ __all__ = [
     "current",
     "day_sums",
     "is_current",
+    "read",
     "refresh",
     "refresh_recent",
     "replace",
@@ -130,6 +133,37 @@ def replace(layout: Layout, day: str, table: pa.Table, points: pa.Table) -> None
         layout.remove(path)
 
 
+def read(
+    layout: Layout, days: tuple[str | None, str | None], columns: Sequence[str] | None = None
+) -> pa.Table:
+    """Read the rollups of ``days`` (UTC, inclusive). A rollup that cannot be read (corrupt,
+    truncated, foreign) never blocks: its day's rollups are left out and named in a
+    :class:`HistoryWarning`, the day's points answer for it, and the next collect,
+    compaction or :meth:`~searchkit.History.refresh_rollups` rewrites it."""
+    try:
+        return reader.read(layout, "rollups", days=days, columns=columns)
+    except HistoryError:
+        pass  # read again day by day, leaving out the days that cannot be read
+    parts, left_out = [], []
+    for day in sorted({day for day, _, _ in layout.files("rollups", *days)}):
+        try:
+            parts.append(reader.read(layout, "rollups", days=(day, day), columns=columns))
+        except HistoryError as exc:
+            left_out.append(f"{day} ({exc})")
+    if left_out:
+        warnings.warn(
+            HistoryWarning(
+                f"rollups ignored in the history at {layout.location!r}: "
+                f"{'; '.join(left_out)}; their days are read from their points, and the "
+                "next collect or refresh_rollups() rewrites them"
+            ),
+            stacklevel=2,
+        )
+    if not parts:
+        return ROLLUP_SCHEMA.empty_table().select(list(columns or ROLLUP_SCHEMA.names))
+    return pa.concat_tables(parts)
+
+
 def _names(layout: Layout, day: str) -> list[str]:
     return sorted(path.rpartition("/")[2] for _, path, _ in layout.files("throughput", day, day))
 
@@ -138,7 +172,7 @@ def is_current(layout: Layout, day: str, source: str) -> bool:
     """Whether ``day``'s stored rollup summarises exactly the files ``source`` names (and
     was written with its hours and quarters: an older writer's is stale)."""
     columns = ["period", "source", "last_point", "first_point"]
-    table = reader.read(layout, "rollups", days=(day, day), columns=columns)
+    table = read(layout, (day, day), columns)
     if table.num_rows == 0 or table["last_point"].null_count or table["first_point"].null_count:
         return False
     return bool(current(table, {day: source}).num_rows == table.num_rows)
@@ -252,7 +286,7 @@ def day_sums(
     lists = _LISTS.get(detail, _DAY)
     keys = ["account", "index_id", "name", "period", "interval_seconds", "source"]
     columns = list(dict.fromkeys([*keys, "last_point", "first_point", *lists]))
-    table = reader.read(layout, "rollups", days=(first, last), columns=columns)
+    table = read(layout, (first, last), columns)
     if table.num_rows == 0:
         return {}
     by_day: dict[str, list[str]] = {}
