@@ -93,7 +93,6 @@ ROLLUP_SCHEMA = pa.schema(
         ("last_point", TIMESTAMP),
         ("quarter_value_sum", pa.list_(pa.float64())),
         ("quarter_points", pa.list_(pa.int64())),
-        ("quarter_invalid", pa.list_(pa.int64())),
         ("first_point", TIMESTAMP),
     ]
 )
@@ -106,7 +105,6 @@ OPTIONAL = {
         "last_point",
         "quarter_value_sum",
         "quarter_points",
-        "quarter_invalid",
         "first_point",
     )
 }

@@ -63,7 +63,15 @@ from searchkit.history.layout import (
 )
 from searchkit.history.points import read_points, span
 from searchkit.history.reports import CollectSummary, HistoryInfo
-from searchkit.history.rollups import DaySums, Detail, current, day_sums, refresh, refresh_recent
+from searchkit.history.rollups import (
+    DaySums,
+    Detail,
+    current,
+    day_sums,
+    refresh,
+    refresh_recent,
+)
+from searchkit.history.rollups import read as read_rollups
 from searchkit.history.scan import history_info
 from searchkit.history.snapshots import limits_table, snapshot_frame, unchanged
 
@@ -496,7 +504,9 @@ class History:
         lists = ("hourly", "quarter")
         wanted = list(columns or [c for c in ROLLUP_SCHEMA.names if not c.startswith(lists)])
         keys = dict.fromkeys(["account", "index_id", "period", "source", *wanted])
-        table = current(self._read("rollups", columns=list(keys)), current_sources(self._layout))
+        table = current(
+            read_rollups(self._layout, (None, None), list(keys)), current_sources(self._layout)
+        )
         return table.select(wanted).to_pandas()  # type: ignore[no-any-return]
 
     def hourly(self, first: str, last: str) -> dict[str, DaySums]:
