@@ -82,6 +82,7 @@ __all__ = [
     "check_field",
     "field_limit",
     "forecast_limits",
+    "forecast_parts",
 ]
 
 #: Limits that throughput can use up: throughput counts queries and updates together.
@@ -230,6 +231,27 @@ def forecast_limits(
     if asked is not None:
         say_points_after(out, bins, later, source, moment)
     return out
+
+
+def forecast_parts(
+    source: Source,
+    now: Instant | None = None,
+    *,
+    field: str | None = None,
+    pace_window: str | pd.Timedelta = "1h",
+    value_unit: str = "per_second",
+) -> tuple[pd.DataFrame, pf.Bins, dict[str, np.ndarray]]:
+    """:func:`forecast_limits`' rows, with the bins and the plan (each index's rest of the
+    day spread over the hours, its band) they come from: what a picture of the day draws."""
+    label = check_field(field)
+    window = _check_window(pace_window)
+    asked = _check_now(now)
+    check_value_unit(value_unit)
+    bins, limits, moment = _load(source, asked, pd.Timestamp.now(tz="UTC"), value_unit)
+    if asked is not None:  # points after an explicit now are not news: only ignored
+        bins.future[:] = 0
+    tau = (moment - moment.normalize()) / pd.Timedelta(hours=1)
+    return _rows(bins, limits, label, moment, window), bins, _plan(bins, tau, window)
 
 
 def _load(
