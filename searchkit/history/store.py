@@ -43,6 +43,7 @@ from searchkit.frames.frames import Indexes, limits_frame, throughput_frame
 from searchkit.frames.zones import Instant, TimeZone, resolve_zone, utc_instant
 from searchkit.history import accounts, dedupe, reader, screen
 from searchkit.history import newest as record_of
+from searchkit.history.arguments import check_columns, check_day, check_days
 from searchkit.history.collecting import (
     advance_record,
     index_changes,
@@ -485,7 +486,7 @@ class History:
         if days is None:
             today = f"{pd.Timestamp.now(tz='UTC'):%Y-%m-%d}"
             days = [day for day in self._layout.days("throughput") if day < today]
-        return sum(refresh(self._layout, day) for day in days)
+        return sum(refresh(self._layout, day) for day in check_days(days, "days"))
 
     def rollups(self, columns: Sequence[str] | None = None) -> pd.DataFrame:
         """Return the daily rollups that still summarise their day's points exactly.
@@ -502,7 +503,9 @@ class History:
             listed must be read from the points.
         """
         lists = ("hourly", "quarter")
-        wanted = list(columns or [c for c in ROLLUP_SCHEMA.names if not c.startswith(lists)])
+        wanted = [c for c in ROLLUP_SCHEMA.names if not c.startswith(lists)]
+        if columns is not None:
+            wanted = check_columns(columns, ROLLUP_SCHEMA.names, "columns") or wanted
         keys = dict.fromkeys(["account", "index_id", "period", "source", *wanted])
         table = current(
             read_rollups(self._layout, (None, None), list(keys)), current_sources(self._layout)
@@ -529,6 +532,7 @@ class History:
             from their points (``usage_frame`` and ``forecast_limits`` do so): the same
             figures, to the last bit.
         """
+        first, last = check_day(first, "first"), check_day(last, "last")
         return day_sums(self._layout, first, last, self._current_names(), detail=detail)
 
     def info(self) -> HistoryInfo:
