@@ -108,8 +108,12 @@ PRESETS: Mapping[str, Mapping[str, int]] = MappingProxyType(
 
 # Relative traffic level per plan, so free indexes look quieter than paid ones in plots. Read as
 # operations per second (the usage assumption of searchkit.analytics.usage), a free index then does
-# 0.25 to 25 operations a second: between one and a hundred times its daily limits.
-_THROUGHPUT_SCALE: Mapping[str, float] = MappingProxyType({"free": 0.05, "payg": 1.0, "fixed": 2.5})
+# 0.015 to 1.5 operations a second: from a fifteenth of its daily limits (queries + updates,
+# 20,000 operations) to six and a half times them, two thirds of them for the median index, as
+# the free indexes of a real account mostly stay under their limits and a few outgrow them.
+_THROUGHPUT_SCALE: Mapping[str, float] = MappingProxyType(
+    {"free": 0.003, "payg": 1.0, "fixed": 2.5}
+)
 
 _ADJECTIVES = (
     "amber", "bold", "brave", "calm", "clever", "cosmic", "crisp", "daring", "eager", "fancy",
@@ -414,13 +418,15 @@ def throughput_vector(
     zone: str = "UTC",
     window_minutes: int = 1440,
     plan: str = "payg",
+    created: float | None = None,
 ) -> list[dict[str, Any]]:
     """Return the synthetic per-minute throughput of one index.
 
     Points are the ``window_minutes`` whole minutes before the one containing ``now``, each
     sampled a fraction of a second after the minute. The values follow a daily curve with
     noise, rare bursts and a few exact zeros, and depend only on ``series_seed`` and the
-    minute, so overlapping windows agree.
+    minute, so overlapping windows agree. Minutes that begin before ``created`` are 0: an
+    index has no traffic before it exists, so a new index starts at zero operations.
 
     Args:
         series_seed: The index's stored series seed.
@@ -428,17 +434,28 @@ def throughput_vector(
         zone: IANA zone the timestamps are rendered in.
         window_minutes: How many points to return.
         plan: The index type; free indexes get quieter traffic.
+        created: The index's creation time in epoch seconds; ``None`` for a series without
+            a beginning.
 
     Returns:
         A list of ``{"x": <Go time text>, "y": <float>}``, oldest first.
     """
     first = math.floor(now) // 60 - window_minutes
     scale = _THROUGHPUT_SCALE.get(plan, 1.0)
+    unborn = _unborn(first, window_minutes, created)
     xs = _timeline(zone, first, window_minutes)
     ys = _values(series_seed, first, window_minutes, scale)
+    ys[:unborn] = array("d", bytes(8 * unborn))
     vector = ThroughputVector({"x": x, "y": y} for x, y in zip(xs, ys, strict=True))
-    vector.json = _encoded(series_seed, first, window_minutes, zone, scale)
+    vector.json = _encoded(series_seed, first, window_minutes, zone, scale, unborn)
     return vector
+
+
+def _unborn(first_minute: int, count: int, created: float | None) -> int:
+    """How many minutes of a window begin before ``created`` (epoch seconds)."""
+    if created is None:
+        return 0
+    return min(count, max(0, math.ceil(created / 60) - first_minute))
 
 
 def throughput_json(
@@ -448,6 +465,7 @@ def throughput_json(
     zone: str = "UTC",
     window_minutes: int = 1440,
     plan: str = "payg",
+    created: float | None = None,
 ) -> str:
     """Return the compact JSON text of :func:`throughput_vector`, without its objects.
 
@@ -460,8 +478,9 @@ def throughput_json(
     """
     first = math.floor(now) // 60 - window_minutes
     scale = _THROUGHPUT_SCALE.get(plan, 1.0)
+    unborn = _unborn(first, window_minutes, created)
     # The uncached encoder: caching whole texts costs up to 0.5 MB per index and window.
-    return str(_encoded.__wrapped__(series_seed, first, window_minutes, zone, scale))
+    return str(_encoded.__wrapped__(series_seed, first, window_minutes, zone, scale, unborn))
 
 
 class ThroughputVector(list[dict[str, Any]]):
@@ -476,9 +495,12 @@ class ThroughputVector(list[dict[str, Any]]):
 
 
 @lru_cache(maxsize=1024)
-def _encoded(series_seed: int, first_minute: int, count: int, zone: str, scale: float) -> str:
+def _encoded(
+    series_seed: int, first_minute: int, count: int, zone: str, scale: float, unborn: int = 0
+) -> str:
     xs = _timeline(zone, first_minute, count)
     ys = _values(series_seed, first_minute, count, scale)
+    ys[:unborn] = array("d", bytes(8 * unborn))  # the minutes before the index existed
     # Go time texts are plain ASCII (digits, letters, "+-:. ") and float repr is exactly what
     # the json module writes, so formatting directly gives json.dumps's output, faster.
     return "[" + ",".join(f'{{"x":"{x}","y":{y!r}}}' for x, y in zip(xs, ys, strict=True)) + "]"
@@ -490,7 +512,7 @@ _DAY = 86_400
 # list order (by creation time) matches this table.
 DEMO_INDEXES: tuple[tuple[str, str, str, str, int, str], ...] = (
     ("docs-search", "eu-west-1", "payg", "UTC", 412 * _DAY + 3_723, ""),
-    ("product-catalog", "us-central1", "payg", "America/New_York", 230 * _DAY + 51_002, ""),
+    ("product-catalog", "us-central1", "free", "America/New_York", 230 * _DAY + 51_002, ""),
     ("support-tickets", "eu-west-1", "free", "Europe/Berlin", 97 * _DAY + 7_777, ""),
     ("news-archive", "us-central1", "fixed", "UTC", 41 * _DAY + 30_303, "ops@example.com"),
     ("code-snippets", "us-central1", "free", "Asia/Kathmandu", 9 * _DAY + 12_345, ""),
@@ -498,14 +520,22 @@ DEMO_INDEXES: tuple[tuple[str, str, str, str, int, str], ...] = (
 )
 
 
-# Traffic the demo set must show against its daily limits, for usage forecasts to have
-# something to say (searchkit.analytics.usage reads a value as operations per second):
-# "past": beyond max_daily_queries + max_daily_updates within 15 minutes of UTC midnight, so
-# already over it at any later hour; "on course": 1.2 to 1.5 times that sum over a day, so
-# under it in the morning and projected to cross it in the evening (about 16:00-20:00 UTC).
+# Where the demo's free indexes sit against their daily limits (queries + updates, 20,000
+# operations; searchkit.analytics.usage reads a value as operations per second), the way a
+# real account's do, so that forecasts, alerts and backtests have something to tell:
+# "past": 1.8 to 3.2 times the limit a day, crossing it between 04:00 and 07:00 UTC on a
+# usual day, so it is already past it from the morning on;
+# "on course": 1.2 to 1.5 times it, crossing it in the evening (about 19:00-22:30 UTC), so a
+# forecast warns in the morning, hours before the breach;
+# "under": about 0.85-0.9 of it on weekdays (weekends quieter), with enough day-to-day
+# variation that about one day in six goes over, late in the evening; under it on every day
+# of the notebooks' demo week (2026-11-13 .. 2026-11-21), so that one index crosses on the
+# demo day. The unlimited (payg, fixed) indexes are busy: 5 to 1,250 operations a second.
 DEMO_TRAFFIC: Mapping[str, str] = MappingProxyType(
-    {"support-tickets": "past", "code-snippets": "on course"}
+    {"support-tickets": "past", "code-snippets": "on course", "product-catalog": "under"}
 )
+#: The UTC days (epoch days) the "under" index stays under its limit on: the demo week.
+_DEMO_WEEK = range(20_770, 20_779)
 
 
 def _series_shape(series_seed: int, plan: str) -> tuple[float, float, float, _Rhythm]:
@@ -530,13 +560,51 @@ def _calm(rhythm: _Rhythm) -> bool:
     )
 
 
+def _crossing_hour(level: float, amplitude: float, peak: float) -> float:
+    """The UTC hour a day of mean rate ``level`` (in limits a day) crosses the limit.
+
+    The daily curve is ``1 + amplitude * cos(2 pi (t - peak))`` (``t`` in days), so the
+    share of a day's operations done by ``t`` is ``t + amplitude / (2 pi) * (sin(2 pi
+    (t - peak)) + sin(2 pi peak))``; 24.0 when the day stays under.
+    """
+    for minute in range(_BLOCK + 1):
+        t = minute / _BLOCK
+        wave = math.sin(_TAU * (t - peak)) + math.sin(_TAU * peak)
+        if level * (t + amplitude / _TAU * wave) >= 1.0:
+            return 24.0 * t
+    return 24.0
+
+
+def _fits(target: str, seed: int, plan: str, daily: int) -> bool:
+    """Whether series ``seed`` tells the story of ``target`` (see :data:`DEMO_TRAFFIC`)."""
+    base, amplitude, peak, rhythm = _series_shape(seed, plan)
+    level = base * _DAY / daily  # the usual day, in limits
+    if target == "past":
+        return (
+            _calm(rhythm)
+            and 1.8 <= level <= 3.2
+            and 4.0 <= _crossing_hour(level, amplitude, peak) <= 7.0
+        )
+    if target == "on course":
+        return _calm(rhythm) and 1.2 <= level <= 1.5
+    # "under": a weekday level just below the limit, days that vary, no slow trend; and the
+    # demo week's days (their level factors, bursts counted in full) all under it.
+    if not (0.85 <= level <= 0.9 and rhythm.spread >= 0.08 and rhythm.trend <= 0.05):
+        return False
+    for day in _DEMO_WEEK:
+        factor, _, length, burst = rhythm.day(seed, day)
+        if level * factor * (1.0 + (burst - 1.0) * length / _BLOCK) >= 0.97:
+            return False
+    return True
+
+
 @lru_cache(maxsize=64)
 def demo_series_seed(name: str, plan: str) -> int | None:
     """Return the series seed giving demo index ``name`` its :data:`DEMO_TRAFFIC`, if any.
 
-    Seeds are drawn from a generator keyed by the name until one's traffic level fits and
-    its day-to-day rhythm is calm (so the story holds on any day), so the demo's free
-    indexes show the same usage whatever the emulator's seed.
+    Seeds are drawn from a generator keyed by the name until one tells the index's story
+    (:func:`_fits`), so the demo's free indexes show the same usage whatever the emulator's
+    seed.
 
     Args:
         name: A demo index name.
@@ -552,13 +620,5 @@ def demo_series_seed(name: str, plan: str) -> int | None:
     draw = random.Random(f"searchkit-demo-series:{name}")
     while True:
         seed = draw.getrandbits(63)
-        base, amplitude, peak, rhythm = _series_shape(seed, plan)
-        if not _calm(rhythm):
-            continue
-        if target == "past":
-            # The rate over the first quarter hour of the day carries it past the limit.
-            at_midnight = base * (1.0 + amplitude * math.cos(_TAU * -peak))
-            if at_midnight * 15 * 60 >= 1.3 * daily:
-                return seed
-        elif 1.2 * daily <= base * _DAY <= 1.5 * daily:
+        if _fits(target, seed, plan, daily):
             return seed

@@ -453,6 +453,7 @@ class Store:
                 zone=values["zone"],
                 window_minutes=self._window,
                 plan=values["type"],
+                created=values["creation_time"],
             )
             yield f'{head[:-1]},"throughput_vector":{vector}}}'
 
@@ -537,6 +538,7 @@ class Store:
             zone=values["zone"],
             window_minutes=self._window,
             plan=values["type"],
+            created=values["creation_time"],
         )
         return index
 
