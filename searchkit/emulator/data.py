@@ -28,14 +28,15 @@ from typing import Any, NamedTuple
 from zoneinfo import ZoneInfo
 
 __all__ = [
-    "DEMO_INDEXES",
     "LIMIT_FIELDS",
+    "MINUTES_PER_DAY",
     "PRESETS",
     "REGIONS",
     "REGION_CODES",
+    "THROUGHPUT_SCALE",
     "TYPES",
+    "Rhythm",
     "ThroughputVector",
-    "demo_series_seed",
     "format_go_time",
     "new_endpoint",
     "new_password",
@@ -111,9 +112,7 @@ PRESETS: Mapping[str, Mapping[str, int]] = MappingProxyType(
 # 0.015 to 1.5 operations a second: from a fifteenth of its daily limits (queries + updates,
 # 20,000 operations) to six and a half times them, two thirds of them for the median index, as
 # the free indexes of a real account mostly stay under their limits and a few outgrow them.
-_THROUGHPUT_SCALE: Mapping[str, float] = MappingProxyType(
-    {"free": 0.003, "payg": 1.0, "fixed": 2.5}
-)
+THROUGHPUT_SCALE: Mapping[str, float] = MappingProxyType({"free": 0.003, "payg": 1.0, "fixed": 2.5})
 
 _ADJECTIVES = (
     "amber", "bold", "brave", "calm", "clever", "cosmic", "crisp", "daring", "eager", "fancy",
@@ -240,6 +239,8 @@ def _jitter_ns(minute: int) -> int:
 
 
 _BLOCK = 1440
+#: Minutes in a day: series are computed in day-long blocks aligned on the epoch.
+MINUTES_PER_DAY = _BLOCK
 
 
 def _blocks(first_minute: int, count: int) -> Iterator[tuple[int, int, int]]:
@@ -302,12 +303,12 @@ class _ValuesBlock:
         self.noise = shape.uniform(0.06, 0.2)
         # A daily three-minute maintenance gap guarantees exact zeros in any one-day window.
         self.gap_start = shape.randrange(_BLOCK)
-        self.rhythm = _Rhythm.draw(shape)
+        self.rhythm = Rhythm.draw(shape)
         self.lo = self.hi = 0
         self.values = array("d")
 
 
-class _Rhythm(NamedTuple):
+class Rhythm(NamedTuple):
     """A series' days: weekends, day-to-day variation, a slow trend, burst episodes.
 
     Drawn after the daily shape from the same generator, so a series keeps its daily curve;
@@ -322,7 +323,7 @@ class _Rhythm(NamedTuple):
     burst_chance: float
 
     @classmethod
-    def draw(cls, shape: random.Random) -> _Rhythm:
+    def draw(cls, shape: random.Random) -> Rhythm:
         return cls(
             weekend=shape.uniform(0.45, 1.05),
             spread=shape.uniform(0.03, 0.15),
@@ -441,7 +442,7 @@ def throughput_vector(
         A list of ``{"x": <Go time text>, "y": <float>}``, oldest first.
     """
     first = math.floor(now) // 60 - window_minutes
-    scale = _THROUGHPUT_SCALE.get(plan, 1.0)
+    scale = THROUGHPUT_SCALE.get(plan, 1.0)
     unborn = _unborn(first, window_minutes, created)
     xs = _timeline(zone, first, window_minutes)
     ys = _values(series_seed, first, window_minutes, scale)
@@ -477,7 +478,7 @@ def throughput_json(
         ``json.dumps(throughput_vector(...), separators=(",", ":"))``.
     """
     first = math.floor(now) // 60 - window_minutes
-    scale = _THROUGHPUT_SCALE.get(plan, 1.0)
+    scale = THROUGHPUT_SCALE.get(plan, 1.0)
     unborn = _unborn(first, window_minutes, created)
     # The uncached encoder: caching whole texts costs up to 0.5 MB per index and window.
     return str(_encoded.__wrapped__(series_seed, first, window_minutes, zone, scale, unborn))
@@ -504,121 +505,3 @@ def _encoded(
     # Go time texts are plain ASCII (digits, letters, "+-:. ") and float repr is exactly what
     # the json module writes, so formatting directly gives json.dumps's output, faster.
     return "[" + ",".join(f'{{"x":"{x}","y":{y!r}}}' for x, y in zip(xs, ys, strict=True)) + "]"
-
-
-_DAY = 86_400
-
-# (name, region, type, zone, age in seconds, partner_email); oldest first so that the
-# list order (by creation time) matches this table.
-DEMO_INDEXES: tuple[tuple[str, str, str, str, int, str], ...] = (
-    ("docs-search", "eu-west-1", "payg", "UTC", 412 * _DAY + 3_723, ""),
-    ("product-catalog", "us-central1", "free", "America/New_York", 230 * _DAY + 51_002, ""),
-    ("support-tickets", "eu-west-1", "free", "Europe/Berlin", 97 * _DAY + 7_777, ""),
-    ("news-archive", "us-central1", "fixed", "UTC", 41 * _DAY + 30_303, "ops@example.com"),
-    ("code-snippets", "us-central1", "free", "Asia/Kathmandu", 9 * _DAY + 12_345, ""),
-    ("legal-contracts", "eu-west-1", "payg", "America/Sao_Paulo", 2 * _DAY + 4_321, ""),
-)
-
-
-# Where the demo's free indexes sit against their daily limits (queries + updates, 20,000
-# operations; searchkit.analytics.usage reads a value as operations per second), the way a
-# real account's do, so that forecasts, alerts and backtests have something to tell:
-# "past": 1.8 to 3.2 times the limit a day, crossing it between 04:00 and 07:00 UTC on a
-# usual day, so it is already past it from the morning on;
-# "on course": 1.2 to 1.5 times it, crossing it in the evening (about 19:00-22:30 UTC), so a
-# forecast warns in the morning, hours before the breach;
-# "under": about 0.85-0.9 of it on weekdays (weekends quieter), with enough day-to-day
-# variation that about one day in six goes over, late in the evening; under it on every day
-# of the notebooks' demo week (2026-11-13 .. 2026-11-21), so that one index crosses on the
-# demo day. The unlimited (payg, fixed) indexes are busy: 5 to 1,250 operations a second.
-DEMO_TRAFFIC: Mapping[str, str] = MappingProxyType(
-    {"support-tickets": "past", "code-snippets": "on course", "product-catalog": "under"}
-)
-#: The UTC days (epoch days) the "under" index stays under its limit on: the demo week.
-_DEMO_WEEK = range(20_770, 20_779)
-
-
-def _series_shape(series_seed: int, plan: str) -> tuple[float, float, float, _Rhythm]:
-    """Return (mean level, amplitude, peak, rhythm) of a series, as :class:`_ValuesBlock`
-    draws them."""
-    shape = random.Random(series_seed)
-    base = 10 ** shape.uniform(0.7, 2.7) * _THROUGHPUT_SCALE.get(plan, 1.0)
-    amplitude, peak = shape.uniform(0.35, 0.8), shape.uniform(0.0, 1.0)
-    shape.uniform(0.06, 0.2)  # noise
-    shape.randrange(_BLOCK)  # the maintenance gap
-    return base, amplitude, peak, _Rhythm.draw(shape)
-
-
-def _calm(rhythm: _Rhythm) -> bool:
-    """A rhythm steady enough for a demo story told on any day: weekends as weekdays,
-    days within about 10% of each other, no trend or bursts to speak of."""
-    return (
-        rhythm.weekend >= 0.93
-        and rhythm.spread <= 0.07
-        and rhythm.trend <= 0.05
-        and rhythm.burst_chance <= 0.2
-    )
-
-
-def _crossing_hour(level: float, amplitude: float, peak: float) -> float:
-    """The UTC hour a day of mean rate ``level`` (in limits a day) crosses the limit.
-
-    The daily curve is ``1 + amplitude * cos(2 pi (t - peak))`` (``t`` in days), so the
-    share of a day's operations done by ``t`` is ``t + amplitude / (2 pi) * (sin(2 pi
-    (t - peak)) + sin(2 pi peak))``; 24.0 when the day stays under.
-    """
-    for minute in range(_BLOCK + 1):
-        t = minute / _BLOCK
-        wave = math.sin(_TAU * (t - peak)) + math.sin(_TAU * peak)
-        if level * (t + amplitude / _TAU * wave) >= 1.0:
-            return 24.0 * t
-    return 24.0
-
-
-def _fits(target: str, seed: int, plan: str, daily: int) -> bool:
-    """Whether series ``seed`` tells the story of ``target`` (see :data:`DEMO_TRAFFIC`)."""
-    base, amplitude, peak, rhythm = _series_shape(seed, plan)
-    level = base * _DAY / daily  # the usual day, in limits
-    if target == "past":
-        return (
-            _calm(rhythm)
-            and 1.8 <= level <= 3.2
-            and 4.0 <= _crossing_hour(level, amplitude, peak) <= 7.0
-        )
-    if target == "on course":
-        return _calm(rhythm) and 1.2 <= level <= 1.5
-    # "under": a weekday level just below the limit, days that vary, no slow trend; and the
-    # demo week's days (their level factors, bursts counted in full) all under it.
-    if not (0.85 <= level <= 0.9 and rhythm.spread >= 0.08 and rhythm.trend <= 0.05):
-        return False
-    for day in _DEMO_WEEK:
-        factor, _, length, burst = rhythm.day(seed, day)
-        if level * factor * (1.0 + (burst - 1.0) * length / _BLOCK) >= 0.97:
-            return False
-    return True
-
-
-@lru_cache(maxsize=64)
-def demo_series_seed(name: str, plan: str) -> int | None:
-    """Return the series seed giving demo index ``name`` its :data:`DEMO_TRAFFIC`, if any.
-
-    Seeds are drawn from a generator keyed by the name until one tells the index's story
-    (:func:`_fits`), so the demo's free indexes show the same usage whatever the emulator's
-    seed.
-
-    Args:
-        name: A demo index name.
-        plan: Its type, whose preset holds the daily limits.
-
-    Returns:
-        The seed, or ``None`` for an index without a traffic target.
-    """
-    target = DEMO_TRAFFIC.get(name)
-    if target is None:
-        return None
-    daily = PRESETS[plan]["max_daily_queries"] + PRESETS[plan]["max_daily_updates"]
-    draw = random.Random(f"searchkit-demo-series:{name}")
-    while True:
-        seed = draw.getrandbits(63)
-        if _fits(target, seed, plan, daily):
-            return seed

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 import searchkit as sk
-from searchkit.emulator import Emulator, data
+from searchkit.emulator import Emulator, demo
 
 
 def pd_ts(text: str) -> pd.Timestamp:
@@ -70,4 +70,4 @@ def test_serve_accepts_window_minutes():
 
 
 def test_demo_series_seed_is_none_for_indexes_without_a_target():
-    assert data.demo_series_seed("docs-search", "payg") is None
+    assert demo.demo_series_seed("docs-search", "payg") is None
