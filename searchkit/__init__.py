@@ -18,6 +18,8 @@ from searchkit._version import __version__
 from searchkit.model import hooks as _hooks
 
 if TYPE_CHECKING:
+    from searchkit.alerts.backtest import AlertBacktest, backtest_alerts
+    from searchkit.alerts.rules import AlertRule, load_rules
     from searchkit.analytics.backtest import Backtest, backtest_forecast
     from searchkit.analytics.forecast import forecast_limits
     from searchkit.analytics.usage import usage_frame
@@ -29,6 +31,7 @@ if TYPE_CHECKING:
         AmbiguousNameError,
         AuthenticationError,
         ConfigError,
+        DuplicateIndexWarning,
         HistoryError,
         IndexExistsError,
         IndexMismatchWarning,
@@ -63,12 +66,15 @@ if TYPE_CHECKING:
 
 #: Each public name and the module that defines it; a name is imported on first access.
 _EXPORTS: dict[str, str] = {
+    "AlertBacktest": "searchkit.alerts.backtest",
+    "AlertRule": "searchkit.alerts.rules",
     "AmbiguousCreateError": "searchkit.errors",
     "AmbiguousNameError": "searchkit.errors",
     "AuthenticationError": "searchkit.errors",
     "Backtest": "searchkit.analytics.backtest",
     "Client": "searchkit.api.client",
     "ConfigError": "searchkit.errors",
+    "DuplicateIndexWarning": "searchkit.errors",
     "Emulator": "searchkit.emulator",
     "History": "searchkit.history.store",
     "HistoryError": "searchkit.errors",
@@ -91,12 +97,14 @@ _EXPORTS: dict[str, str] = {
     "TimestampError": "searchkit.errors",
     "TransportError": "searchkit.errors",
     "ValidationError": "searchkit.errors",
+    "backtest_alerts": "searchkit.alerts.backtest",
     "backtest_forecast": "searchkit.analytics.backtest",
     "connect": "searchkit.connection",
     "create_index_form": "searchkit.ui.form",
     "forecast_limits": "searchkit.analytics.forecast",
     "index_browser": "searchkit.ui.browser",
     "limits_frame": "searchkit.frames.frames",
+    "load_rules": "searchkit.alerts.rules",
     "limits_summary": "searchkit.render.tables",
     "limits_table": "searchkit.render.tables",
     "parse_timestamps": "searchkit.model.gotime",
@@ -111,12 +119,15 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [  # noqa: RUF022 - plain sorted(), as tests/test_public_api.py checks
+    "AlertBacktest",
+    "AlertRule",
     "AmbiguousCreateError",
     "AmbiguousNameError",
     "AuthenticationError",
     "Backtest",
     "Client",
     "ConfigError",
+    "DuplicateIndexWarning",
     "Emulator",
     "History",
     "HistoryError",
@@ -140,6 +151,7 @@ __all__ = [  # noqa: RUF022 - plain sorted(), as tests/test_public_api.py checks
     "TransportError",
     "ValidationError",
     "__version__",
+    "backtest_alerts",
     "backtest_forecast",
     "connect",
     "create_index_form",
@@ -148,6 +160,7 @@ __all__ = [  # noqa: RUF022 - plain sorted(), as tests/test_public_api.py checks
     "limits_frame",
     "limits_summary",
     "limits_table",
+    "load_rules",
     "parse_timestamps",
     "plot_limits",
     "plot_theme",

@@ -8,23 +8,37 @@ next days read while one is binned.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
-from searchkit.analytics.usage import index_codes, index_intervals, invalid_values, unit_scales
-from searchkit.frames.frames import median_spacing
+from searchkit.analytics.days import PointsReader, read_days
+from searchkit.frames.counting import (
+    DAY_NS,
+    HOUR_NS,
+    HOURS,
+    binned,
+    check_value_unit,
+    clean_values,
+    index_codes,
+    index_intervals,
+    interval_seconds,
+    invalid_values,
+    median_spacing,
+    unit_scales,
+)
+
+if TYPE_CHECKING:
+    from searchkit.history.dedupe import Points
+    from searchkit.history.rollups import DaySums
+    from searchkit.history.store import History
 
 __all__ = ["DAY", "DAY_NS", "HOUR_NS", "NO_TIME", "Bins", "bins_from_frame", "bins_from_history"]
 
 DAY = pd.Timedelta(days=1)
-DAY_NS = 86_400 * 10**9
-HOUR_NS = 3_600 * 10**9
 NO_TIME = np.iinfo(np.int64).min
-_AHEAD = 2  # days a History is read ahead of the one binned
 
 
 @dataclass
@@ -49,8 +63,7 @@ class Bins:
 def _points(tp: pd.DataFrame) -> tuple[list[str], Any, Any, Any, Any]:
     """Index ids, codes, epoch ns, values and each index's step (s) of a frame."""
     codes, ids = index_codes(tp["index_id"])
-    steps = index_intervals(tp).reindex(pd.Index(ids, name="index_id"))
-    seconds = steps.fillna(pd.Timedelta(minutes=1)).dt.total_seconds().to_numpy(np.float64)
+    seconds = interval_seconds(index_intervals(tp).reindex(pd.Index(ids, name="index_id")))
     times = pd.DatetimeIndex(tp["time"].array).tz_convert("UTC").as_unit("ns").asi8
     values = tp["value"].to_numpy(dtype=np.float64, na_value=np.nan)
     return ids, np.asarray(codes, np.int64), np.asarray(times, np.int64), values, seconds
@@ -59,12 +72,6 @@ def _points(tp: pd.DataFrame) -> tuple[list[str], Any, Any, Any, Any]:
 def _names(tp: pd.DataFrame) -> dict[str, Any]:
     last = tp.drop_duplicates("index_id", keep="last")
     return dict(zip(last["index_id"].astype(str), last["name"], strict=True))
-
-
-def _seconds(steps: pd.Series) -> np.ndarray:
-    """Sampling intervals in seconds, a minute where unknown (a single point)."""
-    seconds: np.ndarray = steps.fillna(pd.Timedelta(minutes=1)).dt.total_seconds().to_numpy()
-    return seconds.astype(np.float64)
 
 
 class _Accumulator:
@@ -81,7 +88,7 @@ class _Accumulator:
         self, first_day: pd.Timestamp, days: int, cut: int | None, value_unit: str
     ) -> None:
         self.first, self.days, self.cut, self.unit = first_day, days, cut, value_unit
-        unit_scales(value_unit, np.zeros(0))  # a unit it does not know is refused at once
+        check_value_unit(value_unit)  # a unit it does not know is refused at once
         self.ids: list[str] = []
         self.row: dict[str, int] = {}
         self.names: dict[str, Any] = {}
@@ -97,27 +104,27 @@ class _Accumulator:
         if not tp.empty:
             self._add(*_points(tp), _names(tp))
 
-    def add_points(self, points: Any) -> None:
+    def add_points(self, points: Points) -> None:
         """Add a History's :class:`~searchkit.history.dedupe.Points`."""
         if len(points.codes):
             labels = pd.Index(points.ids, name="index_id")
-            seconds = _seconds(median_spacing(points.codes, points.times, labels))
+            seconds = interval_seconds(median_spacing(points.codes, points.times, labels))
             names = dict(zip(points.ids, points.names, strict=True))
             codes = np.asarray(points.codes, np.int64)
             self._add(points.ids, codes, points.times, points.values, seconds, names)
 
-    def add_hours(self, day: int, hours: Any) -> None:
-        """Add day ``day`` (since the first) from a History's
-        :class:`~searchkit.history.rollups.HourlyDay`: its points' bins, without them."""
-        seconds = np.where(np.isnan(hours.seconds), 60.0, hours.seconds)  # as _seconds
+    def add_hours(self, day: int, hours: DaySums) -> None:
+        """Add day ``day`` (since the first) from a History's hourly
+        :class:`~searchkit.history.rollups.DaySums`: its points' bins, without them."""
+        seconds = interval_seconds(hours.seconds)
         names = dict(zip(hours.ids, hours.names, strict=True))
         row_of = self._register(hours.ids, seconds, names)
         count = len(self.ids)
-        summed = np.zeros((24, count))
+        summed = np.zeros((HOURS, count))
         summed[:, row_of] = hours.value_sums.T
-        points = np.zeros((24, count), np.int64)
+        points = np.zeros((HOURS, count), np.int64)
         points[:, row_of] = hours.points.T
-        self._block(day * 24, summed, points, row_of, seconds)
+        self._block(day * HOURS, summed, points, row_of, seconds)
         newest = np.full(count, NO_TIME, np.int64)
         newest[row_of] = hours.last_point
         self.newest.append(newest)
@@ -153,7 +160,7 @@ class _Accumulator:
         same = np.array_equal(row_of, np.arange(len(ids)))
         rows = codes if same else row_of[codes]
         invalid = invalid_values(values)  # counted apart, as usage_frame counts them
-        clean = np.where(invalid, 0.0, np.nan_to_num(values))
+        clean = clean_values(values, invalid)
         first, last = int(times.min()), int(times.max())
         scales = np.zeros(len(self.ids))
         scales[row_of] = unit_scales(self.unit, seconds)
@@ -173,16 +180,15 @@ class _Accumulator:
         np.maximum.at(newest, rows[heads], np.maximum.reduceat(times, heads))
         self.newest.append(newest)
         hours = (times - self.first.value) // HOUR_NS  # since the first day: its day and hour
-        if hours.min() < 0 or hours.max() >= self.days * 24:
-            keep = (hours >= 0) & (hours < self.days * 24)
+        if hours.min() < 0 or hours.max() >= self.days * HOURS:
+            keep = (hours >= 0) & (hours < self.days * HOURS)
             hours, rows, clean, invalid = hours[keep], rows[keep], clean[keep], invalid[keep]
         if len(hours):
             low = int(hours.min())
             flat = (hours - low) * count + rows
             size = (int(hours.max()) - low + 1) * count
-            summed = np.bincount(flat, weights=clean, minlength=size).reshape(-1, count)
-            points = np.bincount(flat[~invalid], minlength=size).reshape(-1, count)
-            self._block(low, summed, points, row_of, seconds)
+            summed, points, _ = binned(flat, clean, invalid, size)
+            self._block(low, summed.reshape(-1, count), points.reshape(-1, count), row_of, seconds)
 
     def _keep_last_day(
         self,
@@ -205,12 +211,12 @@ class _Accumulator:
 
     def bins(self) -> Bins:
         count = len(self.ids)
-        ops, points = np.zeros((self.days * 24, count)), np.zeros((self.days * 24, count))
+        ops, points = np.zeros((self.days * HOURS, count)), np.zeros((self.days * HOURS, count))
         for low, summed, counted in self.blocks:
             hours, known = summed.shape
             ops[low : low + hours, :known] += summed
             points[low : low + hours, :known] += counted
-        shape = (self.days, 24, count)
+        shape = (self.days, HOURS, count)
         ops = np.ascontiguousarray(ops.reshape(shape).transpose(2, 0, 1))
         points = np.ascontiguousarray(points.reshape(shape).transpose(2, 0, 1))
         newest = np.full(count, NO_TIME, np.int64)
@@ -258,64 +264,49 @@ def bins_from_frame(
 
 
 def bins_from_history(
-    source: Any,
+    source: History,
     value_unit: str,
     first_day: pd.Timestamp | None = None,
     days: int | None = None,
     cut: int | None = None,
     beyond: bool = False,
+    *,
+    reader: PointsReader | None = None,
 ) -> Bins:
     """Bin a History one day at a time, so memory stays that of a day's points.
 
     A day that ends before the cut, other than the last, is binned from its current
-    rollup's hours where it has them (:meth:`~searchkit.History.hourly`): the same bins,
-    without its points. The other days (today, a day whose rollup is stale) are read.
+    rollup's hours where it has them (:meth:`~searchkit.History.sums`): the same bins,
+    without its points. The other days (today, a day whose rollup is stale) are read, with
+    ``reader`` when given (it keeps what it read for the next call).
     """
+    stored = source.days("throughput")
     if first_day is None or days is None:
-        stored = source.days("throughput")
         if not stored:
             return bins_from_frame(pd.DataFrame(), value_unit)
         first_day = pd.Timestamp(stored[0], tz="UTC")
         days = (pd.Timestamp(stored[-1], tz="UTC") - first_day).days + 1
     acc = _Accumulator(first_day, days, cut, value_unit)
-    stored = set(source.days("throughput"))
-    spans: list[tuple[pd.Timestamp, pd.Timestamp | None]] = [
-        (begin, begin + DAY)
-        for begin in (first_day + offset * DAY for offset in range(days))
-        if f"{begin:%Y-%m-%d}" in stored  # a day not stored has no points to read
-    ]
     # Whole days before the cut, not the last: their rollups' hours where current.
     whole = first_day + (days - 1) * DAY
     if cut is not None:
         whole = min(whole, pd.Timestamp(cut, tz="UTC").floor("D"))
     hours = (
-        source.hourly(f"{first_day:%Y-%m-%d}", f"{whole - DAY:%Y-%m-%d}")
-        if (whole > first_day)
+        source.sums(f"{first_day:%Y-%m-%d}", f"{whole - DAY:%Y-%m-%d}", detail="hour")
+        if whole > first_day
         else {}
     )
-    parts = [
-        (start, end, hours.get(f"{start:%Y-%m-%d}") if start < whole else None)
-        for start, end in spans
+    held = set(stored)
+    spans: list[tuple[pd.Timestamp, pd.Timestamp | None, DaySums | None]] = [
+        (start, start + DAY, hours.get(f"{start:%Y-%m-%d}") if start < whole else None)
+        for start in (first_day + offset * DAY for offset in range(days))
+        if f"{start:%Y-%m-%d}" in held  # a day not stored has no points to read
     ]
     if beyond:  # points dated after the last day, only to count them
-        parts.append((first_day + days * DAY, None, None))
-    # The next days to read are read (Parquet decodes, NumPy sorts, without the GIL) while
-    # one is binned: at most _AHEAD days' points in memory besides it.
-    to_read = [i for i, (_, _, day) in enumerate(parts) if day is None]
-    reading: dict[int, Any] = {}
-    with ThreadPoolExecutor(max_workers=_AHEAD) as pool:
-
-        def read_ahead() -> None:
-            while to_read and len(reading) < _AHEAD:
-                at = to_read.pop(0)
-                reading[at] = pool.submit(source.points, parts[at][0], parts[at][1])
-
-        for at, (start, _, day) in enumerate(parts):
-            if day is not None:
-                acc.add_hours((start - first_day).days, day)
-                continue
-            read_ahead()
-            points = reading.pop(at).result()
-            read_ahead()
-            acc.add_points(points)
+        spans.append((first_day + days * DAY, None, None))
+    for day in read_days(reader or PointsReader(source), spans):
+        if day.sums is not None:
+            acc.add_hours((day.start - first_day).days, day.sums)
+        elif day.points is not None:
+            acc.add_points(day.points)
     return acc.bins()

@@ -3,7 +3,7 @@
 The method (chosen by :func:`~searchkit.backtest_forecast` on public request-count traces
 and on synthetic ones; ``bench/forecast.py`` prints the comparison):
 
-1. **Bins.** Operations (value x sampling interval, see :mod:`searchkit.analytics.usage`)
+1. **Bins.** Operations (value x sampling interval, see :mod:`searchkit.frames.counting`)
    are summed per index, UTC day and hour, beside how much of each hour the points cover.
    A day is *complete* when its points cover at least 23 of its 24 hours.
 2. **The usual day.** For the day forecast, the *level* is the median total of the
@@ -58,24 +58,20 @@ import numpy as np
 import pandas as pd
 
 from searchkit.analytics import profile as pf
-from searchkit.analytics.usage import (
-    DAILY_FIELDS,
-    VALUE_UNITS,
-    is_history,
-    source_frames,
-    utilization_ratio,
-)
+from searchkit.analytics.days import PointsReader
+from searchkit.analytics.usage import DAILY_FIELDS, is_history, source_frames, utilization_ratio
 from searchkit.errors import ValidationError
+from searchkit.frames.counting import check_value_unit
 from searchkit.frames.zones import Instant, utc_instant
 
 if TYPE_CHECKING:
     from searchkit.analytics.usage import Source
+    from searchkit.history.store import History
 
 __all__ = [
     "FORECASTABLE_FIELDS",
     "FORECAST_COLUMNS",
     "check_field",
-    "check_value_unit",
     "field_limit",
     "forecast_limits",
 ]
@@ -121,14 +117,6 @@ def check_field(field: str | None) -> str:
             "monthly limit of another quantity cannot"
         )
     return field
-
-
-def check_value_unit(value_unit: str) -> None:
-    """Refuse a value unit :func:`~searchkit.usage_frame` does not know."""
-    if value_unit not in VALUE_UNITS:
-        raise ValidationError(
-            f"value_unit must be one of {sorted(VALUE_UNITS)}, got {value_unit!r}"
-        )
 
 
 def field_limit(limits: pd.DataFrame, label: str) -> pd.Series:
@@ -229,23 +217,21 @@ def forecast_limits(
 
 
 def _load(
-    source: Any, asked: pd.Timestamp | None, present: pd.Timestamp, value_unit: str
+    source: Source, asked: pd.Timestamp | None, present: pd.Timestamp, value_unit: str
 ) -> tuple[pf.Bins, pd.DataFrame, pd.Timestamp]:
     """Bin the days the forecast looks at, up to the forecast's instant, and find it."""
-    history = is_history(source)
-    if history:
+    if is_history(source):
         limits = source.limits()
-        source = _ReadOnce(source)  # today's points: read to find the instant, then binned
-        moment = asked or _history_now(source, present, value_unit)
+        reader = PointsReader(source)  # today's points: read to find the instant, then binned
+        moment = asked or _history_now(source, reader, present, value_unit)
+        first = moment.normalize() - (_DAYS_READ - 1) * pf.DAY
+        bins = pf.bins_from_history(
+            source, value_unit, first, _DAYS_READ, moment.value, asked is None, reader=reader
+        )
     else:
         tp, limits = source_frames(source)
         moment = asked or _data_now(tp, present, value_unit)
-    first = moment.normalize() - (_DAYS_READ - 1) * pf.DAY
-    if history:
-        bins = pf.bins_from_history(
-            source, value_unit, first, _DAYS_READ, moment.value, beyond=asked is None
-        )
-    else:
+        first = moment.normalize() - (_DAYS_READ - 1) * pf.DAY
         bins = pf.bins_from_frame(tp, value_unit, first, _DAYS_READ, moment.value)
     if asked is not None:  # points after an explicit now are not news: only ignored
         bins.future[:] = 0
@@ -268,7 +254,9 @@ def _bins_now(bins: pf.Bins, present: pd.Timestamp) -> pd.Timestamp:
     return pd.Timestamp(min(int(ends.max()), present.value), unit="ns", tz="UTC")
 
 
-def _history_now(source: Any, present: pd.Timestamp, value_unit: str) -> pd.Timestamp:
+def _history_now(
+    source: History, reader: PointsReader, present: pd.Timestamp, value_unit: str
+) -> pd.Timestamp:
     """:func:`_data_now` of a History, reading only the newest day not in the future (or,
     when it holds no point before the present, the day before)."""
     newest = source.newest_time()
@@ -276,26 +264,10 @@ def _history_now(source: Any, present: pd.Timestamp, value_unit: str) -> pd.Time
         return present
     day = min(newest, present).normalize()
     for first in (day, day - pf.DAY):
-        bins = pf.bins_from_history(source, value_unit, first, 1, present.value + 1)
+        bins = pf.bins_from_history(source, value_unit, first, 1, present.value + 1, reader=reader)
         if (bins.newest != pf.NO_TIME).any():
             break
     return _bins_now(bins, present)
-
-
-class _ReadOnce:
-    """A History whose points of a span are read once: the forecast reads today's twice."""
-
-    def __init__(self, history: Any) -> None:
-        self._history = history
-        self._read: dict[tuple[Any, Any], Any] = {}
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._history, name)
-
-    def points(self, start: Any, end: Any) -> Any:
-        if (start, end) not in self._read:
-            self._read[start, end] = self._history.points(start, end)
-        return self._read[start, end]
 
 
 def _rows(

@@ -1,10 +1,8 @@
 """Usage against limits: operations per index and day, beside the limit.
 
-The service does not document the unit of throughput. One assumption, stated here and
-nowhere else, and a parameter (``value_unit``) everywhere it matters: **a value is
-operations per second, sampled at each point**, so the operations in an interval are the
-value times the interval's length, the interval being the index's median sampling step.
-Throughput counts queries and updates together, so by default it is compared with
+How a value counts (the unit assumption, ``value_unit``, the invalid-value rule, the
+sampling interval) is :mod:`searchkit.frames.counting`'s, as for the rollups. Throughput
+counts queries and updates together, so by default it is compared with
 ``max_daily_queries + max_daily_updates``, days aligned to the limits' reset, UTC midnight.
 Any single limit field can be chosen instead; monthly ones (``max_monthly_*``) reset on the
 first of the month, UTC. Forecasts of the daily limits are in
@@ -22,14 +20,16 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 import numpy as np
 import pandas as pd
 
+from searchkit.analytics.days import PointsReader
+from searchkit.analytics.periods import frame_tally, history_tally
 from searchkit.errors import ValidationError
-from searchkit.frames.frames import (
-    Indexes,
-    as_nanos,
-    limits_frame,
-    median_spacing,
-    throughput_frame,
+from searchkit.frames.counting import (
+    check_value_unit,
+    interval_seconds,
+    one_per_instant,
+    period_ends,
 )
+from searchkit.frames.frames import Indexes, limits_frame, throughput_frame
 from searchkit.frames.zones import TimeZone, resolve_zone
 from searchkit.model.limits import LIMIT_FIELDS
 
@@ -43,30 +43,18 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DAILY_FIELDS",
-    "VALUE_UNITS",
-    "index_codes",
-    "index_intervals",
-    "invalid_values",
     "is_history",
-    "operation_scales",
-    "point_operations",
     "source_frames",
-    "unit_scales",
     "usage_frame",
     "utilization_ratio",
 ]
 
 #: The default comparison: throughput counts queries and updates together.
 DAILY_FIELDS: tuple[str, str] = ("max_daily_queries", "max_daily_updates")
-#: Seconds one unit of a throughput value stands for, per interpretation.
-VALUE_UNITS: dict[str, float | None] = {"per_second": 1.0, "per_minute": 60.0, "per_point": None}
-_DAY = pd.Timedelta(days=1)
-_MINUTE = pd.Timedelta(minutes=1)
 
 
-def _frames(source: Source) -> tuple[pd.DataFrame, pd.DataFrame]:
+def source_frames(source: Source) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Return (throughput, limits) of a History, an IndexList or raw JSON."""
-    from searchkit.history.dedupe import one_per_instant  # pyarrow only when used
     from searchkit.history.store import History
 
     if isinstance(source, History):
@@ -86,74 +74,7 @@ def _field_limit(limits: pd.DataFrame, field: str | None) -> tuple[str, pd.Serie
     return field, limits[field]
 
 
-def _intervals(frame: pd.DataFrame) -> pd.Series:
-    """Each index's median sampling interval (NaT with fewer than two points), by index_id.
-
-    What :func:`~searchkit.throughput_intervals` gives, from the categorical codes
-    directly: no Python string per row.
-    """
-    codes, ids = _codes(frame["index_id"])
-    return median_spacing(codes, as_nanos(frame["time"]), pd.Index(ids, name="index_id"))
-
-
-def _operations(frame: pd.DataFrame, value_unit: str, intervals: pd.Series) -> np.ndarray:
-    """Operations each point stands for, under the documented assumption.
-
-    ``intervals`` is :func:`_intervals` of ``frame``; an index with one point counts a
-    minute for it.
-    """
-    values = frame["value"].to_numpy(dtype=np.float64, na_value=np.nan)
-    values = np.where(_invalid(values), 0.0, values)  # counted apart, never negative usage
-    codes, ids = _codes(frame["index_id"])
-    scale = _scales(value_unit, intervals, ids)
-    result: np.ndarray = np.nan_to_num(values) * (scale[codes] if len(ids) else 1.0)
-    return result
-
-
-def _scales(value_unit: str, intervals: pd.Series, ids: list[str]) -> np.ndarray:
-    """Operations one unit of value stands for, per index of ``ids`` (interval / unit)."""
-    if VALUE_UNITS.get(value_unit, 0.0) is None:
-        return _unit_scales(value_unit, np.zeros(len(ids)))  # no interval needed
-    seconds = _seconds(intervals.reindex(pd.Index(ids, name="index_id")))
-    return _unit_scales(value_unit, seconds)
-
-
-def _unit_scales(value_unit: str, seconds: np.ndarray) -> np.ndarray:
-    """Operations one unit of value stands for, per sampling interval in ``seconds``."""
-    if value_unit not in VALUE_UNITS:
-        raise ValidationError(
-            f"value_unit must be one of {sorted(VALUE_UNITS)}, got {value_unit!r}"
-        )
-    per = VALUE_UNITS[value_unit]
-    if per is None:
-        return np.ones(len(seconds))
-    result: np.ndarray = seconds / per
-    return result
-
-
-def _invalid(values: np.ndarray) -> np.ndarray:
-    """Which values no usage can have: negative or infinite (NaN is a missing value)."""
-    with np.errstate(invalid="ignore"):
-        invalid: np.ndarray = np.isinf(values) | (values < 0)
-    return invalid
-
-
-def _seconds(intervals: pd.Series) -> np.ndarray:
-    """Intervals in seconds, a minute where unknown (NaT)."""
-    result: np.ndarray = intervals.fillna(_MINUTE).dt.total_seconds().to_numpy(dtype=np.float64)
-    return result
-
-
-def _codes(column: pd.Series) -> tuple[np.ndarray, list[str]]:
-    """Integer codes and their labels, without materialising a string per row."""
-    if isinstance(column.dtype, pd.CategoricalDtype):
-        array = column.array
-        return np.asarray(array.codes), [str(c) for c in array.categories]
-    codes, uniques = pd.factorize(column)
-    return codes, [str(u) for u in uniques]
-
-
-def _utilization(used: Any, limit: Any) -> np.ndarray:
+def utilization_ratio(used: Any, limit: Any) -> np.ndarray:
     used = np.asarray(used, dtype=np.float64)
     limit = np.asarray(limit, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -176,7 +97,11 @@ def usage_frame(
     Args:
         source: An IndexList, the raw API JSON, or a :class:`~searchkit.History`.
         freq: The period, a pandas frequency; ``"D"`` (default) gives days starting at
-            midnight in ``tz``, which for UTC is the daily limits' reset.
+            midnight in ``tz``, which for UTC is the daily limits' reset; ``"h"`` local
+            hours, ``"W"`` weeks from Sunday's midnight, ``"MS"`` months. Every period
+            starts on the wall clock of ``tz`` and is labelled by its start
+            (:func:`~searchkit.frames.counting.period_starts`: DST days last 23 or 25
+            hours, a repeated hour is two periods).
         tz: Time zone the periods are aligned in.
         field: A limit field to compare with; default the sum of ``max_daily_queries``
             and ``max_daily_updates``.
@@ -202,82 +127,29 @@ def usage_frame(
         >>> usage_frame(client.list_indexes()).head()  # doctest: +SKIP
     """
     _check_freq(freq)
+    check_value_unit(value_unit)
     zone = resolve_zone(tz, default=dt.timezone.utc) or dt.timezone.utc
     columns = ["index_id", "name", "period", "operations", "points", "invalid", "limit"]
     if is_history(source):
         limits = source.limits()
-        out, names, steps = _history_usage(source, zone, freq, value_unit, limits)
+        tally = history_tally(source, zone, freq, value_unit, reader=PointsReader(source))
     else:
-        tp, limits = _frames(source)
-        out, names, steps = _usage_parts(tp, zone, freq, value_unit)
+        tp, limits = source_frames(source)
+        tally = frame_tally(tp, zone, freq, value_unit)
     label, limit = _field_limit(limits, field)
+    out = tally.frame(zone)
     if out.empty:
         return _empty_usage(zone)
-    out["name"] = out["index_id"].map(names)
+    out["name"] = out["index_id"].map(tally.names)
     out["limit"] = out["index_id"].map(limit).astype(np.float64).to_numpy()
     if is_history(source):
         out["limit"] = _limits_as_of(out, source, field, freq, out["limit"].to_numpy())
     out = out[(out["points"] > 0) | (out["invalid"] > 0)][columns].reset_index(drop=True)
-    out["complete"] = _complete(out, steps, freq)
-    out["utilization"] = _utilization(out["operations"], out["limit"])
+    out["complete"] = _complete(out, tally.steps, zone, freq)
+    out["utilization"] = utilization_ratio(out["operations"], out["limit"])
     out["breached"] = out["operations"].to_numpy() > out["limit"].to_numpy()
     out["field"] = label
     return out.sort_values(["name", "period"], kind="stable").reset_index(drop=True)
-
-
-def _history_usage(
-    source: History,
-    zone: dt.tzinfo,
-    freq: str,
-    value_unit: str,
-    limits: pd.DataFrame,
-) -> tuple[pd.DataFrame, dict[str, str], pd.Series]:
-    """Usage parts of a History: the days its rollups answer at once, the others one day
-    at a time (memory stays that of a day)."""
-    rolled = _rollup_rows(source, zone, freq, value_unit, limits)
-    parts, labels, intervals = [], [], []  # each with the UTC day it comes from
-    if rolled is not None:
-        parts.append(rolled[_PARTS])
-        labels.append(rolled[["day", "index_id", "name"]])
-        intervals.append(rolled.loc[rolled["interval"].notna(), ["day", "index_id", "interval"]])
-    done = set() if rolled is None else set(rolled["day"].unique())
-    for day in source.days("throughput"):
-        if day in done:
-            continue
-        begin = pd.Timestamp(day, tz="UTC")
-        tp = source.throughput(start=begin, end=begin + _DAY)
-        part, part_names, day_step = _usage_parts(tp, zone, freq, value_unit)
-        parts.append(part.assign(day=day))
-        labels.append(
-            pd.DataFrame({"day": day, "index_id": list(part_names), "name": part_names.values()})
-        )
-        step = day_step.dropna()
-        intervals.append(
-            pd.DataFrame({"day": day, "index_id": step.index.astype(str), "interval": step})
-        )
-    if not parts:
-        return pd.DataFrame(), {}, pd.Series(dtype="m8[ns]")
-    # In day order (a day's rows as read), as a day at a time would give them.
-    ordered = pd.concat(parts, ignore_index=True)
-    ordered = ordered.iloc[np.argsort(ordered["day"].to_numpy(), kind="stable")]
-    out = ordered.groupby(["index_id", "period"], sort=False, as_index=False)[
-        ["operations", "points", "invalid"]
-    ].sum()
-    # Each index's name on the newest day it has a point on, its interval on the newest
-    # day it has two points on.
-    names = _last_by_day(labels, "name")
-    steps = _last_by_day(intervals, "interval")
-    return out, dict(zip(names.index, names.tolist(), strict=True)), steps
-
-
-def _last_by_day(frames: list[pd.DataFrame], column: str) -> pd.Series:
-    """``column`` by ``index_id``: the value of the newest ``day`` each index has."""
-    frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-    if frame.empty:
-        return pd.Series(dtype="m8[ns]" if column == "interval" else object)
-    frame = frame.iloc[np.argsort(frame["day"].to_numpy(), kind="stable")]
-    last = frame.drop_duplicates("index_id", keep="last")
-    return pd.Series(last[column].to_numpy(), index=pd.Index(last["index_id"], name="index_id"))
 
 
 def _empty_usage(zone: dt.tzinfo) -> pd.DataFrame:
@@ -309,90 +181,6 @@ def _check_freq(freq: object) -> None:
         ) from exc
     if offset is None or offset.n <= 0:
         raise ValidationError(f"freq must be a positive period such as 'D', got {freq!r}")
-
-
-def _usage_parts(
-    tp: pd.DataFrame, zone: dt.tzinfo, freq: str, value_unit: str
-) -> tuple[pd.DataFrame, dict[str, Any], pd.Series]:
-    """Operations and points per (index_id, period) of a throughput frame, the names, and
-    the intervals (:func:`_intervals`)."""
-    codes, ids = _codes(tp["index_id"])
-    steps = _intervals(tp)
-    scale = _scales(value_unit, steps, ids)
-    values = tp["value"].to_numpy(dtype=np.float64, na_value=np.nan)
-    invalid = _invalid(values)
-    frame = pd.DataFrame(
-        {
-            "code": codes,
-            "time": pd.DatetimeIndex(tp["time"].array).tz_convert(zone),
-            # An invalid point is no point: NaN, so neither summed nor counted. Values are
-            # summed first and scaled after, as a daily rollup does: the same figures.
-            "operations": np.where(invalid, np.nan, np.nan_to_num(values)),
-            "invalid": invalid.astype(np.int64),
-        }
-    )
-    if frame.empty:
-        empty = pd.DataFrame(columns=["index_id", "period", "operations", "points", "invalid"])
-        return empty, {}, steps
-    grouped = frame.groupby(["code", pd.Grouper(key="time", freq=freq)], sort=False)
-    out = grouped.agg(
-        operations=("operations", "sum"),
-        points=("operations", "count"),
-        invalid=("invalid", "sum"),
-    ).reset_index()
-    out = out.rename(columns={"time": "period"})
-    out["operations"] = out["operations"].to_numpy() * scale[out["code"].to_numpy()]
-    # The name at each index's last point (a History already labels renamed indexes so).
-    name_codes, name_labels = _codes(tp["name"])
-    last = np.zeros(len(ids), dtype=np.int64)
-    last[codes] = np.arange(len(codes))  # later rows overwrite earlier ones
-    # Code -1 (no name) picks the None appended at the end.
-    names = np.asarray([*name_labels, None], dtype=object)[name_codes[last]]
-    out["index_id"] = np.asarray(ids, dtype=object)[out["code"].to_numpy()]
-    return (
-        out[["index_id", "period", "operations", "points", "invalid"]],
-        dict(zip(ids, names.tolist(), strict=True)),
-        steps,
-    )
-
-
-_PARTS = ["index_id", "period", "operations", "points", "invalid", "day"]
-
-
-def _rollup_rows(
-    source: Any, zone: dt.tzinfo, freq: str, value_unit: str, limits: pd.DataFrame
-) -> pd.DataFrame | None:
-    """The rows of every UTC day a current rollup answers, as :func:`_usage_parts` would
-    give them from its points (with ``name``, ``interval`` and the ``day``), or None.
-
-    Only daily periods in UTC match a rollup's day; anything else reads the points.
-    """
-    if (
-        freq != "D"
-        or pd.Timestamp("2026-01-01", tz=zone).utcoffset()
-        or value_unit not in (VALUE_UNITS)
-    ):
-        return None
-    wanted = ["index_id", "name", "period", "value_sum", "points", "invalid", "interval_seconds"]
-    rows = source.rollups(columns=wanted)  # not the hours: 48 values a row
-    if rows.empty:
-        return None
-    per = VALUE_UNITS[value_unit]
-    seconds = rows["interval_seconds"].fillna(_MINUTE.total_seconds()).to_numpy(np.float64)
-    sums = rows["value_sum"].to_numpy(np.float64)
-    rows["operations"] = sums if per is None else sums * (seconds / per)  # as from points
-    rows["day"] = np.datetime_as_string(
-        pd.DatetimeIndex(rows["period"]).tz_convert("UTC").tz_localize(None).to_numpy(), "D"
-    )
-    rows["period"] = pd.DatetimeIndex(rows["period"]).tz_convert(zone)
-    current = dict(zip(limits.index.astype(str), limits["name"], strict=True))
-    # The history's texts are categoricals; the points' path gives ids as text. A name
-    # stays a reference to its category (one text per index, however many days).
-    rows["index_id"] = rows["index_id"].astype("str")
-    rows["name"] = rows["index_id"].map(current).fillna(rows["name"].astype(object))
-    rows["interval"] = pd.to_timedelta(rows["interval_seconds"].to_numpy(), unit="s")
-    result: pd.DataFrame = rows
-    return result
 
 
 def is_history(source: Source) -> TypeGuard[History]:
@@ -445,28 +233,15 @@ def _limits_as_of(
     return values
 
 
-def _complete(out: pd.DataFrame, intervals: pd.Series, freq: str) -> np.ndarray:
+def _complete(out: pd.DataFrame, steps: dict[str, float], zone: dt.tzinfo, freq: str) -> np.ndarray:
     """Whether the points of each row cover its whole period (else operations undercount).
 
-    ``intervals`` is each index's sampling interval by index_id (a minute where unknown).
+    A period lasts from its start to the next one's (a day across a DST change: 23 or 25
+    hours); ``steps`` is each index's sampling interval in seconds (a minute where unknown).
     """
-    try:
-        length = pd.Timedelta(pd.tseries.frequencies.to_offset(freq).nanos, "ns")
-    except ValueError:  # a calendar period (months, weeks on a weekday) has no fixed length
-        return np.full(len(out), True)
-    step = _seconds(intervals.reindex(pd.Index(out["index_id"].astype(str))))
+    starts = pd.DatetimeIndex(out["period"]).tz_convert("UTC").as_unit("ns").asi8
+    length = (period_ends(starts, zone, freq) - starts) / 1e9
+    known = out["index_id"].astype(str).map(steps).to_numpy(dtype=np.float64, na_value=np.nan)
     points = out["points"].to_numpy(dtype=np.float64)
-    result: np.ndarray = points * step >= length.total_seconds() * 0.99
+    result: np.ndarray = points * interval_seconds(known) >= length * 0.99
     return result
-
-
-# Shared with the forecast (searchkit.analytics.forecast and its profile and backtest
-# modules): the same readers, so usage and forecasts count operations the same way.
-source_frames = _frames
-index_intervals = _intervals
-point_operations = _operations
-operation_scales = _scales
-unit_scales = _unit_scales
-index_codes = _codes
-invalid_values = _invalid
-utilization_ratio = _utilization
