@@ -3,13 +3,15 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# The extras a fresh venv gets; .ci/run adds `spark` (pyspark, 456 MB: not for every edit loop).
+EXTRAS ?= dev,notebooks
 
 .PHONY: demo test test-fast lint format lab bench notebooks clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev,notebooks]'
+	$(PY) -m pip install --quiet -e '.[$(EXTRAS)]'
 	touch $(STAMP)
 
 demo: $(STAMP)
