@@ -18,6 +18,7 @@ from searchkit._version import __version__
 from searchkit.model import hooks as _hooks
 
 if TYPE_CHECKING:
+    from searchkit.alerts.rules import AlertRule, load_rules
     from searchkit.analytics.backtest import Backtest, backtest_forecast
     from searchkit.analytics.forecast import forecast_limits
     from searchkit.analytics.usage import usage_frame
@@ -63,6 +64,7 @@ if TYPE_CHECKING:
 
 #: Each public name and the module that defines it; a name is imported on first access.
 _EXPORTS: dict[str, str] = {
+    "AlertRule": "searchkit.alerts.rules",
     "AmbiguousCreateError": "searchkit.errors",
     "AmbiguousNameError": "searchkit.errors",
     "AuthenticationError": "searchkit.errors",
@@ -97,6 +99,7 @@ _EXPORTS: dict[str, str] = {
     "forecast_limits": "searchkit.analytics.forecast",
     "index_browser": "searchkit.ui.browser",
     "limits_frame": "searchkit.frames.frames",
+    "load_rules": "searchkit.alerts.rules",
     "limits_summary": "searchkit.render.tables",
     "limits_table": "searchkit.render.tables",
     "parse_timestamps": "searchkit.model.gotime",
@@ -111,6 +114,7 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [  # noqa: RUF022 - plain sorted(), as tests/test_public_api.py checks
+    "AlertRule",
     "AmbiguousCreateError",
     "AmbiguousNameError",
     "AuthenticationError",
@@ -148,6 +152,7 @@ __all__ = [  # noqa: RUF022 - plain sorted(), as tests/test_public_api.py checks
     "limits_frame",
     "limits_summary",
     "limits_table",
+    "load_rules",
     "parse_timestamps",
     "plot_limits",
     "plot_theme",

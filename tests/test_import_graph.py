@@ -213,13 +213,36 @@ LAYERS: dict[str, set[str]] = {
     "frames": {"model"},
     "history": {"model", "frames", "api"},
     "analytics": {"model", "frames", "history"},
+    "alerts": {"model", "frames", "history", "analytics"},
     "render": {"model", "frames", "analytics", "history"},
     "ui": {"model", "frames", "render", "api"},
     # The emulator stands beside the package: it knows no searchkit layer but ``Emulator.client()``,
     # which hands out a client of the API layer ready to talk to it.
     "emulator": {"api"},
-    "cli": {"model", "api", "frames", "history", "analytics", "render", "ui", "emulator", "face"},
-    "face": {"model", "api", "frames", "history", "analytics", "render", "ui", "emulator", "cli"},
+    "cli": {
+        "model",
+        "api",
+        "frames",
+        "history",
+        "analytics",
+        "alerts",
+        "render",
+        "ui",
+        "emulator",
+        "face",
+    },
+    "face": {
+        "model",
+        "api",
+        "frames",
+        "history",
+        "analytics",
+        "alerts",
+        "render",
+        "ui",
+        "emulator",
+        "cli",
+    },
 }
 
 

@@ -1,0 +1,13 @@
+"""Alerts before a limit is hit: rules, incidents and their replay on the stored past.
+
+- :mod:`~searchkit.alerts.rules`: :class:`~searchkit.alerts.rules.AlertRule` (when to
+  warn), the default rule, :func:`~searchkit.alerts.rules.load_rules` (a TOML file).
+- :mod:`~searchkit.alerts.machine`: the incident state machine, over arrays (one step for
+  many incidents at an instant), shared by the live evaluation and the backtest.
+- :mod:`~searchkit.alerts.incidents`: incident keys, states and transitions;
+  :func:`~searchkit.alerts.incidents.evaluate` (pure: no I/O) and
+  :func:`~searchkit.alerts.incidents.observe` (reads a source for it).
+- :mod:`~searchkit.alerts.backtest`: :func:`~searchkit.alerts.backtest.backtest_alerts`.
+
+Channels, delivery and the ``alerts/`` records of the store live with the command line.
+"""
