@@ -16,9 +16,10 @@ import numpy as np
 import pandas as pd
 
 from searchkit.analytics import profile as pf
-from searchkit.analytics.forecast import check_field, check_value_unit, field_limit
+from searchkit.analytics.forecast import check_field, field_limit
 from searchkit.analytics.usage import is_history, source_frames
 from searchkit.errors import ValidationError
+from searchkit.frames.counting import check_value_unit
 
 if TYPE_CHECKING:
     from searchkit.analytics.usage import Source

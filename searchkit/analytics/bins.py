@@ -15,14 +15,24 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from searchkit.analytics.usage import index_codes, index_intervals, invalid_values, unit_scales
-from searchkit.frames.frames import median_spacing
+from searchkit.frames.counting import (
+    DAY_NS,
+    HOUR_NS,
+    HOURS,
+    binned,
+    check_value_unit,
+    clean_values,
+    index_codes,
+    index_intervals,
+    interval_seconds,
+    invalid_values,
+    median_spacing,
+    unit_scales,
+)
 
 __all__ = ["DAY", "DAY_NS", "HOUR_NS", "NO_TIME", "Bins", "bins_from_frame", "bins_from_history"]
 
 DAY = pd.Timedelta(days=1)
-DAY_NS = 86_400 * 10**9
-HOUR_NS = 3_600 * 10**9
 NO_TIME = np.iinfo(np.int64).min
 _AHEAD = 2  # days a History is read ahead of the one binned
 
@@ -49,8 +59,7 @@ class Bins:
 def _points(tp: pd.DataFrame) -> tuple[list[str], Any, Any, Any, Any]:
     """Index ids, codes, epoch ns, values and each index's step (s) of a frame."""
     codes, ids = index_codes(tp["index_id"])
-    steps = index_intervals(tp).reindex(pd.Index(ids, name="index_id"))
-    seconds = steps.fillna(pd.Timedelta(minutes=1)).dt.total_seconds().to_numpy(np.float64)
+    seconds = interval_seconds(index_intervals(tp).reindex(pd.Index(ids, name="index_id")))
     times = pd.DatetimeIndex(tp["time"].array).tz_convert("UTC").as_unit("ns").asi8
     values = tp["value"].to_numpy(dtype=np.float64, na_value=np.nan)
     return ids, np.asarray(codes, np.int64), np.asarray(times, np.int64), values, seconds
@@ -59,12 +68,6 @@ def _points(tp: pd.DataFrame) -> tuple[list[str], Any, Any, Any, Any]:
 def _names(tp: pd.DataFrame) -> dict[str, Any]:
     last = tp.drop_duplicates("index_id", keep="last")
     return dict(zip(last["index_id"].astype(str), last["name"], strict=True))
-
-
-def _seconds(steps: pd.Series) -> np.ndarray:
-    """Sampling intervals in seconds, a minute where unknown (a single point)."""
-    seconds: np.ndarray = steps.fillna(pd.Timedelta(minutes=1)).dt.total_seconds().to_numpy()
-    return seconds.astype(np.float64)
 
 
 class _Accumulator:
@@ -81,7 +84,7 @@ class _Accumulator:
         self, first_day: pd.Timestamp, days: int, cut: int | None, value_unit: str
     ) -> None:
         self.first, self.days, self.cut, self.unit = first_day, days, cut, value_unit
-        unit_scales(value_unit, np.zeros(0))  # a unit it does not know is refused at once
+        check_value_unit(value_unit)  # a unit it does not know is refused at once
         self.ids: list[str] = []
         self.row: dict[str, int] = {}
         self.names: dict[str, Any] = {}
@@ -101,7 +104,7 @@ class _Accumulator:
         """Add a History's :class:`~searchkit.history.dedupe.Points`."""
         if len(points.codes):
             labels = pd.Index(points.ids, name="index_id")
-            seconds = _seconds(median_spacing(points.codes, points.times, labels))
+            seconds = interval_seconds(median_spacing(points.codes, points.times, labels))
             names = dict(zip(points.ids, points.names, strict=True))
             codes = np.asarray(points.codes, np.int64)
             self._add(points.ids, codes, points.times, points.values, seconds, names)
@@ -109,15 +112,15 @@ class _Accumulator:
     def add_hours(self, day: int, hours: Any) -> None:
         """Add day ``day`` (since the first) from a History's
         :class:`~searchkit.history.rollups.HourlyDay`: its points' bins, without them."""
-        seconds = np.where(np.isnan(hours.seconds), 60.0, hours.seconds)  # as _seconds
+        seconds = interval_seconds(hours.seconds)
         names = dict(zip(hours.ids, hours.names, strict=True))
         row_of = self._register(hours.ids, seconds, names)
         count = len(self.ids)
-        summed = np.zeros((24, count))
+        summed = np.zeros((HOURS, count))
         summed[:, row_of] = hours.value_sums.T
-        points = np.zeros((24, count), np.int64)
+        points = np.zeros((HOURS, count), np.int64)
         points[:, row_of] = hours.points.T
-        self._block(day * 24, summed, points, row_of, seconds)
+        self._block(day * HOURS, summed, points, row_of, seconds)
         newest = np.full(count, NO_TIME, np.int64)
         newest[row_of] = hours.last_point
         self.newest.append(newest)
@@ -153,7 +156,7 @@ class _Accumulator:
         same = np.array_equal(row_of, np.arange(len(ids)))
         rows = codes if same else row_of[codes]
         invalid = invalid_values(values)  # counted apart, as usage_frame counts them
-        clean = np.where(invalid, 0.0, np.nan_to_num(values))
+        clean = clean_values(values, invalid)
         first, last = int(times.min()), int(times.max())
         scales = np.zeros(len(self.ids))
         scales[row_of] = unit_scales(self.unit, seconds)
@@ -173,16 +176,15 @@ class _Accumulator:
         np.maximum.at(newest, rows[heads], np.maximum.reduceat(times, heads))
         self.newest.append(newest)
         hours = (times - self.first.value) // HOUR_NS  # since the first day: its day and hour
-        if hours.min() < 0 or hours.max() >= self.days * 24:
-            keep = (hours >= 0) & (hours < self.days * 24)
+        if hours.min() < 0 or hours.max() >= self.days * HOURS:
+            keep = (hours >= 0) & (hours < self.days * HOURS)
             hours, rows, clean, invalid = hours[keep], rows[keep], clean[keep], invalid[keep]
         if len(hours):
             low = int(hours.min())
             flat = (hours - low) * count + rows
             size = (int(hours.max()) - low + 1) * count
-            summed = np.bincount(flat, weights=clean, minlength=size).reshape(-1, count)
-            points = np.bincount(flat[~invalid], minlength=size).reshape(-1, count)
-            self._block(low, summed, points, row_of, seconds)
+            summed, points, _ = binned(flat, clean, invalid, size)
+            self._block(low, summed.reshape(-1, count), points.reshape(-1, count), row_of, seconds)
 
     def _keep_last_day(
         self,
@@ -205,12 +207,12 @@ class _Accumulator:
 
     def bins(self) -> Bins:
         count = len(self.ids)
-        ops, points = np.zeros((self.days * 24, count)), np.zeros((self.days * 24, count))
+        ops, points = np.zeros((self.days * HOURS, count)), np.zeros((self.days * HOURS, count))
         for low, summed, counted in self.blocks:
             hours, known = summed.shape
             ops[low : low + hours, :known] += summed
             points[low : low + hours, :known] += counted
-        shape = (self.days, 24, count)
+        shape = (self.days, HOURS, count)
         ops = np.ascontiguousarray(ops.reshape(shape).transpose(2, 0, 1))
         points = np.ascontiguousarray(points.reshape(shape).transpose(2, 0, 1))
         newest = np.full(count, NO_TIME, np.int64)

@@ -3,7 +3,7 @@
 The method (chosen by :func:`~searchkit.backtest_forecast` on public request-count traces
 and on synthetic ones; ``bench/forecast.py`` prints the comparison):
 
-1. **Bins.** Operations (value x sampling interval, see :mod:`searchkit.analytics.usage`)
+1. **Bins.** Operations (value x sampling interval, see :mod:`searchkit.frames.counting`)
    are summed per index, UTC day and hour, beside how much of each hour the points cover.
    A day is *complete* when its points cover at least 23 of its 24 hours.
 2. **The usual day.** For the day forecast, the *level* is the median total of the
@@ -58,14 +58,9 @@ import numpy as np
 import pandas as pd
 
 from searchkit.analytics import profile as pf
-from searchkit.analytics.usage import (
-    DAILY_FIELDS,
-    VALUE_UNITS,
-    is_history,
-    source_frames,
-    utilization_ratio,
-)
+from searchkit.analytics.usage import DAILY_FIELDS, is_history, source_frames, utilization_ratio
 from searchkit.errors import ValidationError
+from searchkit.frames.counting import check_value_unit
 from searchkit.frames.zones import Instant, utc_instant
 
 if TYPE_CHECKING:
@@ -75,7 +70,6 @@ __all__ = [
     "FORECASTABLE_FIELDS",
     "FORECAST_COLUMNS",
     "check_field",
-    "check_value_unit",
     "field_limit",
     "forecast_limits",
 ]
@@ -121,14 +115,6 @@ def check_field(field: str | None) -> str:
             "monthly limit of another quantity cannot"
         )
     return field
-
-
-def check_value_unit(value_unit: str) -> None:
-    """Refuse a value unit :func:`~searchkit.usage_frame` does not know."""
-    if value_unit not in VALUE_UNITS:
-        raise ValidationError(
-            f"value_unit must be one of {sorted(VALUE_UNITS)}, got {value_unit!r}"
-        )
 
 
 def field_limit(limits: pd.DataFrame, label: str) -> pd.Series:

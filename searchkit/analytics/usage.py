@@ -1,10 +1,8 @@
 """Usage against limits: operations per index and day, beside the limit.
 
-The service does not document the unit of throughput. One assumption, stated here and
-nowhere else, and a parameter (``value_unit``) everywhere it matters: **a value is
-operations per second, sampled at each point**, so the operations in an interval are the
-value times the interval's length, the interval being the index's median sampling step.
-Throughput counts queries and updates together, so by default it is compared with
+How a value counts (the unit assumption, ``value_unit``, the invalid-value rule, the
+sampling interval) is :mod:`searchkit.frames.counting`'s, as for the rollups. Throughput
+counts queries and updates together, so by default it is compared with
 ``max_daily_queries + max_daily_updates``, days aligned to the limits' reset, UTC midnight.
 Any single limit field can be chosen instead; monthly ones (``max_monthly_*``) reset on the
 first of the month, UTC. Forecasts of the daily limits are in
@@ -23,13 +21,17 @@ import numpy as np
 import pandas as pd
 
 from searchkit.errors import ValidationError
-from searchkit.frames.frames import (
-    Indexes,
-    as_nanos,
-    limits_frame,
-    median_spacing,
-    throughput_frame,
+from searchkit.frames.counting import (
+    DEFAULT_SECONDS,
+    VALUE_UNITS,
+    index_codes,
+    index_intervals,
+    interval_seconds,
+    invalid_values,
+    one_per_instant,
+    unit_scales,
 )
+from searchkit.frames.frames import Indexes, limits_frame, throughput_frame
 from searchkit.frames.zones import TimeZone, resolve_zone
 from searchkit.model.limits import LIMIT_FIELDS
 
@@ -43,30 +45,19 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DAILY_FIELDS",
-    "VALUE_UNITS",
-    "index_codes",
-    "index_intervals",
-    "invalid_values",
     "is_history",
-    "operation_scales",
-    "point_operations",
     "source_frames",
-    "unit_scales",
     "usage_frame",
     "utilization_ratio",
 ]
 
 #: The default comparison: throughput counts queries and updates together.
 DAILY_FIELDS: tuple[str, str] = ("max_daily_queries", "max_daily_updates")
-#: Seconds one unit of a throughput value stands for, per interpretation.
-VALUE_UNITS: dict[str, float | None] = {"per_second": 1.0, "per_minute": 60.0, "per_point": None}
 _DAY = pd.Timedelta(days=1)
-_MINUTE = pd.Timedelta(minutes=1)
 
 
-def _frames(source: Source) -> tuple[pd.DataFrame, pd.DataFrame]:
+def source_frames(source: Source) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Return (throughput, limits) of a History, an IndexList or raw JSON."""
-    from searchkit.history.dedupe import one_per_instant  # pyarrow only when used
     from searchkit.history.store import History
 
     if isinstance(source, History):
@@ -86,74 +77,12 @@ def _field_limit(limits: pd.DataFrame, field: str | None) -> tuple[str, pd.Serie
     return field, limits[field]
 
 
-def _intervals(frame: pd.DataFrame) -> pd.Series:
-    """Each index's median sampling interval (NaT with fewer than two points), by index_id.
-
-    What :func:`~searchkit.throughput_intervals` gives, from the categorical codes
-    directly: no Python string per row.
-    """
-    codes, ids = _codes(frame["index_id"])
-    return median_spacing(codes, as_nanos(frame["time"]), pd.Index(ids, name="index_id"))
-
-
-def _operations(frame: pd.DataFrame, value_unit: str, intervals: pd.Series) -> np.ndarray:
-    """Operations each point stands for, under the documented assumption.
-
-    ``intervals`` is :func:`_intervals` of ``frame``; an index with one point counts a
-    minute for it.
-    """
-    values = frame["value"].to_numpy(dtype=np.float64, na_value=np.nan)
-    values = np.where(_invalid(values), 0.0, values)  # counted apart, never negative usage
-    codes, ids = _codes(frame["index_id"])
-    scale = _scales(value_unit, intervals, ids)
-    result: np.ndarray = np.nan_to_num(values) * (scale[codes] if len(ids) else 1.0)
-    return result
-
-
 def _scales(value_unit: str, intervals: pd.Series, ids: list[str]) -> np.ndarray:
     """Operations one unit of value stands for, per index of ``ids`` (interval / unit)."""
-    if VALUE_UNITS.get(value_unit, 0.0) is None:
-        return _unit_scales(value_unit, np.zeros(len(ids)))  # no interval needed
-    seconds = _seconds(intervals.reindex(pd.Index(ids, name="index_id")))
-    return _unit_scales(value_unit, seconds)
+    return unit_scales(value_unit, interval_seconds(intervals.reindex(pd.Index(ids))))
 
 
-def _unit_scales(value_unit: str, seconds: np.ndarray) -> np.ndarray:
-    """Operations one unit of value stands for, per sampling interval in ``seconds``."""
-    if value_unit not in VALUE_UNITS:
-        raise ValidationError(
-            f"value_unit must be one of {sorted(VALUE_UNITS)}, got {value_unit!r}"
-        )
-    per = VALUE_UNITS[value_unit]
-    if per is None:
-        return np.ones(len(seconds))
-    result: np.ndarray = seconds / per
-    return result
-
-
-def _invalid(values: np.ndarray) -> np.ndarray:
-    """Which values no usage can have: negative or infinite (NaN is a missing value)."""
-    with np.errstate(invalid="ignore"):
-        invalid: np.ndarray = np.isinf(values) | (values < 0)
-    return invalid
-
-
-def _seconds(intervals: pd.Series) -> np.ndarray:
-    """Intervals in seconds, a minute where unknown (NaT)."""
-    result: np.ndarray = intervals.fillna(_MINUTE).dt.total_seconds().to_numpy(dtype=np.float64)
-    return result
-
-
-def _codes(column: pd.Series) -> tuple[np.ndarray, list[str]]:
-    """Integer codes and their labels, without materialising a string per row."""
-    if isinstance(column.dtype, pd.CategoricalDtype):
-        array = column.array
-        return np.asarray(array.codes), [str(c) for c in array.categories]
-    codes, uniques = pd.factorize(column)
-    return codes, [str(u) for u in uniques]
-
-
-def _utilization(used: Any, limit: Any) -> np.ndarray:
+def utilization_ratio(used: Any, limit: Any) -> np.ndarray:
     used = np.asarray(used, dtype=np.float64)
     limit = np.asarray(limit, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -208,7 +137,7 @@ def usage_frame(
         limits = source.limits()
         out, names, steps = _history_usage(source, zone, freq, value_unit, limits)
     else:
-        tp, limits = _frames(source)
+        tp, limits = source_frames(source)
         out, names, steps = _usage_parts(tp, zone, freq, value_unit)
     label, limit = _field_limit(limits, field)
     if out.empty:
@@ -219,7 +148,7 @@ def usage_frame(
         out["limit"] = _limits_as_of(out, source, field, freq, out["limit"].to_numpy())
     out = out[(out["points"] > 0) | (out["invalid"] > 0)][columns].reset_index(drop=True)
     out["complete"] = _complete(out, steps, freq)
-    out["utilization"] = _utilization(out["operations"], out["limit"])
+    out["utilization"] = utilization_ratio(out["operations"], out["limit"])
     out["breached"] = out["operations"].to_numpy() > out["limit"].to_numpy()
     out["field"] = label
     return out.sort_values(["name", "period"], kind="stable").reset_index(drop=True)
@@ -316,11 +245,11 @@ def _usage_parts(
 ) -> tuple[pd.DataFrame, dict[str, Any], pd.Series]:
     """Operations and points per (index_id, period) of a throughput frame, the names, and
     the intervals (:func:`_intervals`)."""
-    codes, ids = _codes(tp["index_id"])
-    steps = _intervals(tp)
+    codes, ids = index_codes(tp["index_id"])
+    steps = index_intervals(tp)
     scale = _scales(value_unit, steps, ids)
     values = tp["value"].to_numpy(dtype=np.float64, na_value=np.nan)
-    invalid = _invalid(values)
+    invalid = invalid_values(values)
     frame = pd.DataFrame(
         {
             "code": codes,
@@ -343,7 +272,7 @@ def _usage_parts(
     out = out.rename(columns={"time": "period"})
     out["operations"] = out["operations"].to_numpy() * scale[out["code"].to_numpy()]
     # The name at each index's last point (a History already labels renamed indexes so).
-    name_codes, name_labels = _codes(tp["name"])
+    name_codes, name_labels = index_codes(tp["name"])
     last = np.zeros(len(ids), dtype=np.int64)
     last[codes] = np.arange(len(codes))  # later rows overwrite earlier ones
     # Code -1 (no name) picks the None appended at the end.
@@ -378,7 +307,7 @@ def _rollup_rows(
     if rows.empty:
         return None
     per = VALUE_UNITS[value_unit]
-    seconds = rows["interval_seconds"].fillna(_MINUTE.total_seconds()).to_numpy(np.float64)
+    seconds = rows["interval_seconds"].fillna(DEFAULT_SECONDS).to_numpy(np.float64)
     sums = rows["value_sum"].to_numpy(np.float64)
     rows["operations"] = sums if per is None else sums * (seconds / per)  # as from points
     rows["day"] = np.datetime_as_string(
@@ -454,19 +383,7 @@ def _complete(out: pd.DataFrame, intervals: pd.Series, freq: str) -> np.ndarray:
         length = pd.Timedelta(pd.tseries.frequencies.to_offset(freq).nanos, "ns")
     except ValueError:  # a calendar period (months, weeks on a weekday) has no fixed length
         return np.full(len(out), True)
-    step = _seconds(intervals.reindex(pd.Index(out["index_id"].astype(str))))
+    step = interval_seconds(intervals.reindex(pd.Index(out["index_id"].astype(str))))
     points = out["points"].to_numpy(dtype=np.float64)
     result: np.ndarray = points * step >= length.total_seconds() * 0.99
     return result
-
-
-# Shared with the forecast (searchkit.analytics.forecast and its profile and backtest
-# modules): the same readers, so usage and forecasts count operations the same way.
-source_frames = _frames
-index_intervals = _intervals
-point_operations = _operations
-operation_scales = _scales
-unit_scales = _unit_scales
-index_codes = _codes
-invalid_values = _invalid
-utilization_ratio = _utilization

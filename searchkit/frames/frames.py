@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from searchkit.errors import InvalidResponseError, ValidationError
+from searchkit.frames.counting import median_spacing
 from searchkit.frames.zones import TimeZone, resolve_zone
 from searchkit.model.gotime import ErrorsMode, check_errors, nanos_to_index
 from searchkit.model.index import IndexList, SearchIndex
@@ -34,7 +35,6 @@ __all__ = [
     "THROUGHPUT_COLUMNS",
     "as_nanos",
     "limits_frame",
-    "median_spacing",
     "throughput_frame",
     "throughput_intervals",
     "throughput_series",
@@ -395,41 +395,6 @@ def throughput_intervals(frame: pd.DataFrame | pd.Series) -> pd.Series:
 def as_nanos(times: Any) -> np.ndarray:
     """Return instants (anything ``pd.DatetimeIndex`` takes) as int64 epoch nanoseconds."""
     return np.asarray(pd.DatetimeIndex(times).as_unit("ns").asi8, dtype=np.int64)
-
-
-def median_spacing(codes: np.ndarray, nanos: np.ndarray, labels: pd.Index) -> pd.Series:
-    """Return the median spacing of each group's instants, NaT for a group of fewer than two.
-
-    ``codes[i]`` is the position in ``labels`` of the group of ``nanos[i]`` (epoch
-    nanoseconds, NaT ignored); the result is named ``interval`` and indexed by ``labels``.
-    """
-    codes = np.asarray(codes)
-    if len(nanos) and nanos.min() == _NAT:
-        known = nanos != _NAT
-        codes, nanos = codes[known], nanos[known]
-    step = np.diff(codes)
-    same = step == 0
-    spacing = np.diff(nanos)[same]
-    if (len(step) and step.min() < 0) or (len(spacing) and spacing.min() < 0):
-        order = np.lexsort((nanos, codes))  # else already in (group, time) order
-        codes, nanos = codes[order], nanos[order]
-        same = codes[1:] == codes[:-1]
-        spacing = np.diff(nanos)[same]
-    groups = codes[1:][same]
-    out = np.full(len(labels), _NAT, dtype=np.int64)
-    if len(spacing):
-        # A group whose spacings are all equal (a steady sampler) has that median: only
-        # the others go through the groupby.
-        heads = np.append(0, np.flatnonzero(groups[1:] != groups[:-1]) + 1)
-        low = np.minimum.reduceat(spacing, heads)
-        steady = low == np.maximum.reduceat(spacing, heads)
-        out[groups[heads[steady]]] = np.round(low[steady].astype(np.float64)).astype(np.int64)
-        if not steady.all():
-            uneven = ~steady[np.cumsum(np.append(0, groups[1:] != groups[:-1]))]
-            part = pd.Series(spacing[uneven], dtype=np.float64).groupby(groups[uneven])
-            medians = part.median()
-            out[medians.index.to_numpy()] = np.round(medians.to_numpy()).astype(np.int64)
-    return pd.Series(out.view("m8[ns]"), index=labels, name="interval")
 
 
 def throughput_series(

@@ -31,7 +31,6 @@ __all__ = [
     "drop_repeats",
     "latest",
     "latest_snapshots",
-    "one_per_instant",
     "sorted_points",
     "stored_mask",
     "thin_snapshots",
@@ -311,28 +310,3 @@ def _nan_first(values: pa.ChunkedArray) -> np.ndarray:
     """Values as a sort key where a missing value loses to any number (as SQL's DESC)."""
     array = values.combine_chunks().to_numpy(zero_copy_only=False).astype(np.float64)
     return np.where(np.isnan(array), -np.inf, array)
-
-
-def one_per_instant(frame: pd.DataFrame) -> pd.DataFrame:
-    """Keep one point per ``(index_id, time)`` of a throughput frame, the larger value.
-
-    A list that repeats a minute is the same as two writes collected at the same instant,
-    so it gets the same tie-break as the stored points (see the module's rule); the frame
-    keeps its order and is returned as is when nothing repeats.
-    """
-    if len(frame) < 2:
-        return frame
-    ids = frame["index_id"]
-    codes = (
-        np.asarray(ids.array.codes)
-        if isinstance(ids.dtype, pd.CategoricalDtype)
-        else pd.factorize(ids)[0]
-    )
-    times = pd.DatetimeIndex(frame["time"]).asi8
-    values = frame["value"].to_numpy(dtype=np.float64, na_value=np.nan)
-    order = np.lexsort((np.where(np.isnan(values), -np.inf, values), times, codes))
-    same = (codes[order][1:] == codes[order][:-1]) & (times[order][1:] == times[order][:-1])
-    if not same.any():
-        return frame
-    keep = np.sort(order[np.append(~same, True)])
-    return frame.iloc[keep].reset_index(drop=True)

@@ -7,13 +7,12 @@ import dataclasses
 import numpy as np
 import pandas as pd
 
-from searchkit.frames.frames import median_spacing
+from searchkit.frames.counting import DEFAULT_INTERVAL, median_spacing
 
 __all__ = ["GAP_FACTOR", "Gap", "day_gaps", "duration", "listing_gap"]
 
 #: A step longer than this many usual sampling intervals is a gap.
 GAP_FACTOR = 1.5
-_MINUTE = pd.Timedelta(minutes=1)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -59,8 +58,8 @@ def day_gaps(frame: pd.DataFrame, previous: dict[tuple[str, str], pd.Timestamp])
     codes = index_ids.codes
     ids = index_ids.categories
     steps = median_spacing(codes, times, pd.Index(ids)).to_numpy()
-    one_minute = np.timedelta64(pd.Timedelta(minutes=1).value, "ns")
-    allowed = np.where(np.isnat(steps), one_minute, steps).astype(np.int64) * GAP_FACTOR
+    default = np.timedelta64(DEFAULT_INTERVAL.value, "ns")
+    allowed = np.where(np.isnat(steps), default, steps).astype(np.int64) * GAP_FACTOR
     starts = np.flatnonzero(np.append(True, codes[1:] != codes[:-1]))
     ends = np.append(starts[1:] - 1, len(codes) - 1)
     accounts = frame["account"].array
@@ -88,4 +87,4 @@ def day_gaps(frame: pd.DataFrame, previous: dict[tuple[str, str], pd.Timestamp])
 
 def listing_gap(stored_until: pd.Timestamp, listed_from: pd.Timestamp) -> bool:
     """Whether the service's oldest listed point leaves a hole after the newest stored one."""
-    return bool(listed_from - stored_until > _MINUTE * GAP_FACTOR)
+    return bool(listed_from - stored_until > DEFAULT_INTERVAL * GAP_FACTOR)

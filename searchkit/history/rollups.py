@@ -35,13 +35,20 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from searchkit.frames.frames import median_spacing
+from searchkit.frames.counting import (
+    DAY_NS,
+    DEFAULT_SECONDS,
+    HOUR_NS,
+    HOURS,
+    binned,
+    clean_values,
+    invalid_values,
+    median_spacing,
+)
 from searchkit.history import reader, texts
 from searchkit.history.dedupe import tidy
 from searchkit.history.layout import ROLLUP_SCHEMA, TIMESTAMP, Layout
 
-HOURS = 24
-HOUR_NS = 3_600 * 10**9
 _HOURLY = ["hourly_value_sum", "hourly_points", "last_point"]
 
 __all__ = [
@@ -131,8 +138,7 @@ def rollup(points: pa.Table, day: str, source: str) -> pa.Table:
     codes = np.asarray(ids.codes)
     count = len(ids.categories)
     raw = frame["value"].to_numpy(dtype=np.float64, na_value=np.nan)
-    with np.errstate(invalid="ignore"):
-        bad = np.isinf(raw) | (raw < 0)  # no usage is negative or infinite: counted apart
+    bad = invalid_values(raw)  # counted apart (the counting rules)
     values = np.where(bad, np.nan, np.nan_to_num(raw))  # a bad value is no point
     # Summed as usage_frame sums a day's points (pandas' compensated sum, in time order), so
     # the rollup and the points give the same figures to the last bit.
@@ -148,7 +154,7 @@ def rollup(points: pa.Table, day: str, source: str) -> pa.Table:
     # The texts of each index's last row, taken as codes (no text per point).
     names = pa.array(frame["name"].array[last])
     accounts = pa.array(frame["account"].array[last])
-    operations = value_sum * np.where(np.isnan(seconds), 60.0, seconds)
+    operations = value_sum * np.where(np.isnan(seconds), DEFAULT_SECONDS, seconds)
     period = pd.Timestamp(day, tz="UTC").value
     hourly = _hours(codes.astype(np.int64), np.asarray(nanos, np.int64), raw, bad, period, count)
     arrays = [
@@ -180,9 +186,7 @@ def _hours(
         return [*nulls[:2], last_point]
     # Summed by np.bincount in time order: forecast_limits' bins of the points, bit for bit.
     flat = codes * HOURS + hour
-    clean = np.where(bad, 0.0, np.nan_to_num(raw))
-    sums = np.bincount(flat, weights=clean, minlength=count * HOURS)
-    points = np.bincount(flat[~bad], minlength=count * HOURS).astype(np.int64)
+    sums, points, _ = binned(flat, clean_values(raw, bad), bad, count * HOURS)
     offsets = pa.array(np.arange(count + 1, dtype=np.int32) * HOURS)
     return [
         pa.ListArray.from_arrays(offsets, pa.array(sums, pa.float64())),
@@ -219,7 +223,7 @@ def hourly_days(
         by_day.setdefault(day, []).append(path.rpartition("/")[2])
     table = current(table, {day: signature(names) for day, names in by_day.items()})
     out = {}
-    days = table["period"].combine_chunks().cast(pa.int64()).to_numpy() // (HOURS * HOUR_NS)
+    days = table["period"].combine_chunks().cast(pa.int64()).to_numpy() // DAY_NS
     for day in np.unique(days):
         rows = table.filter(pa.array(days == day))
         ids = [str(i) for i in rows["index_id"].to_pylist()]
@@ -255,7 +259,7 @@ def current(rows: pa.Table, sources: dict[str, str]) -> pa.Table:
     """
     if rows.num_rows == 0:
         return rows
-    days = rows["period"].combine_chunks().cast(pa.int64()).to_numpy() // 86_400_000_000_000
+    days = rows["period"].combine_chunks().cast(pa.int64()).to_numpy() // DAY_NS
     day_names = np.datetime_as_string(days.astype("datetime64[D]"))
     wanted = pd.Series(day_names, dtype=object).map(sources).fillna("").to_numpy()
     source_codes, source_texts = texts.codes(rows["source"])

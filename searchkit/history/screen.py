@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from searchkit.frames.counting import invalid_values
+
 __all__ = ["Skipped", "indexes_with_ids", "storable_points"]
 
 
@@ -64,8 +66,7 @@ def storable_points(frame: pd.DataFrame, skipped: Skipped) -> pd.DataFrame:
     """
     values = frame["value"].to_numpy(dtype=np.float64, na_value=np.nan)
     no_time = np.asarray(frame["time"].isna())
-    with np.errstate(invalid="ignore"):
-        bad_value = np.isinf(values) | (values < 0)
+    bad_value = invalid_values(values)
     bad = no_time | bad_value
     if not bad.any():
         return frame

@@ -14,7 +14,7 @@ import pytest
 
 import searchkit as sk
 from searchkit.analytics import profile as pf
-from searchkit.analytics.usage import index_codes, index_intervals, operation_scales
+from searchkit.frames.counting import index_codes, index_intervals, interval_seconds, unit_scales
 from searchkit.history.layout import LIMITS_SCHEMA, THROUGHPUT_SCHEMA, WRITE_OPTIONS
 
 DAY = pd.Timedelta(days=1)
@@ -67,8 +67,8 @@ def oracle_frame_bins(
         values = tp["value"].to_numpy(np.float64, na_value=np.nan)
         invalid = np.isinf(values) | (values < 0)
         clean = np.where(invalid, 0.0, np.nan_to_num(values))
-        scale = operation_scales(value_unit, intervals, part_ids)
         step = intervals.reindex(pd.Index(part_ids, name="index_id"))
+        scale = unit_scales(value_unit, interval_seconds(step))
         seconds = step.fillna(pd.Timedelta(minutes=1)).dt.total_seconds().to_numpy(np.float64)
         for index_id, s in zip(part_ids, seconds, strict=True):
             if index_id not in row:

@@ -13,11 +13,11 @@ import pandas as pd
 import pytest
 
 from searchkit.errors import InvalidResponseError, TimestampError, ValidationError
+from searchkit.frames.counting import median_spacing
 from searchkit.frames.frames import (
     LIMITS_COLUMNS,
     THROUGHPUT_COLUMNS,
     limits_frame,
-    median_spacing,
     throughput_frame,
     throughput_intervals,
     throughput_series,
