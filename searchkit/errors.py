@@ -20,6 +20,10 @@ The hierarchy::
 
 Every error raised for an HTTP exchange carries ``status``, ``method``, ``path`` and the
 server's ``server_message``; its text never contains a token or a password.
+
+Warnings (``UserWarning``): ``IndexMismatchWarning`` (``if_exists="return"`` found an index
+of another region or type) and ``DuplicateIndexWarning`` (another caller created an index
+of the same name while this create ran).
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ __all__ = [
     "AmbiguousNameError",
     "AuthenticationError",
     "ConfigError",
+    "DuplicateIndexWarning",
     "HistoryError",
     "IndexExistsError",
     "InvalidResponseError",
@@ -65,8 +70,9 @@ _SECRET_PAIR = re.compile(
     """
 )
 _BASIC = re.compile(r"\bBasic(\s+)([A-Za-z0-9+/]+={0,2})(?![A-Za-z0-9+/=])", re.IGNORECASE)
-# A URL's user information (``s3://KEY:SECRET@bucket``): the secret may hold a ``/``.
-_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^\s/@:]*:[^\s@]*@")
+# A URL's user information: ``s3://KEY:SECRET@bucket`` (the secret may hold a ``/`` or an
+# ``@``, so it runs to the last ``@`` of the word) or a user part alone (``s3://TOKEN@bkt``).
+_USERINFO = re.compile(r"""(?i)\b([a-z][a-z0-9+.\-]*://)(?:[^\s/@:'"]*:[^\s'"]*|[^\s/@:'"]+)@""")
 # Query parameters that carry credentials (``?secret_key=...``, a presigned ``Signature``).
 _QUERY_SECRET = re.compile(
     r"(?i)([?&][a-z0-9_\-]*(?:secret|token|password|passwd|signature|credential|access_key)"
@@ -87,7 +93,8 @@ _VALUE_BEFORE = (
 def mask_url(text: str) -> str:
     """Return ``text`` with the credentials of every URL in it masked.
 
-    A URL's user information (``s3://KEY:SECRET@bucket`` becomes ``s3://***@bucket``) and
+    A URL's user information (``s3://KEY:SECRET@bucket`` becomes ``s3://***@bucket``; a
+    secret holding ``/`` or ``@`` and a user part alone, ``s3://TOKEN@bucket``, too) and
     query parameters that carry credentials (``secret_key``, ``session_token``,
     ``Signature``...) are replaced by ``***``; the rest (scheme, host, path) stays, so the
     text still says where.
@@ -290,6 +297,27 @@ class IndexMismatchWarning(UserWarning):
     The existing index of that name was returned as asked, but it is not what the call
     described. Make it an error with ``warnings.simplefilter("error", IndexMismatchWarning)``.
     """
+
+
+class DuplicateIndexWarning(UserWarning):
+    """Another index of the same name appeared while ``create_index`` created one.
+
+    ``create_index`` (``if_exists="raise"`` or ``"return"``) refuses a name in use, and
+    creates of one name in one process wait for each other; but two processes (overlapping
+    cron jobs) can both find the name free and both create. The client lists once more after
+    creating, and when an index of that name that it did not create is listed, it warns with
+    both ids: two indexes now share the name and one of them is probably unwanted (a paid
+    index). Make it an error with ``warnings.simplefilter("error", DuplicateIndexWarning)``.
+
+    Attributes:
+        created: The index this call created (returned by ``create_index``).
+        others: The other indexes of that name listed after it.
+    """
+
+    def __init__(self, message: str, created: object = None, others: Sequence[object] = ()):
+        super().__init__(message)
+        self.created = created
+        self.others = tuple(others)
 
 
 def _text(value: object) -> str:

@@ -71,6 +71,7 @@ def test_design_names_are_importable_from_the_package():
         "TransportError",
         "InvalidResponseError",
         "AmbiguousCreateError",
+        "DuplicateIndexWarning",
         "History",
         "usage_frame",
         "forecast_limits",

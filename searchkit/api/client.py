@@ -29,6 +29,7 @@ from urllib3.exceptions import (
 
 from searchkit._version import __version__
 from searchkit.api._failures import Failures
+from searchkit.api._samename import duplicate_warning, one_create_at_a_time
 from searchkit.api._transport import (
     Adapter,
     BasicAuth,
@@ -255,7 +256,10 @@ class Client:
                 an ``IndexMismatchWarning`` says so when its region or type differ from
                 the ones asked for; two of that name raise IndexExistsError) or
                 ``"create"`` (make another on purpose; then nothing is listed first, and a
-                create that meets no failure costs one request).
+                create that meets no failure costs one request). With ``"raise"`` and
+                ``"return"``, creates of one name in one process wait for each other, and
+                the indexes are listed again after creating: when another process created
+                the same name meanwhile, a ``DuplicateIndexWarning`` names both ids.
             reconcile: After an ambiguous failure, list to find the index; with False,
                 such a failure raises AmbiguousCreateError at once.
 
@@ -317,8 +321,11 @@ class Client:
         self, call: Call, body: dict[str, str], if_exists: IfExists, reconcile: bool
     ) -> SearchIndex:
         name = body["name"]
-        before: set[str | None] | None = None
-        if if_exists != "create":
+        if if_exists == "create":
+            return self._post(call, body, None, reconcile)
+        with one_create_at_a_time(self.base_url, self.username, name):
+            # The deadline bounds this call's own requests, not its wait for another create.
+            call.ends = time.monotonic() + call.seconds
             same = [i for i in self._list(call) if i.name == name]
             if same and if_exists == "return" and len(same) == 1:
                 differs = mismatch(same[0], region=body["region"], type=body["type"])
@@ -328,7 +335,13 @@ class Client:
                 return same[0]
             if same:
                 raise IndexExistsError(name, same, choosing=if_exists == "return")
-            before = set()
+            index = self._post(call, body, set(), reconcile)
+            self._check_alone(call, index)
+            return index
+
+    def _post(
+        self, call: Call, body: dict[str, str], before: set[str | None] | None, reconcile: bool
+    ) -> SearchIndex:
         started = time.time()
         try:
             data = self._request(call, "POST", PATH, json_body=body)
@@ -346,7 +359,25 @@ class Client:
                     path=PATH,
                     status=exc.status,
                 ) from exc
-            return self._reconcile(call, name, before, started, exc)
+            return self._reconcile(call, body["name"], before, started, exc)
+
+    def _check_alone(self, call: Call, index: SearchIndex) -> None:
+        """List once more: another process may have created the same name meanwhile."""
+        try:
+            listed = self._list(call)
+        except SearchKitError as exc:
+            log.warning(
+                "created index %r (%s), but listing to check that no other process created "
+                "the same name meanwhile failed (%s)",
+                index.name,
+                index.id,
+                exc,
+            )
+            return
+        duplicate = duplicate_warning(index, listed)
+        if duplicate is not None:
+            # stacklevel: this frame, _create, create_index, then the caller's line.
+            warnings.warn(duplicate, stacklevel=4)
 
     def _reconcile(
         self,

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -94,14 +95,15 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
 def _cmd_create(args: argparse.Namespace) -> int:
     from searchkit.api.client import mismatch
-    from searchkit.errors import IndexExistsError, ValidationError
+    from searchkit.errors import DuplicateIndexWarning, IndexExistsError, ValidationError
     from searchkit.render.text import limits_text_table
 
     verb = "created"
     # Re-running a create (a shell history, a cron job) must not make a second paid index:
     # an existing name is refused unless --if-exists says otherwise.
     mode: Literal["raise", "create"] = "create" if args.if_exists == "create" else "raise"
-    with _client(args) as client:
+    with _client(args) as client, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", DuplicateIndexWarning)
         try:
             index = client.create_index(
                 args.name, region=args.region, type=args.type, if_exists=mode
@@ -133,7 +135,11 @@ def _cmd_create(args: argparse.Namespace) -> int:
     if args.show_secrets:
         for field in SECRET_FIELDS:
             print(_safe(f"{field}: {secret_value(getattr(index, field))}"))
-    return 0
+    duplicates = [w.message for w in caught if isinstance(w.message, DuplicateIndexWarning)]
+    for duplicate in duplicates:
+        # Created, but not alone: a cron job that overlapped another must be noticed.
+        print(_safe(f"searchkit: warning: {duplicate}"), file=sys.stderr)
+    return 1 if duplicates else 0
 
 
 def _check_serve_args(args: argparse.Namespace) -> None:

@@ -16,6 +16,7 @@ import datetime as dt
 import os
 import re
 import time
+import urllib.parse
 import uuid
 import warnings
 from collections.abc import Iterator
@@ -25,7 +26,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from searchkit.errors import HistoryError, ValidationError, mask_url
+from searchkit.errors import HistoryError, ValidationError, mask_url, redact
 from searchkit.history.texts import TEXT, encoded_table, is_text
 from searchkit.model.limits import LIMIT_FIELDS
 
@@ -44,6 +45,7 @@ __all__ = [
     "Layout",
     "check_location",
     "remove_quietly",
+    "split_credentials",
 ]
 
 TIMESTAMP = pa.timestamp("ns", tz="UTC")
@@ -150,6 +152,30 @@ def check_location(location: str) -> None:
         raise ValidationError(f"location {shown!r} names no bucket: use s3://BUCKET/PREFIX")
 
 
+# The user information of an s3:// location: a user part, then an optional secret that may
+# hold ``/`` and ``@`` (so it runs to the last ``@``), as errors.mask_url reads it.
+_CREDENTIALS = re.compile(r"(?s)^(?:([^/@:]*):(.*)|([^/@:]+))@")
+
+
+def split_credentials(rest: str) -> tuple[str | None, str | None, str]:
+    """Split ``KEY:SECRET@bucket/prefix`` (what follows ``s3://``) into its parts.
+
+    Returns:
+        The user (access key) and secret, percent-decoded, or None when the location holds
+        none, and the location without them (``bucket/prefix``).
+    """
+    match = _CREDENTIALS.match(rest)
+    if match is None:
+        return None, None, rest
+    user = match.group(1) if match.group(1) is not None else match.group(3)
+    password = match.group(2)
+    return (
+        urllib.parse.unquote(user),
+        None if password is None else urllib.parse.unquote(password),
+        rest[match.end() :],
+    )
+
+
 def open_location(
     location: str,
     filesystem: pafs.FileSystem | None,
@@ -171,7 +197,19 @@ def open_location(
     shown = mask_url(location)
     scheme, _, rest = location.partition("://")
     if scheme == "s3" and storage_options is not None:
-        return pafs.S3FileSystem(**storage_options), rest.rstrip("/")
+        options = dict(storage_options)
+        user, password, rest = split_credentials(rest)
+        if user is not None and "access_key" not in options:
+            # pyarrow's own reading of s3://KEY:SECRET@bucket, kept when options are given.
+            options.update(access_key=user, secret_key=password or "")
+        try:
+            return pafs.S3FileSystem(**options), rest.rstrip("/")
+        except (TypeError, pa.ArrowInvalid, OSError) as exc:
+            known = [user, password, *(v for v in options.values() if isinstance(v, str))]
+            raise HistoryError(
+                f"cannot open history location {shown!r}: storage_options: "
+                f"{redact(str(exc), known)}"
+            ) from None
     try:
         fs, root = pafs.FileSystem.from_uri(location)
     except (pa.ArrowInvalid, OSError) as exc:

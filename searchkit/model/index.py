@@ -11,7 +11,8 @@ the same result. The rule for odd data, in one place:
   adds or garbles something: unknown fields are kept in ``extra``, unknown enum values are
   kept as text, missing fields are None, and a value of the wrong type (a limit of
   ``"lots"``, ``true``, ``12.5``, or an integer beyond int64 such as ``10**400``) reads as
-  None while ``invalid`` keeps what was sent;
+  None while ``invalid`` keeps what was sent (for ``token`` and ``read_only_token``, an object
+  or array is kept as a :class:`Secret` of its JSON text: masked wherever it goes);
 * throughput points that cannot be read (not an object, no time, a time that does not
   parse, a ``y`` that is not a number) are kept as sent and reported, naming the index and
   the position, when something reads them: ``throughput_frame`` raises unless asked to
@@ -27,6 +28,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import enum
+import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, overload
 
@@ -87,6 +89,17 @@ class _Reader:
         self.invalid[key] = value
         return None
 
+    def secret(self, key: str) -> Secret | None:
+        """Read a secret field: text (or a number) is the secret; any other JSON value is
+        no token, and what was sent is kept in ``invalid`` as a :class:`Secret` of its
+        JSON text, so an object or array holding the token is masked like one."""
+        value = self.data.get(key)
+        if value is None or isinstance(value, str | bool | int | float):
+            text = self.text(key)
+            return None if text is None else Secret(text)
+        self.invalid[key] = _as_secret(value)
+        return None
+
     def integer(self, key: str) -> int | None:
         value = self.data.get(key)
         if value is None:
@@ -112,6 +125,13 @@ class _Reader:
             return value
         self.invalid[key] = value
         return None
+
+
+def _as_secret(value: Any) -> Secret:
+    """A value sent for a secret field, as a :class:`Secret` of its JSON text."""
+    if isinstance(value, Secret):
+        return value
+    return Secret(json.dumps(thaw(value), ensure_ascii=False))
 
 
 def _enum_or_text(enum_cls: type[enum.Enum], value: str | None) -> Any:
@@ -214,6 +234,14 @@ class SearchIndex:
             value = getattr(self, name)
             if isinstance(value, str):
                 set_(self, name, Secret(value))
+        sent = self.invalid
+        if any(not isinstance(sent[name], Secret) for name in SECRET_FIELDS if name in sent):
+            # Whatever a secret field held, it never shows (see _Reader.secret).
+            set_(
+                self,
+                "invalid",
+                {k: _as_secret(v) if k in SECRET_FIELDS else v for k, v in sent.items()},
+            )
         for name in ("extra", "invalid"):
             if not isinstance(getattr(self, name), FrozenMapping):
                 set_(self, name, FrozenMapping(getattr(self, name)))
@@ -261,7 +289,6 @@ class SearchIndex:
         points = data.get("throughput_vector")
         if points is not None and not isinstance(points, list | tuple):
             read.invalid["throughput_vector"] = points
-        secrets = {name: read.text(name) for name in SECRET_FIELDS}
         return cls(
             id=read.text("id"),
             name=read.text("name"),
@@ -270,10 +297,8 @@ class SearchIndex:
             type=_enum_or_text(IndexType, read.text("type")),
             region=_enum_or_text(Region, read.text("region")),
             partner_email=read.text("partner_email"),
-            token=None if secrets["token"] is None else Secret(secrets["token"]),
-            read_only_token=(
-                None if secrets["read_only_token"] is None else Secret(secrets["read_only_token"])
-            ),
+            token=read.secret("token"),
+            read_only_token=read.secret("read_only_token"),
             **{f: read.integer(f) for f in LIMIT_FIELDS},
             creation_time=read.integer("creation_time"),
             input_enrichment_enabled=read.boolean("input_enrichment_enabled"),
@@ -301,7 +326,10 @@ class SearchIndex:
             value = getattr(self, f.name)
             if isinstance(value, enum.Enum):
                 value = value.value
-            if f.name in SECRET_FIELDS:
+            if f.name in SECRET_FIELDS and f.name in self.invalid:
+                sent = secret_value(self.invalid[f.name])
+                value = json.loads(sent or "null") if include_secrets else MASK
+            elif f.name in SECRET_FIELDS:
                 value = secret_value(value) if include_secrets or value is None else MASK
             elif f.name in self.invalid:
                 value = thaw(self.invalid[f.name])

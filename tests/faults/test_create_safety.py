@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 
 import pytest
@@ -58,7 +59,7 @@ def test_if_exists_return_gives_back_the_existing_index_without_a_post(proxy, pr
     older = proxied.create_index("docs", **CREATE)
     again = proxied.create_index("docs", if_exists="return", **CREATE)
     assert again == older
-    assert (proxy.count("GET"), proxy.count("POST")) == (2, 1)
+    assert (proxy.count("GET"), proxy.count("POST")) == (3, 1)  # list, create, check
     assert stored_names(service) == ["docs"]
 
 
@@ -257,3 +258,97 @@ def test_create_whose_first_list_fails_names_the_create_and_that_nothing_was_cre
         "nothing was created."
     )
     assert proxy.count("POST") == 0
+
+
+# -- one name, one index (issue 29, item 4) -------------------------------------------------
+
+
+def test_eight_threads_creating_one_name_make_one_index(proxy, service):
+    # Each list is held 0.3 s by the harness: without serialising, all eight lists come
+    # back empty before any create lands, and eight indexes are made.
+    import threading
+
+    from .harness import slow
+
+    proxy.script("GET", then=slow(0.3, forward()))
+    start = threading.Barrier(8)
+    created, refused, failed = [], [], []
+
+    def run() -> None:
+        with harness_client(proxy.url) as own:
+            start.wait()
+            try:
+                created.append(own.create_index("same-name", **CREATE))
+            except IndexExistsError as exc:
+                refused.append(exc)
+            except Exception as exc:  # reported by the assertion below
+                failed.append(exc)
+
+    threads = [threading.Thread(target=run) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert (len(created), len(refused), failed) == (1, 7, [])
+    assert stored_names(service) == ["same-name"]
+    assert {exc.existing for exc in refused} == {(created[0],)}
+    assert proxy.count("POST") == 1
+
+
+def gathered(parties: int):
+    """An action holding each request until ``parties`` of them have arrived, then
+    forwarding them: every caller's list lands in the same window (overlapping cron jobs)."""
+    import threading
+
+    barrier = threading.Barrier(parties, timeout=120)
+    onward = forward()
+
+    def action(ex) -> None:
+        with contextlib.suppress(threading.BrokenBarrierError):
+            barrier.wait()
+        onward(ex)
+
+    action.__name__ = f"gathered({parties})"
+    return action
+
+
+def test_parallel_create_processes_each_say_a_duplicate_was_made_naming_the_ids(
+    proxy, service, tmp_path
+):
+    import os
+    import re
+    import subprocess
+    import sys
+
+    proxy.script("GET", then=gathered(8))
+    env = {
+        **os.environ,
+        "SEARCHKIT_BASE_URL": proxy.url,
+        "SEARCHKIT_USERNAME": USERNAME,
+        "SEARCHKIT_PASSWORD": PASSWORD,
+        "SEARCHKIT_TIMEOUT": "10,150",
+    }
+    command = [sys.executable, "-m", "searchkit", "create", "cli-name"]
+    command += ["--region", "eu-west-1", "--type", "payg"]
+    processes = [
+        subprocess.Popen(
+            command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        for _ in range(8)
+    ]
+    results = [(p.wait(timeout=300), *p.communicate()) for p in processes]
+
+    stored = {i["id"] for i in service.store.list_indexes(service.account)}
+    assert len(stored) == 8  # across processes nothing can be locked: all eight created
+    for code, out, err in results:
+        own = re.search(r"created index 'cli-name' \(([0-9a-f-]{36})\)", out)
+        assert own is not None, (code, out, err)
+        assert code == 1, (out, err)
+        (line,) = err.splitlines()
+        assert line.startswith(
+            f"searchkit: warning: created index 'cli-name' ({own.group(1)}), but 7 other "
+            "index(es) of that name ("
+        ), line
+        assert set(re.findall(r"[0-9a-f-]{36}", line)) == stored
+        assert line.endswith("the name now has 8 indexes; delete the ones you do not want")

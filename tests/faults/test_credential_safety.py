@@ -159,16 +159,18 @@ def netrc_everywhere(tmp_path, monkeypatch):
 
 
 def test_netrc_password_is_never_sent(server, netrc_everywhere):
+    new = index_json("new")
     server.script(
         "GET",
         reply(200, [index_json("docs")]),
         reply(200, []),
+        reply(200, [new]),  # the check after creating
         reply(401, {"error": "who are you"}),
         reply(503, {"error": "later"}),
         reply(302, b"", {"Location": "http://127.0.0.1:9/v2/search"}),
         then=reply(200, []),
     )
-    server.script("POST", reply(200, index_json("new")), reply(502, {"error": "gateway"}), drop())
+    server.script("POST", reply(200, new), reply(502, {"error": "gateway"}), drop())
     with harness_client(server.url, max_retries=0) as client:
         client.list_indexes()
         client.create_index("new", region="eu-west-1", type="payg")
@@ -183,7 +185,7 @@ def test_netrc_password_is_never_sent(server, netrc_everywhere):
                 call()
     assert netrc_everywhere == []  # not even read
     requests_seen = server.seen()
-    assert len(requests_seen) == 12  # 9 GET (lists before and after creates), 3 POST
+    assert len(requests_seen) == 13  # 10 GET (lists before and after creates), 3 POST
     for seen in requests_seen:
         assert seen.header("authorization") == basic_header(USERNAME, PASSWORD)
         raw = repr(seen.headers) + seen.body.decode("utf-8", "replace")

@@ -67,3 +67,46 @@ def test_create_answered_with_an_array_is_invalid_response_once_reconciling_find
     assert server.count("POST") == 1
     assert isinstance(info.value.__cause__, sk.InvalidResponseError)
     assert "expected a JSON object, got a JSON array" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "sent",
+    [
+        {"value": "TOKEN-OBJ-1234567", "kind": "rw"},
+        ["TOKEN-ARR-1234567", "TOKEN-ARR-7654321"],
+    ],
+    ids=["object", "array"],
+)
+def test_a_token_of_the_wrong_json_type_is_masked_everywhere(server, client, sent, tmp_path):
+    # Issue 29 item 2: whatever type the service sends for a secret field, it never shows.
+    import pandas as pd
+    import pyarrow as pa
+
+    server.script(
+        "GET",
+        then=reply(200, [{"name": "docs", "id": "i-1", "token": sent, "read_only_token": sent}]),
+    )
+    indexes = client.list_indexes()
+    (index,) = indexes
+    assert (index.token, index.read_only_token) == (None, None)
+    assert str(index.invalid["token"]) == "••••••••"
+    assert index.to_dict()["token"] == "••••••••"
+    assert index.to_dict(include_secrets=True)["token"] == sent
+    frame = pd.DataFrame(indexes)
+    csv = tmp_path / "indexes.csv"
+    frame.to_csv(csv)
+    texts = [
+        repr(index),
+        repr(index.invalid),
+        str(dict(index.invalid)),
+        frame.to_string(),
+        frame.to_html(),
+        csv.read_text(),
+        repr(sk.limits_frame(indexes)),
+    ]
+    try:
+        frame.to_parquet(tmp_path / "indexes.parquet")
+    except (pa.ArrowException, ValueError, TypeError) as exc:
+        texts.append(str(exc))
+    for text in texts:
+        assert "TOKEN-" not in text, text

@@ -26,13 +26,15 @@ def test_a_successful_list_is_one_debug_line_with_status_and_elapsed(server, cli
 
 
 def test_a_create_logs_its_list_and_its_post_but_no_body_or_header(server, client, caplog):
-    server.script("GET", then=reply(200, []))
-    server.script("POST", then=reply(200, index_json("secret-project-name")))
+    created = index_json("secret-project-name")
+    server.script("GET", reply(200, []), then=reply(200, [created]))
+    server.script("POST", then=reply(200, created))
     client.create_index("secret-project-name", region="eu-west-1", type="payg")
     lines = searchkit_lines(caplog)
     assert [line.split(" in ")[0] for line in lines] == [
         "GET /v2/search -> 200",
         "POST /v2/search -> 200",
+        "GET /v2/search -> 200",  # the check that no other process created the name
     ]
     everything = caplog.text
     for absent in (

@@ -78,3 +78,19 @@ def test_history_of_a_regular_file_says_so_and_exits_1(tmp_path, capsys):
         "[HistoryError]\n"
     )
     assert regular.read_text() == "not a history"
+
+
+@pytest.mark.parametrize(
+    ("location", "shown"),
+    [
+        ("file://user:sE@cRt9@localhost/tmp/usage", "file://***@localhost/tmp/usage"),
+        ("file://TOKENONLY42@localhost/tmp/usage", "file://***@localhost/tmp/usage"),
+    ],
+)
+def test_credentials_in_a_local_location_are_masked_in_the_error(location, shown):
+    from searchkit.errors import HistoryError
+
+    with pytest.raises(HistoryError) as info:
+        History(location)
+    assert shown in str(info.value)
+    assert "cRt9" not in str(info.value) and "TOKENONLY42" not in str(info.value)

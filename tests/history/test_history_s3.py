@@ -188,3 +188,55 @@ def test_history_of_a_missing_bucket_says_so_and_exits_1(s3_endpoint, capsys):
         f"searchkit: no history at {shown!r}: the bucket 'no-such-bucket' does not exist. "
         "[HistoryError]\n"
     )
+
+
+# -- credentials beside storage_options, and secrets holding "@" (issue 29, item 1) ---------
+
+AT_SECRET = "sEcR@eT-Kx9@q"
+
+
+def test_credentials_in_the_location_are_not_the_path_when_storage_options_are_given(
+    s3_endpoint, bucket, emu
+):
+    s3, name = bucket
+    given = {k: v for k, v in options(s3_endpoint).items() if k not in ("access_key", "secret_key")}
+    hist = History(f"s3://testing:{AT_SECRET}@{name}/usage", storage_options=given)
+
+    assert hist.root == f"{name}/usage"
+    assert repr(hist) == f"History('s3://***@{name}/usage')"
+    with emu.client() as client:
+        assert hist.collect(client, now=emu.now()).new_points == 360
+    info = str(hist.info())
+    assert info.splitlines()[0] == f"history at s3://***@{name}/usage"
+    assert [k for k in keys(s3, name) if k.startswith("usage/limits/")]
+    for text in (repr(hist), hist.root, hist.location, info):
+        assert "sEcR" not in text and "testing:" not in text
+
+
+def test_a_user_part_alone_is_masked_and_not_the_path(s3_endpoint, bucket, emu):
+    _, name = bucket
+    hist = History(f"s3://TOKENONLY42@{name}/usage", storage_options=options(s3_endpoint))
+
+    assert (hist.root, hist.location) == (f"{name}/usage", f"s3://***@{name}/usage")
+    with emu.client() as client:
+        assert hist.collect(client, now=emu.now()).new_points == 360
+    assert "TOKENONLY42" not in str(hist.info())
+
+
+@pytest.mark.parametrize("userinfo", [f"AKIDEXAMPLE:{AT_SECRET}", "TOKENONLY42"])
+def test_the_cli_never_prints_a_secret_holding_an_at_or_a_user_part(
+    s3_endpoint, bucket, userinfo, capsys
+):
+    from searchkit.cli.main import main
+
+    _, name = bucket
+    host = s3_endpoint.partition("://")[2]
+    query = f"?endpoint_override={host}&scheme=http&region=us-east-1"
+    location = f"s3://{userinfo}@{name}/usage{query}"
+    for command in ("history", "forecast"):
+        main([command, "--store", location])
+        captured = capsys.readouterr()
+        printed = captured.out + captured.err
+        assert f"s3://***@{name}/usage" in printed
+        for piece in ("sEcR", "eT-Kx9", "TOKENONLY42", "AKIDEXAMPLE"):
+            assert piece not in printed, (command, printed)
