@@ -58,6 +58,7 @@ import numpy as np
 import pandas as pd
 
 from searchkit.analytics import profile as pf
+from searchkit.analytics.reading import listed_once
 from searchkit.analytics.usage import DAILY_FIELDS, is_history, source_frames, utilization_ratio
 from searchkit.errors import ValidationError
 from searchkit.frames.counting import check_value_unit
@@ -159,6 +160,7 @@ def _check_window(pace_window: Any) -> pd.Timedelta:
     return window
 
 
+@listed_once
 def forecast_limits(
     source: Source,
     now: Instant | None = None,

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 import numpy as np
 import pandas as pd
 
+from searchkit.analytics.reading import listed_once
 from searchkit.errors import ValidationError
 from searchkit.frames.counting import (
     DEFAULT_SECONDS,
@@ -93,6 +94,7 @@ def utilization_ratio(used: Any, limit: Any) -> np.ndarray:
     return result
 
 
+@listed_once
 def usage_frame(
     source: Source,
     freq: str = "D",

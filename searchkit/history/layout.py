@@ -13,14 +13,16 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import functools
 import os
 import re
+import threading
 import time
 import urllib.parse
 import uuid
 import warnings
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, ParamSpec, Protocol, TypeVar
 
 import pyarrow as pa
 import pyarrow.fs as pafs
@@ -44,6 +46,7 @@ __all__ = [
     "HistoryWarning",
     "Layout",
     "check_location",
+    "one_listing",
     "remove_quietly",
     "split_credentials",
 ]
@@ -242,6 +245,43 @@ class Layout:
         #: Paths whose schema was checked already (files never change once written).
         self.checked: set[str] = set()
         self._warned: set[str] = set()
+        # The listings of the current listing() scope, by dataset ("" the whole store).
+        self._listings: dict[str, object] | None = None
+        self._depth = 0
+        self._scope_lock = threading.Lock()
+
+    @contextlib.contextmanager
+    def listing(self) -> Iterator[None]:
+        """Share one listing of each dataset among every read inside (a public call).
+
+        On an object store each dataset (``throughput``, ``limits``, ``rollups``) is then
+        listed with one recursive LIST for the whole call, whatever the days it reads;
+        this layout's own writes and deletes drop what they change. Nested scopes, and the
+        threads a call reads with, share the outermost one. Local folders are listed as
+        asked (that costs no request).
+        """
+        with self._scope_lock:
+            self._depth += 1
+            if self._depth == 1:
+                self._listings = {}
+        try:
+            yield
+        finally:
+            with self._scope_lock:
+                self._depth -= 1
+                if self._depth == 0:
+                    self._listings = None
+
+    def everything(self) -> list[pafs.FileInfo]:
+        """Every entry under the root, from one recursive LIST (an object store only),
+        kept for the :meth:`listing` scope: the datasets' listings are taken from it."""
+        listings = self._listings
+        if listings is not None and "" in listings:
+            return listings[""]  # type: ignore[return-value]
+        found = self._list(self.root, recursive=True)
+        if listings is not None:
+            listings[""] = found
+        return found
 
     def days(self, kind: str) -> list[str]:
         """Return the UTC days (``YYYY-MM-DD``) with a folder of ``kind``, oldest first.
@@ -249,6 +289,8 @@ class Layout:
         One listing of the ``kind`` folder alone. Folders that are not the layout's
         (``day=notadate``, a link out of the store) are skipped and named in a warning.
         """
+        if not self.local:
+            return self._listed(kind)[0]
         infos = self._list(f"{self.root}/{kind}")
         days, stray = [], []
         for info in infos:
@@ -266,13 +308,25 @@ class Layout:
         return sorted(days)
 
     def files(
-        self, kind: str, first: str | None = None, last: str | None = None
+        self, kind: str, first: str | None = None, last: str | None = None, *, fresh: bool = False
     ) -> list[tuple[str, str, int]]:
         """Return ``(day, path, size)`` of every finished data file of ``kind``, by day.
 
-        Only the day folders between ``first`` and ``last`` (inclusive) are listed, so the
-        cost follows the files asked for, not the files stored.
+        Locally only the day folders between ``first`` and ``last`` (inclusive) are listed,
+        so the cost follows the files asked for. On an object store the whole dataset is
+        one LIST request (a page per 1,000 files), taken once per :meth:`listing` scope
+        (``fresh``: taken again). One listing is enough for a reader there: S3 lists keys
+        in name order, and a compaction uploads its merged file, named after every file it
+        replaces (:meth:`after`), before it deletes any of them; so a listing that misses
+        a replaced file (deleted before the listing passed its name, hence after the
+        upload completed) lists the merged file, which it reaches later.
         """
+        if not self.local:
+            return [
+                entry
+                for entry in self._listed(kind, fresh)[1]
+                if (first is None or entry[0] >= first) and (last is None or entry[0] <= last)
+            ]
         found = []
         for day in self.days(kind):
             if (first is not None and day < first) or (last is not None and day > last):
@@ -283,12 +337,67 @@ class Layout:
                     continue
                 if base.startswith((".", "_")):
                     continue  # a temporary file of a writer still at work, or not ours
-                if self.local and os.path.islink(info.path):
+                if os.path.islink(info.path):
                     self._warn_stray([f"{kind}/day={day}/{base}"])
                     continue
                 found.append((day, info.path, int(info.size or 0)))
         found.sort()
         return found
+
+    def _listed(
+        self, kind: str, fresh: bool = False
+    ) -> tuple[list[str], list[tuple[str, str, int]]]:
+        """The days and files of ``kind`` on an object store: one recursive listing, kept
+        for the :meth:`listing` scope this call runs in."""
+        cache = self._listings
+        if cache is not None and not fresh and kind in cache:
+            return cache[kind]  # type: ignore[return-value]
+        folder = f"{self.root}/{kind}"
+        days: set[str] = set()
+        files, stray = [], []
+        if cache is not None and not fresh and "" in cache:  # the whole store, listed once
+            infos = [i for i in self.everything() if i.path.startswith(folder + "/")]
+        else:
+            infos = self._list(folder, recursive=True)
+        for info in infos:
+            inside, _, base = info.path[len(folder) + 1 :].partition("/")
+            if inside.startswith((".", "_")) or (not base and info.type != pafs.FileType.Directory):
+                continue  # a marker, a lock, or a file beside the day folders: not data
+            day = inside[4:] if inside.startswith("day=") else ""
+            if not _is_day(day):
+                stray.append(f"{kind}/{inside}")
+                continue
+            days.add(day)
+            if (
+                base
+                and "/" not in base
+                and info.type == pafs.FileType.File
+                and base.endswith(".parquet")
+                and not base.startswith((".", "_"))
+            ):
+                files.append((day, info.path, int(info.size or 0)))
+        self._warn_stray(sorted(set(stray)))
+        listed = (sorted(days), sorted(files))
+        if cache is not None:
+            cache[kind] = listed
+        return listed
+
+    @staticmethod
+    def after(paths: list[str], stamp: int) -> int:
+        """A stamp for a file that replaces ``paths``: ``stamp``, or more so that its name
+        (``part-<stamp>-...``) sorts after each of theirs (see :meth:`files`)."""
+        for path in paths:
+            found = re.match(r"part-(\d+)-", path.rpartition("/")[2])
+            if found:
+                stamp = max(stamp, int(found.group(1)) + 1)
+        return stamp
+
+    def _forget(self, path: str) -> None:
+        """Drop the scope's listings that hold ``path`` (this layout changed it)."""
+        cache = self._listings
+        if cache is not None:
+            cache.pop(path[len(self.root) + 1 :].partition("/")[0], None)
+            cache.pop("", None)
 
     def newest_day(self, kind: str) -> str | None:
         """The newest UTC day holding a file of ``kind`` (listing only the newest folders)."""
@@ -297,9 +406,10 @@ class Layout:
                 return day
         return None
 
-    def _list(self, folder: str) -> list[pafs.FileInfo]:
-        """List one folder (not its subfolders); a missing folder lists as empty."""
-        selector = pafs.FileSelector(folder, recursive=False, allow_not_found=True)
+    def _list(self, folder: str, recursive: bool = False) -> list[pafs.FileInfo]:
+        """List one folder (not its subfolders, unless ``recursive``); a missing folder
+        lists as empty."""
+        selector = pafs.FileSelector(folder, recursive=recursive, allow_not_found=True)
         for attempt in range(ATTEMPTS):
             try:
                 return list(self.fs.get_file_info(selector))
@@ -384,6 +494,7 @@ class Layout:
         name = f"part-{stamp}-{uuid.uuid4().hex}.parquet"
         final = f"{folder}/{name}"
         table = stored(table)
+        self._forget(final)
         try:
             if not self.local:
                 # An object store makes an object visible only once its upload completed.
@@ -407,6 +518,7 @@ class Layout:
     def remove(self, path: str) -> bool:
         """Delete one file; return whether this call deleted it (gone or kept: False)."""
         self.checked.discard(path)
+        self._forget(path)
         try:
             self.fs.delete_file(path)
         except OSError:
@@ -443,6 +555,26 @@ class Layout:
         finally:
             if held:
                 remove_quietly(self.fs, path)
+
+
+class _HasLayout(Protocol):
+    _layout: Layout
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def one_listing(method: Callable[_P, _R]) -> Callable[_P, _R]:
+    """Run a History method in one :meth:`Layout.listing` scope (its first argument's)."""
+
+    @functools.wraps(method)
+    def scoped(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        owner: _HasLayout = args[0]  # type: ignore[assignment]
+        with owner._layout.listing():
+            return method(*args, **kwargs)
+
+    return scoped
 
 
 class HistoryWarning(UserWarning):
