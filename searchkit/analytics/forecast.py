@@ -57,6 +57,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from searchkit._units import format_duration
 from searchkit.analytics import profile as pf
 from searchkit.analytics.reading import listed_once
 from searchkit.analytics.usage import DAILY_FIELDS, is_history, source_frames, utilization_ratio
@@ -560,9 +561,4 @@ def _method_notes(
 
 
 def _age(delta: pd.Timedelta) -> str:
-    minutes = int(delta.total_seconds() // 60)
-    if minutes < 120:
-        return f"{minutes} min"
-    if minutes < 2 * 1440:
-        return f"{minutes // 60} h"
-    return f"{minutes // 1440} days"
+    return format_duration(delta.total_seconds())
