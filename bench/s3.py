@@ -27,7 +27,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).parent))
-sys.path.insert(0, str(ROOT))
+sys.path.append(str(ROOT))  # tests.history.s3server; a --baseline tree goes first
 
 OPERATIONS = ("forecast_limits", "usage_frame", "info")
 

@@ -62,8 +62,8 @@ from searchkit.history.layout import (
     TIMESTAMP,
     Layout,
     one_listing,
-    open_location,
 )
+from searchkit.history.location import open_location
 from searchkit.history.points import read_points, selection, span
 from searchkit.history.reports import CollectSummary, HistoryInfo
 from searchkit.history.rollups import HourlyDay, current, hourly_days, refresh, refresh_recent
