@@ -144,7 +144,7 @@ def synthetic_traces(count: int = 24, days: int = 42, seed: int = 16) -> pd.Data
 def backtest_frame(tp: pd.DataFrame) -> bt.Backtest:
     """The backtest of a throughput frame, each trace's limit its median daily total."""
     bins = pf.bins_from_frame(tp, "per_second")
-    limit = bt._limits(bins, pd.DataFrame(), "max_daily_queries", "median")
+    limit = bt.day_limits(bins, pd.DataFrame(), "max_daily_queries", "median")
     return bt.replay(bins, limit, bt.BACKTEST_HOURS, pf.WINDOW)
 
 

@@ -18,6 +18,7 @@ from searchkit._version import __version__
 from searchkit.model import hooks as _hooks
 
 if TYPE_CHECKING:
+    from searchkit.alerts.backtest import AlertBacktest, backtest_alerts
     from searchkit.alerts.rules import AlertRule, load_rules
     from searchkit.analytics.backtest import Backtest, backtest_forecast
     from searchkit.analytics.forecast import forecast_limits
@@ -65,6 +66,7 @@ if TYPE_CHECKING:
 
 #: Each public name and the module that defines it; a name is imported on first access.
 _EXPORTS: dict[str, str] = {
+    "AlertBacktest": "searchkit.alerts.backtest",
     "AlertRule": "searchkit.alerts.rules",
     "AmbiguousCreateError": "searchkit.errors",
     "AmbiguousNameError": "searchkit.errors",
@@ -95,6 +97,7 @@ _EXPORTS: dict[str, str] = {
     "TimestampError": "searchkit.errors",
     "TransportError": "searchkit.errors",
     "ValidationError": "searchkit.errors",
+    "backtest_alerts": "searchkit.alerts.backtest",
     "backtest_forecast": "searchkit.analytics.backtest",
     "connect": "searchkit.connection",
     "create_index_form": "searchkit.ui.form",
@@ -116,6 +119,7 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [  # noqa: RUF022 - plain sorted(), as tests/test_public_api.py checks
+    "AlertBacktest",
     "AlertRule",
     "AmbiguousCreateError",
     "AmbiguousNameError",
@@ -147,6 +151,7 @@ __all__ = [  # noqa: RUF022 - plain sorted(), as tests/test_public_api.py checks
     "TransportError",
     "ValidationError",
     "__version__",
+    "backtest_alerts",
     "backtest_forecast",
     "connect",
     "create_index_form",

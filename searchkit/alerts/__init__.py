@@ -9,5 +9,13 @@
   :func:`~searchkit.alerts.incidents.observe` (reads a source for it).
 - :mod:`~searchkit.alerts.backtest`: :func:`~searchkit.alerts.backtest.backtest_alerts`.
 
-Channels, delivery and the ``alerts/`` records of the store live with the command line.
+Delivery (alertsend's side):
+
+- :mod:`~searchkit.alerts.notices`: what one message says
+  (:class:`~searchkit.alerts.notices.Notice`) and its one wording;
+  :mod:`~searchkit.alerts.payloads`: Alertmanager's webhook JSON, Slack's text, an e-mail.
+- :mod:`~searchkit.alerts.channels`: webhook, e-mail and log channels and how a send went.
+- :mod:`~searchkit.alerts.journal`: the store's ``alerts/`` dataset (transitions,
+  deliveries, incident states), :mod:`~searchkit.alerts.claims` (one sender of two
+  collectors) and :mod:`~searchkit.alerts.delivery` (send what is pending, within a budget).
 """

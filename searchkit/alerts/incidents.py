@@ -86,7 +86,7 @@ class IncidentState:
     index_id: str
     name: str
     field: str
-    period_start: pd.Timestamp
+    period: pd.Timestamp
     state: str
     over_since: pd.Timestamp | None = None
     under_since: pd.Timestamp | None = None
@@ -105,7 +105,7 @@ class IncidentState:
     def from_record(cls, record: Mapping[str, Any]) -> IncidentState:
         """Back from :meth:`to_record` (or a row read from the store)."""
         values: dict[str, Any] = {f.name: record.get(f.name) for f in fields(cls)}
-        for name in ("period_start", "over_since", "under_since", "fired_at", "episode_at",
+        for name in ("period", "over_since", "under_since", "fired_at", "episode_at",
                      "breached_at", "resolved_at", "updated_at"):  # fmt: skip
             values[name] = _ts(values[name])
         values["fired"] = int(values["fired"] or 0)
@@ -126,7 +126,7 @@ class Transition:
             forecast's figure it compares) beside it.
         index_id, name, field: The index and the limit (``field`` as
             :func:`~searchkit.forecast_limits` labels it).
-        period_start: The start of the limit's period (a UTC day).
+        period: The start of the limit's period (a UTC day).
         limit, used: The limit and what was used so far (operations).
         projected, projected_low, projected_high: The forecast of the period's total
             and its 10-90 band (NaN when not forecast).
@@ -150,7 +150,7 @@ class Transition:
     index_id: str
     name: str
     field: str
-    period_start: pd.Timestamp | None
+    period: pd.Timestamp | None
     limit: float
     used: float
     projected: float
@@ -205,15 +205,22 @@ def observe(
     labels = sorted({rule.label for rule in rules})
     moments = [moment]
     for state in (previous or {}).values():
-        if state.state == "firing" and state.period_start + _DAY <= moment:
-            moments.append(state.period_start + _DAY - pd.Timedelta(1, "ns"))
+        if state.state == "firing" and state.period + _DAY <= moment:
+            moments.append(state.period + _DAY - pd.Timedelta(1, "ns"))
     parts = [
         forecast_limits(source, at, field=label, value_unit=value_unit).reset_index()
         for at in sorted(set(moments), reverse=True)
         for label in labels
     ]
-    frame = pd.concat(parts, ignore_index=True)
+    frame = _with_period(pd.concat(parts, ignore_index=True))
     return Observation(frame, _collected_at(source))
+
+
+def _with_period(frame: pd.DataFrame) -> pd.DataFrame:
+    """The forecast's period column as ``period`` (its older name: ``period_start``)."""
+    if "period" not in frame.columns and "period_start" in frame.columns:
+        return frame.rename(columns={"period_start": "period"})
+    return frame
 
 
 def _collected_at(source: Any) -> pd.Timestamp | None:
@@ -262,7 +269,7 @@ def evaluate(
     if isinstance(observed, Observation):
         frame, collected = observed.frame, observed.collected_at
     else:
-        frame, collected = observed, None
+        frame, collected = _with_period(observed), None
     collected = _ts(collected_at) if collected_at is not None else collected
     names = [rule.name for rule in rules]
     if len(set(names)) != len(names):
@@ -274,21 +281,21 @@ def evaluate(
     states: dict[str, IncidentState] = {}
     seen: set[str] = set()
     period = moment.normalize()
-    for rule in rules:
+    for rule in rules if len(frame) else ():
         watched = np.asarray(rule.matches(frame["name"].astype(str)), bool)
         rows = frame[(frame["field"] == rule.label).to_numpy() & watched]
-        current = rows[pd.DatetimeIndex(rows["period_start"]) == period]
+        current = rows[pd.DatetimeIndex(rows["period"]) == period]
         told, kept = _evaluate_rule(rule, current, moment, previous, collected, rates, seen)
         transitions += told
         states.update(kept)
-        closing = rows[pd.DatetimeIndex(rows["period_start"]) < period]
+        closing = rows[pd.DatetimeIndex(rows["period"]) < period]
         told, kept = _close_rule(rule, closing, moment, previous, collected, rates, seen)
         transitions += told
         states.update(kept)
     for key, state in previous.items():  # open incidents nothing observed this time
         if key in seen or state.rule == STALLED:
             continue
-        if state.state == "firing" or state.period_start == period:
+        if state.state == "firing" or state.period == period:
             states[key] = state
     told, kept = _stalled(previous, moment, collected, stall)
     return transitions + told, {**states, **kept}
@@ -313,23 +320,25 @@ def _slots(keys: list[str], previous: Mapping[str, IncidentState]) -> mc.Slots:
 
 
 def _observed(rule: AlertRule, rows: pd.DataFrame) -> tuple[np.ndarray, ...]:
-    """Per row: known, condition, hit_at (ns) for ``rule``."""
+    """Per row: known, condition, hit_at (ns), cleared for ``rule``."""
     limit = rows["limit"].to_numpy(np.float64)
     used = rows["used"].to_numpy(np.float64)
     fresh = (rows["method"].astype(str) != "").to_numpy()
     value = used if rule.basis == "used" else rows[rule.band].to_numpy(np.float64)
+    clear = used if rule.basis == "used" else rows[rule.clear].to_numpy(np.float64)
     finite = np.isfinite(limit) & (limit > 0)
-    known = fresh & finite & np.isfinite(value)
+    known = fresh & finite & np.isfinite(value) & np.isfinite(clear)
     with np.errstate(invalid="ignore"):
         condition = value >= rule.at * limit
+        cleared = clear < rule.at * limit
         reached = finite & np.isfinite(used) & (used >= limit)
     hit = pd.DatetimeIndex(rows["hit_at"]).as_unit("ns").asi8
     hit = np.where(hit == mc.NO_TIME, pd.DatetimeIndex(rows["as_of"]).as_unit("ns").asi8, hit)
-    return known, condition, np.where(reached, hit, mc.NO_TIME)
+    return known, condition, np.where(reached, hit, mc.NO_TIME), cleared
 
 
 def _keys(rule: AlertRule, rows: pd.DataFrame) -> list[str]:
-    periods = pd.DatetimeIndex(rows["period_start"])
+    periods = pd.DatetimeIndex(rows["period"])
     return [
         incident_key(rule.name, str(i), str(f), p)
         for i, f, p in zip(rows["index_id"], rows["field"], periods, strict=True)
@@ -347,8 +356,9 @@ def _evaluate_rule(
 ) -> tuple[list[Transition], dict[str, IncidentState]]:
     keys = _keys(rule, rows)
     slots = _slots(keys, previous)
-    known, condition, hit = _observed(rule, rows)
-    out = mc.step(slots, moment.value, known, condition, hit, rule.pending.value, rule.hold.value)
+    known, condition, hit, cleared = _observed(rule, rows)
+    pending, hold = rule.pending_ns, rule.hold_ns
+    out = mc.step(slots, moment.value, known, condition, hit, pending, hold, cleared)
     seen.update(keys)
     return _results(rule, rows, keys, slots, out, moment, collected, rates, "")
 
@@ -368,8 +378,8 @@ def _close_rule(
     rows = rows[np.asarray(open_, bool)]
     keys = [k for k, o in zip(keys, open_, strict=True) if o]
     slots = _slots(keys, previous)
-    _, _, hit = _observed(rule, rows)
-    ends = (pd.DatetimeIndex(rows["period_start"]) + _DAY).as_unit("ns").asi8
+    _, _, hit, _ = _observed(rule, rows)
+    ends = (pd.DatetimeIndex(rows["period"]) + _DAY).as_unit("ns").asi8
     covered = collected is not None and np.asarray(ends) <= collected.value
     out = mc.close(slots, ends, hit, np.broadcast_to(covered, len(keys)))
     seen.update(k for k, code in zip(keys, out, strict=True) if code)
@@ -416,7 +426,7 @@ def _state(
         index_id=str(row["index_id"]),
         name=str(row["name"]),
         field=str(row["field"]),
-        period_start=_ts(row["period_start"]) or moment.normalize(),
+        period=_ts(row["period"]) or moment.normalize(),
         state="pending" if pending else mc.STATES[code],
         over_since=_from_ns(slots.over_since[at]),
         under_since=_from_ns(slots.under_since[at]),
@@ -441,7 +451,7 @@ def _reason(rule: AlertRule, row: dict[str, Any], code: int, how: str) -> str:
         return f"{what} {value:,.0f} >= {rule.at:.0%} of the limit {limit:,.0f}"
     return (
         f"{what} {value:,.0f} under {rule.at:.0%} of the limit {limit:,.0f} for "
-        f"{_duration_text(rule.hold)}"
+        f"{_duration_text(pd.Timedelta(rule.hold))}"
     )
 
 
@@ -473,7 +483,7 @@ def _transition(
         index_id=index_id,
         name=str(row["name"]),
         field=str(row["field"]),
-        period_start=_ts(row["period_start"]),
+        period=_ts(row["period"]),
         limit=float(row["limit"]),
         used=float(row["used"]),
         projected=float(row["projected"]),
@@ -504,7 +514,7 @@ def _stalled(
         if key in open_:
             return [], {key: open_[key]}
         state = IncidentState(
-            key=key, rule=STALLED, index_id="", name="", field="", period_start=collected,
+            key=key, rule=STALLED, index_id="", name="", field="", period=collected,
             state="firing", fired_at=moment, episode_at=moment, fired=1, updated_at=moment,
         )  # fmt: skip
         reason = f"nothing stored since {collected:%Y-%m-%d %H:%M} UTC (over {stall})"
@@ -522,7 +532,7 @@ def _stall_transition(
     nan = float("nan")
     return Transition(
         key=state.key, state=to, at=moment, rule=STALLED, basis="", threshold=nan, band="",
-        index_id="", name="", field="", period_start=state.period_start, limit=nan, used=nan,
+        index_id="", name="", field="", period=state.period, limit=nan, used=nan,
         projected=nan, projected_low=nan, projected_high=nan, hit_at=None,
         hit_at_earliest=None, hit_at_latest=None, breached_at=None, fired_at=state.fired_at,
         collected_at=collected, hit_rate=nan, reason=reason,

@@ -65,6 +65,7 @@ def step(
     hit_at: np.ndarray,
     pending: np.ndarray | int,
     hold: np.ndarray | int,
+    cleared: np.ndarray | None = None,
 ) -> np.ndarray:
     """Advance ``slots`` (in place) to ``now``; return each one's transition code.
 
@@ -76,6 +77,10 @@ def step(
         hit_at: When the limit was hit (ns), NO_TIME while it is not.
         pending: How long (ns) the condition must hold before firing.
         hold: How long (ns) it must be false before a firing incident resolves.
+        cleared: Where the firing incident counts as back under (read only where known
+            and the condition does not hold); default: wherever the condition does not
+            hold. A stricter test than "not the condition" is hysteresis: between the
+            two, a firing incident keeps firing and a quiet one stays quiet.
 
     Returns:
         Per incident: 0 (nothing to say), FIRING, RESOLVED or BREACHED.
@@ -102,8 +107,10 @@ def step(
     first = fire & (slots.fired_at == NO_TIME)
     slots.fired_at[first] = now_a[first]
     slots.episode_at[fire] = now_a[fire]
-    under = live & known & ~condition
-    slots.over_since[under] = NO_TIME
+    below = live & known & ~condition
+    slots.over_since[below] = NO_TIME
+    under = below if cleared is None else below & cleared
+    slots.under_since[below & ~under] = NO_TIME
     firing = under & (state == FIRING)
     begin = firing & (slots.under_since == NO_TIME)
     slots.under_since[begin] = now_a[begin]

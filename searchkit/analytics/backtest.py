@@ -25,7 +25,15 @@ from searchkit.frames.counting import check_value_unit
 if TYPE_CHECKING:
     from searchkit.analytics.usage import Source
 
-__all__ = ["BACKTEST_HOURS", "METHODS", "Backtest", "backtest_forecast", "replay"]
+__all__ = [
+    "BACKTEST_HOURS",
+    "METHODS",
+    "Backtest",
+    "backtest_forecast",
+    "day_limits",
+    "replay",
+    "source_bins",
+]
 
 #: The hours (UTC) :func:`backtest_forecast` forecasts from by default.
 BACKTEST_HOURS: tuple[int, ...] = (3, 6, 9, 12, 15, 18, 21)
@@ -131,15 +139,21 @@ def backtest_forecast(
         raise ValidationError(f"hours must be numbers of hours, got {hours!r}") from exc
     if not times or any(not 0 <= h < 24 for h in times):
         raise ValidationError(f"hours must be times of day in [0, 24), got {list(hours)!r}")
+    bins, limits = source_bins(source, value_unit)
+    return replay(bins, day_limits(bins, limits, label, limit), times, warmup)
+
+
+def source_bins(source: Source, value_unit: str) -> tuple[pf.Bins, pd.DataFrame]:
+    """Every stored day's hourly bins of ``source``, and its limits frame."""
     if is_history(source):
-        bins, limits = pf.bins_from_history(source, value_unit), source.limits()
-    else:
-        tp, limits = source_frames(source)
-        bins = pf.bins_from_frame(tp, value_unit)
-    return replay(bins, _limits(bins, limits, label, limit), times, warmup)
+        return pf.bins_from_history(source, value_unit), source.limits()
+    tp, limits = source_frames(source)
+    return pf.bins_from_frame(tp, value_unit), limits
 
 
-def _limits(bins: pf.Bins, limits: pd.DataFrame, label: str, limit: Any) -> np.ndarray:
+def day_limits(bins: pf.Bins, limits: pd.DataFrame, label: str, limit: Any) -> np.ndarray:
+    """The limit each index of ``bins`` is judged against (``limit`` as in
+    :func:`backtest_forecast`): per index, in operations."""
     if limit is None:
         values = field_limit(limits, label)
         values.index = values.index.astype(str)

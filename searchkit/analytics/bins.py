@@ -8,13 +8,13 @@ next days read while one is binned.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
+from searchkit.analytics.days import PointsReader, read_days
 from searchkit.frames.counting import (
     DAY_NS,
     HOUR_NS,
@@ -30,11 +30,15 @@ from searchkit.frames.counting import (
     unit_scales,
 )
 
+if TYPE_CHECKING:
+    from searchkit.history.dedupe import Points
+    from searchkit.history.rollups import DaySums
+    from searchkit.history.store import History
+
 __all__ = ["DAY", "DAY_NS", "HOUR_NS", "NO_TIME", "Bins", "bins_from_frame", "bins_from_history"]
 
 DAY = pd.Timedelta(days=1)
 NO_TIME = np.iinfo(np.int64).min
-_AHEAD = 2  # days a History is read ahead of the one binned
 
 
 @dataclass
@@ -100,7 +104,7 @@ class _Accumulator:
         if not tp.empty:
             self._add(*_points(tp), _names(tp))
 
-    def add_points(self, points: Any) -> None:
+    def add_points(self, points: Points) -> None:
         """Add a History's :class:`~searchkit.history.dedupe.Points`."""
         if len(points.codes):
             labels = pd.Index(points.ids, name="index_id")
@@ -109,9 +113,9 @@ class _Accumulator:
             codes = np.asarray(points.codes, np.int64)
             self._add(points.ids, codes, points.times, points.values, seconds, names)
 
-    def add_hours(self, day: int, hours: Any) -> None:
-        """Add day ``day`` (since the first) from a History's
-        :class:`~searchkit.history.rollups.HourlyDay`: its points' bins, without them."""
+    def add_hours(self, day: int, hours: DaySums) -> None:
+        """Add day ``day`` (since the first) from a History's hourly
+        :class:`~searchkit.history.rollups.DaySums`: its points' bins, without them."""
         seconds = interval_seconds(hours.seconds)
         names = dict(zip(hours.ids, hours.names, strict=True))
         row_of = self._register(hours.ids, seconds, names)
@@ -260,64 +264,49 @@ def bins_from_frame(
 
 
 def bins_from_history(
-    source: Any,
+    source: History,
     value_unit: str,
     first_day: pd.Timestamp | None = None,
     days: int | None = None,
     cut: int | None = None,
     beyond: bool = False,
+    *,
+    reader: PointsReader | None = None,
 ) -> Bins:
     """Bin a History one day at a time, so memory stays that of a day's points.
 
     A day that ends before the cut, other than the last, is binned from its current
-    rollup's hours where it has them (:meth:`~searchkit.History.hourly`): the same bins,
-    without its points. The other days (today, a day whose rollup is stale) are read.
+    rollup's hours where it has them (:meth:`~searchkit.History.sums`): the same bins,
+    without its points. The other days (today, a day whose rollup is stale) are read, with
+    ``reader`` when given (it keeps what it read for the next call).
     """
+    stored = source.days("throughput")
     if first_day is None or days is None:
-        stored = source.days("throughput")
         if not stored:
             return bins_from_frame(pd.DataFrame(), value_unit)
         first_day = pd.Timestamp(stored[0], tz="UTC")
         days = (pd.Timestamp(stored[-1], tz="UTC") - first_day).days + 1
     acc = _Accumulator(first_day, days, cut, value_unit)
-    stored = set(source.days("throughput"))
-    spans: list[tuple[pd.Timestamp, pd.Timestamp | None]] = [
-        (begin, begin + DAY)
-        for begin in (first_day + offset * DAY for offset in range(days))
-        if f"{begin:%Y-%m-%d}" in stored  # a day not stored has no points to read
-    ]
     # Whole days before the cut, not the last: their rollups' hours where current.
     whole = first_day + (days - 1) * DAY
     if cut is not None:
         whole = min(whole, pd.Timestamp(cut, tz="UTC").floor("D"))
     hours = (
-        source.hourly(f"{first_day:%Y-%m-%d}", f"{whole - DAY:%Y-%m-%d}")
-        if (whole > first_day)
+        source.sums(f"{first_day:%Y-%m-%d}", f"{whole - DAY:%Y-%m-%d}", detail="hour")
+        if whole > first_day
         else {}
     )
-    parts = [
-        (start, end, hours.get(f"{start:%Y-%m-%d}") if start < whole else None)
-        for start, end in spans
+    held = set(stored)
+    spans: list[tuple[pd.Timestamp, pd.Timestamp | None, DaySums | None]] = [
+        (start, start + DAY, hours.get(f"{start:%Y-%m-%d}") if start < whole else None)
+        for start in (first_day + offset * DAY for offset in range(days))
+        if f"{start:%Y-%m-%d}" in held  # a day not stored has no points to read
     ]
     if beyond:  # points dated after the last day, only to count them
-        parts.append((first_day + days * DAY, None, None))
-    # The next days to read are read (Parquet decodes, NumPy sorts, without the GIL) while
-    # one is binned: at most _AHEAD days' points in memory besides it.
-    to_read = [i for i, (_, _, day) in enumerate(parts) if day is None]
-    reading: dict[int, Any] = {}
-    with ThreadPoolExecutor(max_workers=_AHEAD) as pool:
-
-        def read_ahead() -> None:
-            while to_read and len(reading) < _AHEAD:
-                at = to_read.pop(0)
-                reading[at] = pool.submit(source.points, parts[at][0], parts[at][1])
-
-        for at, (start, _, day) in enumerate(parts):
-            if day is not None:
-                acc.add_hours((start - first_day).days, day)
-                continue
-            read_ahead()
-            points = reading.pop(at).result()
-            read_ahead()
-            acc.add_points(points)
+        spans.append((first_day + days * DAY, None, None))
+    for day in read_days(reader or PointsReader(source), spans):
+        if day.sums is not None:
+            acc.add_hours((day.start - first_day).days, day.sums)
+        elif day.points is not None:
+            acc.add_points(day.points)
     return acc.bins()

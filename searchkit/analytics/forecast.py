@@ -59,6 +59,7 @@ import pandas as pd
 
 from searchkit._units import format_duration
 from searchkit.analytics import profile as pf
+from searchkit.analytics.days import PointsReader
 from searchkit.analytics.reading import listed_once
 from searchkit.analytics.usage import DAILY_FIELDS, is_history, source_frames, utilization_ratio
 from searchkit.errors import ValidationError
@@ -67,6 +68,7 @@ from searchkit.frames.zones import Instant, utc_instant
 
 if TYPE_CHECKING:
     from searchkit.analytics.usage import Source
+    from searchkit.history.store import History
 
 __all__ = [
     "FORECASTABLE_FIELDS",
@@ -218,23 +220,21 @@ def forecast_limits(
 
 
 def _load(
-    source: Any, asked: pd.Timestamp | None, present: pd.Timestamp, value_unit: str
+    source: Source, asked: pd.Timestamp | None, present: pd.Timestamp, value_unit: str
 ) -> tuple[pf.Bins, pd.DataFrame, pd.Timestamp]:
     """Bin the days the forecast looks at, up to the forecast's instant, and find it."""
-    history = is_history(source)
-    if history:
+    if is_history(source):
         limits = source.limits()
-        source = _ReadOnce(source)  # today's points: read to find the instant, then binned
-        moment = asked or _history_now(source, present, value_unit)
+        reader = PointsReader(source)  # today's points: read to find the instant, then binned
+        moment = asked or _history_now(source, reader, present, value_unit)
+        first = moment.normalize() - (_DAYS_READ - 1) * pf.DAY
+        bins = pf.bins_from_history(
+            source, value_unit, first, _DAYS_READ, moment.value, asked is None, reader=reader
+        )
     else:
         tp, limits = source_frames(source)
         moment = asked or _data_now(tp, present, value_unit)
-    first = moment.normalize() - (_DAYS_READ - 1) * pf.DAY
-    if history:
-        bins = pf.bins_from_history(
-            source, value_unit, first, _DAYS_READ, moment.value, beyond=asked is None
-        )
-    else:
+        first = moment.normalize() - (_DAYS_READ - 1) * pf.DAY
         bins = pf.bins_from_frame(tp, value_unit, first, _DAYS_READ, moment.value)
     if asked is not None:  # points after an explicit now are not news: only ignored
         bins.future[:] = 0
@@ -257,7 +257,9 @@ def _bins_now(bins: pf.Bins, present: pd.Timestamp) -> pd.Timestamp:
     return pd.Timestamp(min(int(ends.max()), present.value), unit="ns", tz="UTC")
 
 
-def _history_now(source: Any, present: pd.Timestamp, value_unit: str) -> pd.Timestamp:
+def _history_now(
+    source: History, reader: PointsReader, present: pd.Timestamp, value_unit: str
+) -> pd.Timestamp:
     """:func:`_data_now` of a History, reading only the newest day not in the future (or,
     when it holds no point before the present, the day before)."""
     newest = source.newest_time()
@@ -265,26 +267,10 @@ def _history_now(source: Any, present: pd.Timestamp, value_unit: str) -> pd.Time
         return present
     day = min(newest, present).normalize()
     for first in (day, day - pf.DAY):
-        bins = pf.bins_from_history(source, value_unit, first, 1, present.value + 1)
+        bins = pf.bins_from_history(source, value_unit, first, 1, present.value + 1, reader=reader)
         if (bins.newest != pf.NO_TIME).any():
             break
     return _bins_now(bins, present)
-
-
-class _ReadOnce:
-    """A History whose points of a span are read once: the forecast reads today's twice."""
-
-    def __init__(self, history: Any) -> None:
-        self._history = history
-        self._read: dict[tuple[Any, Any], Any] = {}
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._history, name)
-
-    def points(self, start: Any, end: Any) -> Any:
-        if (start, end) not in self._read:
-            self._read[start, end] = self._history.points(start, end)
-        return self._read[start, end]
 
 
 def _rows(

@@ -20,17 +20,15 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 import numpy as np
 import pandas as pd
 
+from searchkit.analytics.days import PointsReader
+from searchkit.analytics.periods import frame_tally, history_tally
 from searchkit.analytics.reading import listed_once
 from searchkit.errors import ValidationError
 from searchkit.frames.counting import (
-    DEFAULT_SECONDS,
-    VALUE_UNITS,
-    index_codes,
-    index_intervals,
+    check_value_unit,
     interval_seconds,
-    invalid_values,
     one_per_instant,
-    unit_scales,
+    period_ends,
 )
 from searchkit.frames.frames import Indexes, limits_frame, throughput_frame
 from searchkit.frames.zones import TimeZone, resolve_zone
@@ -54,7 +52,6 @@ __all__ = [
 
 #: The default comparison: throughput counts queries and updates together.
 DAILY_FIELDS: tuple[str, str] = ("max_daily_queries", "max_daily_updates")
-_DAY = pd.Timedelta(days=1)
 
 
 def source_frames(source: Source) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -76,11 +73,6 @@ def _field_limit(limits: pd.DataFrame, field: str | None) -> tuple[str, pd.Serie
             f"field must be a limit field, one of {', '.join(LIMIT_FIELDS)}; got {field!r}"
         )
     return field, limits[field]
-
-
-def _scales(value_unit: str, intervals: pd.Series, ids: list[str]) -> np.ndarray:
-    """Operations one unit of value stands for, per index of ``ids`` (interval / unit)."""
-    return unit_scales(value_unit, interval_seconds(intervals.reindex(pd.Index(ids))))
 
 
 def utilization_ratio(used: Any, limit: Any) -> np.ndarray:
@@ -107,7 +99,11 @@ def usage_frame(
     Args:
         source: An IndexList, the raw API JSON, or a :class:`~searchkit.History`.
         freq: The period, a pandas frequency; ``"D"`` (default) gives days starting at
-            midnight in ``tz``, which for UTC is the daily limits' reset.
+            midnight in ``tz``, which for UTC is the daily limits' reset; ``"h"`` local
+            hours, ``"W"`` weeks from Sunday's midnight, ``"MS"`` months. Every period
+            starts on the wall clock of ``tz`` and is labelled by its start
+            (:func:`~searchkit.frames.counting.period_starts`: DST days last 23 or 25
+            hours, a repeated hour is two periods).
         tz: Time zone the periods are aligned in.
         field: A limit field to compare with; default the sum of ``max_daily_queries``
             and ``max_daily_updates``.
@@ -133,82 +129,29 @@ def usage_frame(
         >>> usage_frame(client.list_indexes()).head()  # doctest: +SKIP
     """
     _check_freq(freq)
+    check_value_unit(value_unit)
     zone = resolve_zone(tz, default=dt.timezone.utc) or dt.timezone.utc
     columns = ["index_id", "name", "period", "operations", "points", "invalid", "limit"]
     if is_history(source):
         limits = source.limits()
-        out, names, steps = _history_usage(source, zone, freq, value_unit, limits)
+        tally = history_tally(source, zone, freq, value_unit, reader=PointsReader(source))
     else:
         tp, limits = source_frames(source)
-        out, names, steps = _usage_parts(tp, zone, freq, value_unit)
+        tally = frame_tally(tp, zone, freq, value_unit)
     label, limit = _field_limit(limits, field)
+    out = tally.frame(zone)
     if out.empty:
         return _empty_usage(zone)
-    out["name"] = out["index_id"].map(names)
+    out["name"] = out["index_id"].map(tally.names)
     out["limit"] = out["index_id"].map(limit).astype(np.float64).to_numpy()
     if is_history(source):
         out["limit"] = _limits_as_of(out, source, field, freq, out["limit"].to_numpy())
     out = out[(out["points"] > 0) | (out["invalid"] > 0)][columns].reset_index(drop=True)
-    out["complete"] = _complete(out, steps, freq)
+    out["complete"] = _complete(out, tally.steps, zone, freq)
     out["utilization"] = utilization_ratio(out["operations"], out["limit"])
     out["breached"] = out["operations"].to_numpy() > out["limit"].to_numpy()
     out["field"] = label
     return out.sort_values(["name", "period"], kind="stable").reset_index(drop=True)
-
-
-def _history_usage(
-    source: History,
-    zone: dt.tzinfo,
-    freq: str,
-    value_unit: str,
-    limits: pd.DataFrame,
-) -> tuple[pd.DataFrame, dict[str, str], pd.Series]:
-    """Usage parts of a History: the days its rollups answer at once, the others one day
-    at a time (memory stays that of a day)."""
-    rolled = _rollup_rows(source, zone, freq, value_unit, limits)
-    parts, labels, intervals = [], [], []  # each with the UTC day it comes from
-    if rolled is not None:
-        parts.append(rolled[_PARTS])
-        labels.append(rolled[["day", "index_id", "name"]])
-        intervals.append(rolled.loc[rolled["interval"].notna(), ["day", "index_id", "interval"]])
-    done = set() if rolled is None else set(rolled["day"].unique())
-    for day in source.days("throughput"):
-        if day in done:
-            continue
-        begin = pd.Timestamp(day, tz="UTC")
-        tp = source.throughput(start=begin, end=begin + _DAY)
-        part, part_names, day_step = _usage_parts(tp, zone, freq, value_unit)
-        parts.append(part.assign(day=day))
-        labels.append(
-            pd.DataFrame({"day": day, "index_id": list(part_names), "name": part_names.values()})
-        )
-        step = day_step.dropna()
-        intervals.append(
-            pd.DataFrame({"day": day, "index_id": step.index.astype(str), "interval": step})
-        )
-    if not parts:
-        return pd.DataFrame(), {}, pd.Series(dtype="m8[ns]")
-    # In day order (a day's rows as read), as a day at a time would give them.
-    ordered = pd.concat(parts, ignore_index=True)
-    ordered = ordered.iloc[np.argsort(ordered["day"].to_numpy(), kind="stable")]
-    out = ordered.groupby(["index_id", "period"], sort=False, as_index=False)[
-        ["operations", "points", "invalid"]
-    ].sum()
-    # Each index's name on the newest day it has a point on, its interval on the newest
-    # day it has two points on.
-    names = _last_by_day(labels, "name")
-    steps = _last_by_day(intervals, "interval")
-    return out, dict(zip(names.index, names.tolist(), strict=True)), steps
-
-
-def _last_by_day(frames: list[pd.DataFrame], column: str) -> pd.Series:
-    """``column`` by ``index_id``: the value of the newest ``day`` each index has."""
-    frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-    if frame.empty:
-        return pd.Series(dtype="m8[ns]" if column == "interval" else object)
-    frame = frame.iloc[np.argsort(frame["day"].to_numpy(), kind="stable")]
-    last = frame.drop_duplicates("index_id", keep="last")
-    return pd.Series(last[column].to_numpy(), index=pd.Index(last["index_id"], name="index_id"))
 
 
 def _empty_usage(zone: dt.tzinfo) -> pd.DataFrame:
@@ -240,90 +183,6 @@ def _check_freq(freq: object) -> None:
         ) from exc
     if offset is None or offset.n <= 0:
         raise ValidationError(f"freq must be a positive period such as 'D', got {freq!r}")
-
-
-def _usage_parts(
-    tp: pd.DataFrame, zone: dt.tzinfo, freq: str, value_unit: str
-) -> tuple[pd.DataFrame, dict[str, Any], pd.Series]:
-    """Operations and points per (index_id, period) of a throughput frame, the names, and
-    the intervals (:func:`_intervals`)."""
-    codes, ids = index_codes(tp["index_id"])
-    steps = index_intervals(tp)
-    scale = _scales(value_unit, steps, ids)
-    values = tp["value"].to_numpy(dtype=np.float64, na_value=np.nan)
-    invalid = invalid_values(values)
-    frame = pd.DataFrame(
-        {
-            "code": codes,
-            "time": pd.DatetimeIndex(tp["time"].array).tz_convert(zone),
-            # An invalid point is no point: NaN, so neither summed nor counted. Values are
-            # summed first and scaled after, as a daily rollup does: the same figures.
-            "operations": np.where(invalid, np.nan, np.nan_to_num(values)),
-            "invalid": invalid.astype(np.int64),
-        }
-    )
-    if frame.empty:
-        empty = pd.DataFrame(columns=["index_id", "period", "operations", "points", "invalid"])
-        return empty, {}, steps
-    grouped = frame.groupby(["code", pd.Grouper(key="time", freq=freq)], sort=False)
-    out = grouped.agg(
-        operations=("operations", "sum"),
-        points=("operations", "count"),
-        invalid=("invalid", "sum"),
-    ).reset_index()
-    out = out.rename(columns={"time": "period"})
-    out["operations"] = out["operations"].to_numpy() * scale[out["code"].to_numpy()]
-    # The name at each index's last point (a History already labels renamed indexes so).
-    name_codes, name_labels = index_codes(tp["name"])
-    last = np.zeros(len(ids), dtype=np.int64)
-    last[codes] = np.arange(len(codes))  # later rows overwrite earlier ones
-    # Code -1 (no name) picks the None appended at the end.
-    names = np.asarray([*name_labels, None], dtype=object)[name_codes[last]]
-    out["index_id"] = np.asarray(ids, dtype=object)[out["code"].to_numpy()]
-    return (
-        out[["index_id", "period", "operations", "points", "invalid"]],
-        dict(zip(ids, names.tolist(), strict=True)),
-        steps,
-    )
-
-
-_PARTS = ["index_id", "period", "operations", "points", "invalid", "day"]
-
-
-def _rollup_rows(
-    source: Any, zone: dt.tzinfo, freq: str, value_unit: str, limits: pd.DataFrame
-) -> pd.DataFrame | None:
-    """The rows of every UTC day a current rollup answers, as :func:`_usage_parts` would
-    give them from its points (with ``name``, ``interval`` and the ``day``), or None.
-
-    Only daily periods in UTC match a rollup's day; anything else reads the points.
-    """
-    if (
-        freq != "D"
-        or pd.Timestamp("2026-01-01", tz=zone).utcoffset()
-        or value_unit not in (VALUE_UNITS)
-    ):
-        return None
-    wanted = ["index_id", "name", "period", "value_sum", "points", "invalid", "interval_seconds"]
-    rows = source.rollups(columns=wanted)  # not the hours: 48 values a row
-    if rows.empty:
-        return None
-    per = VALUE_UNITS[value_unit]
-    seconds = rows["interval_seconds"].fillna(DEFAULT_SECONDS).to_numpy(np.float64)
-    sums = rows["value_sum"].to_numpy(np.float64)
-    rows["operations"] = sums if per is None else sums * (seconds / per)  # as from points
-    rows["day"] = np.datetime_as_string(
-        pd.DatetimeIndex(rows["period"]).tz_convert("UTC").tz_localize(None).to_numpy(), "D"
-    )
-    rows["period"] = pd.DatetimeIndex(rows["period"]).tz_convert(zone)
-    current = dict(zip(limits.index.astype(str), limits["name"], strict=True))
-    # The history's texts are categoricals; the points' path gives ids as text. A name
-    # stays a reference to its category (one text per index, however many days).
-    rows["index_id"] = rows["index_id"].astype("str")
-    rows["name"] = rows["index_id"].map(current).fillna(rows["name"].astype(object))
-    rows["interval"] = pd.to_timedelta(rows["interval_seconds"].to_numpy(), unit="s")
-    result: pd.DataFrame = rows
-    return result
 
 
 def is_history(source: Source) -> TypeGuard[History]:
@@ -376,16 +235,15 @@ def _limits_as_of(
     return values
 
 
-def _complete(out: pd.DataFrame, intervals: pd.Series, freq: str) -> np.ndarray:
+def _complete(out: pd.DataFrame, steps: dict[str, float], zone: dt.tzinfo, freq: str) -> np.ndarray:
     """Whether the points of each row cover its whole period (else operations undercount).
 
-    ``intervals`` is each index's sampling interval by index_id (a minute where unknown).
+    A period lasts from its start to the next one's (a day across a DST change: 23 or 25
+    hours); ``steps`` is each index's sampling interval in seconds (a minute where unknown).
     """
-    try:
-        length = pd.Timedelta(pd.tseries.frequencies.to_offset(freq).nanos, "ns")
-    except ValueError:  # a calendar period (months, weeks on a weekday) has no fixed length
-        return np.full(len(out), True)
-    step = interval_seconds(intervals.reindex(pd.Index(out["index_id"].astype(str))))
+    starts = pd.DatetimeIndex(out["period"]).tz_convert("UTC").as_unit("ns").asi8
+    length = (period_ends(starts, zone, freq) - starts) / 1e9
+    known = out["index_id"].astype(str).map(steps).to_numpy(dtype=np.float64, na_value=np.nan)
     points = out["points"].to_numpy(dtype=np.float64)
-    result: np.ndarray = points * step >= length.total_seconds() * 0.99
+    result: np.ndarray = points * interval_seconds(known) >= length * 0.99
     return result

@@ -32,6 +32,7 @@ from searchkit.errors import (
 )
 
 if TYPE_CHECKING:
+    from searchkit.alerts.config import AlertsConfig
     from searchkit.history.store import History
 
 __all__ = [
@@ -124,6 +125,7 @@ def cmd_collect(args: argparse.Namespace) -> int:
     rounds = args.count if args.count is not None else (None if args.every else 1)
     looping = rounds != 1
     history = open_store(args.store)
+    alerts = _alerts_file(getattr(args, "alerts", None))
     done = failed = in_a_row = 0
     with _Stopper() as stopper:
         try:
@@ -154,6 +156,8 @@ def cmd_collect(args: argparse.Namespace) -> int:
                             file=sys.stderr,
                             flush=True,
                         )
+                    if alerts is not None:  # after a failed round too: a stall is news
+                        _alert_round(history, alerts, done)
                     if rounds is not None and done >= rounds:
                         break
                     if args.every is not None:
@@ -173,6 +177,31 @@ def cmd_collect(args: argparse.Namespace) -> int:
         print(f"{failed} of {done} round(s) failed", file=sys.stderr, flush=True)
         return 1
     return 0
+
+
+def _alerts_file(path: str | None) -> AlertsConfig | None:
+    """Read ``--alerts FILE`` before the first round: a bad file stops at once (exit 2)."""
+    if path is None:
+        return None
+    from searchkit.cli.alerts import load_file
+
+    return load_file(path)
+
+
+def _alert_round(history: History, alerts: AlertsConfig, done: int) -> None:
+    """Evaluate and send after a round; a failure is reported, and collecting goes on.
+
+    A rule that cannot work (its glob matches no index) stops the collector: warnings
+    that silently never come are worse than a collector that says why it stopped.
+    """
+    from searchkit.cli.alerts import round_after_collect
+
+    try:
+        round_after_collect(history, alerts, done)
+    except ValidationError as exc:
+        raise ConfigError(f"--alerts: {exc.message}") from None
+    except SearchKitError as exc:
+        print(f"round {done}: alerts failed: {describe_failure(exc)}", file=sys.stderr, flush=True)
 
 
 def cmd_history(args: argparse.Namespace) -> int:

@@ -1,4 +1,4 @@
-"""The ``searchkit`` command: list, create, serve, collect, history, forecast, demo and lab.
+"""The ``searchkit`` command: list, create, serve, collect, history, forecast, alerts, demo, lab.
 
 Expected failures (bad credentials, unreachable host, a refused field, a folder that cannot
 be written) print one line on stderr and exit with status 1 (2 for a usage or configuration
@@ -19,6 +19,7 @@ import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
+from searchkit.cli import alerts as alerts_command
 from searchkit.cli import forecast as forecast_command
 from searchkit.cli.parser import build_parser
 from searchkit.errors import ConfigError, SearchKitError, describe_failure
@@ -308,6 +309,7 @@ COMMANDS = {
     "collect": _cmd_collect,
     "history": _cmd_history,
     "forecast": forecast_command.run,
+    "alerts": alerts_command.run,
     "demo": _cmd_demo,
     "lab": _cmd_lab,
 }

@@ -96,6 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_serve(sub)
     _add_collect_and_history(sub)
     forecast_command.add_parser(sub)
+    _add_alerts(sub)
     _add_demo_and_lab(sub)
     return parser
 
@@ -243,10 +244,38 @@ def _add_collect_and_history(sub: Subcommands) -> None:
         "for stores compacted by other means; by default each round compacts the days that "
         "closed",
     )
+    p.add_argument(
+        "--alerts",
+        metavar="FILE",
+        type=_not_blank("an alerts file (TOML: [[rule]] and [[channel]] tables)"),
+        help="after each round, evaluate the alert rules of this TOML file and send what "
+        "is due to its channels (default: no alerts)",
+    )
     _add_timeout(p)
 
     p = sub.add_parser("history", help="summarise a collected usage history")
     add_store_option(p)
+
+
+def _add_alerts(sub: Subcommands) -> None:
+    """Add the ``alerts`` command."""
+    p = sub.add_parser(
+        "alerts",
+        help="show the alert incidents of a store, replay the rules, test the channels",
+        description="Show the open alert incidents recorded in the store's alerts/ dataset "
+        "and how their messages went; --backtest replays the rules on the stored days "
+        "beside threshold rules; --test sends one test message to each channel of the "
+        "rules file. Secrets (webhook URLs, SMTP passwords) are masked.",
+    )
+    add_store_option(p)
+    p.add_argument(
+        "--rules",
+        metavar="FILE",
+        help="the alerts file: [[rule]] and [[channel]] tables (needed for --test and "
+        "--backtest; default: the incidents only)",
+    )
+    p.add_argument("--backtest", action="store_true", help="replay the rules on the stored past")
+    p.add_argument("--test", action="store_true", help="send one test message to each channel")
 
 
 def _add_demo_and_lab(sub: Subcommands) -> None:

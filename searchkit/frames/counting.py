@@ -30,6 +30,7 @@ whole quarters sums its quarters' sums, in time order, with :func:`run_sums`.
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any, Literal, get_args
 
 import numpy as np
@@ -50,12 +51,16 @@ __all__ = [
     "binned",
     "check_value_unit",
     "clean_values",
+    "clock_changes",
     "index_codes",
     "index_intervals",
     "interval_seconds",
     "invalid_values",
     "median_spacing",
     "one_per_instant",
+    "period_ends",
+    "period_starts",
+    "quarter_periods",
     "run_sums",
     "unit_scales",
 ]
@@ -221,3 +226,144 @@ def run_sums(values: np.ndarray, starts: Any) -> np.ndarray:
             total += values[:, column]
         out[:, run] = total
     return out
+
+
+# --- periods -------------------------------------------------------------------------------
+
+
+def period_starts(nanos: np.ndarray, zone: dt.tzinfo, freq: str) -> np.ndarray:
+    """The start (epoch ns) of the period of ``freq`` in ``zone`` that holds each instant.
+
+    The rule, for every source (points, rollups) and every zone: a period starts where the
+    wall clock in ``zone`` reaches a multiple of ``freq`` (``"h"``, ``"15min"``: counted
+    from 1970-01-01 in wall time; ``"D"``, ``"2D"``: midnights; ``"W"``, ``"MS"`` and other
+    calendar periods: the midnight of their anchor day, rolled back) and is labelled by that
+    instant: the latest one showing that wall time not after the point (an hour the clocks
+    repeat is two periods), or, for a wall time the clocks skipped, the instant they skipped
+    to. A clock period (a fixed length) also starts at each change of the zone's offset, so
+    no period holds an hour twice.
+    """
+    nanos = np.asarray(nanos, dtype=np.int64)
+    if not len(nanos):
+        return nanos.copy()
+    offset = _offset(freq)
+    starts = _instants_not_after(_floor_wall(_wall(nanos, zone), offset), zone, nanos)
+    skipped = starts == _NAT
+    if _is_clock(offset) or skipped.any():
+        changes = clock_changes(int(nanos.min()) - DAY_NS, int(nanos.max()), zone)
+        at = np.searchsorted(changes, nanos, side="right") - 1
+        since = changes[np.maximum(at, 0)] if len(changes) else np.full(len(nanos), _NAT)
+        since = np.where(at >= 0, since, _NAT)
+        starts = (
+            np.maximum(starts, since) if _is_clock(offset) else np.where(skipped, since, starts)
+        )
+    return starts
+
+
+def period_ends(starts: np.ndarray, zone: dt.tzinfo, freq: str) -> np.ndarray:
+    """The end (epoch ns, exclusive) of each period :func:`period_starts` labels ``starts``:
+    where the next one starts. A day or a calendar period ends at its next wall midnight of
+    the rule (23 or 25 hours across a DST change), a clock period a length later or at the
+    next wall boundary or offset change if sooner."""
+    starts = np.asarray(starts, dtype=np.int64)
+    if not len(starts):
+        return starts.copy()
+    offset = _offset(freq)
+    walls = _floor_wall(_wall(starts, zone), offset) + offset
+    first = np.ones(len(walls), dtype=bool)  # a repeated wall time: its first occurrence
+    localized = walls.tz_localize(zone, ambiguous=first, nonexistent="NaT")
+    ends = np.asarray(localized.as_unit("ns").asi8, dtype=np.int64)
+    skipped = ends == _NAT  # the clocks skip the next start: it is where they jumped
+    clock = _is_clock(offset)
+    if clock or skipped.any():
+        high = int(starts.max()) + (offset.nanos if clock else 40 * DAY_NS)
+        changes = clock_changes(int(starts.min()) + 1, high, zone)
+        after = np.searchsorted(changes, starts, side="right")
+        later = changes[np.minimum(after, len(changes) - 1)] if len(changes) else ends
+        later = np.where(after < len(changes), later, np.iinfo(np.int64).max)
+        if clock:  # a length later, or at the next wall boundary or offset change if sooner
+            ends = np.where(skipped, np.iinfo(np.int64).max, ends)
+            ends = np.minimum(np.minimum(ends, later), starts + np.int64(offset.nanos))
+        else:
+            ends = np.where(skipped, later, ends)
+    return ends
+
+
+def clock_changes(low: int, high: int, zone: dt.tzinfo) -> np.ndarray:
+    """The instants (epoch ns) from ``low`` to ``high`` at which ``zone``'s offset from UTC
+    changes (found on a quarter-hour grid, then to the nanosecond)."""
+    first = low - low % QUARTER_NS
+    grid = np.arange(first, high + QUARTER_NS, QUARTER_NS, dtype=np.int64)
+    offsets = _wall(grid, zone).asi8 - grid
+    found = []
+    for at in np.flatnonzero(offsets[1:] != offsets[:-1]).tolist():
+        before, after = int(grid[at]), int(grid[at + 1])
+        while after - before > 1:  # the offset at ``before`` holds until ``after``
+            middle = (before + after) // 2
+            if _offset_at(middle, zone) == offsets[at]:
+                before = middle
+            else:
+                after = middle
+        if low <= after <= high:
+            found.append(after)
+    return np.asarray(found, dtype=np.int64)
+
+
+def quarter_periods(days: np.ndarray, zone: dt.tzinfo, freq: str) -> tuple[np.ndarray, np.ndarray]:
+    """The period start (:func:`period_starts`) of each quarter-hour of each UTC day.
+
+    ``days`` are the days' midnights (epoch ns). Returns the starts [days, :data:`QUARTERS`]
+    and, per day, whether every quarter lies in one period: else a period boundary falls
+    inside a quarter and the day's periods must be counted from its points.
+    """
+    days = np.asarray(days, dtype=np.int64)
+    begins = (days[:, None] + np.arange(QUARTERS, dtype=np.int64) * QUARTER_NS).ravel()
+    labels = period_starts(np.concatenate([begins, begins + (QUARTER_NS - 1)]), zone, freq)
+    first, last = labels[: len(begins)], labels[len(begins) :]
+    whole = (first == last).reshape(len(days), QUARTERS).all(axis=1)
+    return first.reshape(len(days), QUARTERS), whole
+
+
+def _offset(freq: str) -> Any:
+    return pd.tseries.frequencies.to_offset(freq)
+
+
+def _is_clock(offset: Any) -> bool:
+    """Whether a period has a fixed length (hours, minutes, ...), not a calendar one."""
+    return isinstance(offset, pd.offsets.Tick)
+
+
+def _wall(nanos: np.ndarray, zone: dt.tzinfo) -> pd.DatetimeIndex:
+    """Instants as the naive wall times of ``zone``."""
+    utc = pd.DatetimeIndex(np.asarray(nanos, dtype=np.int64).view("M8[ns]")).tz_localize("UTC")
+    return utc.tz_convert(zone).tz_localize(None)
+
+
+def _offset_at(nanos: int, zone: dt.tzinfo) -> int:
+    return int(_wall(np.asarray([nanos], dtype=np.int64), zone).asi8[0]) - nanos
+
+
+def _floor_wall(wall: pd.DatetimeIndex, offset: Any) -> pd.DatetimeIndex:
+    """Wall times floored to their period's start (see :func:`period_starts`)."""
+    if _is_clock(offset):
+        return wall.floor(offset)
+    days = wall.normalize()
+    if isinstance(offset, pd.offsets.Day):
+        if offset.n == 1:
+            return days
+        number = days.asi8 // DAY_NS
+        return pd.DatetimeIndex(((number - number % offset.n) * DAY_NS).view("M8[ns]"))
+    unique, inverse = np.unique(days.asi8, return_inverse=True)
+    rolled = [offset.rollback(pd.Timestamp(u)).normalize().as_unit("ns").value for u in unique]
+    return pd.DatetimeIndex(np.asarray(rolled, dtype=np.int64)[inverse].view("M8[ns]"))
+
+
+def _instants_not_after(walls: pd.DatetimeIndex, zone: dt.tzinfo, nanos: np.ndarray) -> np.ndarray:
+    """The latest instant showing each wall time in ``zone`` not after ``nanos`` (NaT for a
+    wall time the clocks skipped)."""
+    size = len(walls)
+    early = walls.tz_localize(zone, ambiguous=np.ones(size, bool), nonexistent="NaT")
+    late = walls.tz_localize(zone, ambiguous=np.zeros(size, bool), nonexistent="NaT")
+    first = np.asarray(early.as_unit("ns").asi8, dtype=np.int64)
+    second = np.asarray(late.as_unit("ns").asi8, dtype=np.int64)
+    return np.where((second <= nanos) & (second != _NAT), second, first)

@@ -91,11 +91,25 @@ ROLLUP_SCHEMA = pa.schema(
         ("hourly_value_sum", pa.list_(pa.float64())),
         ("hourly_points", pa.list_(pa.int64())),
         ("last_point", TIMESTAMP),
+        ("quarter_value_sum", pa.list_(pa.float64())),
+        ("quarter_points", pa.list_(pa.int64())),
+        ("quarter_invalid", pa.list_(pa.int64())),
+        ("first_point", TIMESTAMP),
     ]
 )
 SCHEMAS = {"throughput": THROUGHPUT_SCHEMA, "limits": LIMITS_SCHEMA, "rollups": ROLLUP_SCHEMA}
 #: Columns a file written by an older searchkit may lack: they read as nulls.
-OPTIONAL = {"rollups": ("hourly_value_sum", "hourly_points", "last_point")}
+OPTIONAL = {
+    "rollups": (
+        "hourly_value_sum",
+        "hourly_points",
+        "last_point",
+        "quarter_value_sum",
+        "quarter_points",
+        "quarter_invalid",
+        "first_point",
+    )
+}
 #: A point's identity: one row per key is kept (see :mod:`searchkit.history.dedupe`).
 KEY = ("account", "index_id", "time")
 # Sorted by index then time inside a file, row groups this size let a reader of one index

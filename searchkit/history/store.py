@@ -52,8 +52,7 @@ from searchkit.history.collecting import (
     unstored,
 )
 from searchkit.history.compaction import compact_day, current_sources
-from searchkit.history.footprint import footprint
-from searchkit.history.gaps import Gap, day_gaps
+from searchkit.history.gaps import Gap
 from searchkit.history.layout import (
     LIMITS_SCHEMA,
     ROLLUP_SCHEMA,
@@ -66,7 +65,8 @@ from searchkit.history.layout import (
 from searchkit.history.location import open_location
 from searchkit.history.points import read_points, selection, span
 from searchkit.history.reports import CollectSummary, HistoryInfo
-from searchkit.history.rollups import HourlyDay, current, hourly_days, refresh, refresh_recent
+from searchkit.history.rollups import DaySums, Detail, current, day_sums, refresh, refresh_recent
+from searchkit.history.scan import history_info
 from searchkit.history.snapshots import limits_table, snapshot_frame, unchanged
 
 if TYPE_CHECKING:
@@ -491,25 +491,45 @@ class History:
         """Return the daily rollups that still summarise their day's points exactly.
 
         Args:
-            columns: The columns to return (default all but the hours, ``hourly_value_sum``
-                and ``hourly_points``: 48 values a row, twice the time of the rest).
+            columns: The columns to return (default all but the hours and quarters,
+                ``hourly_*`` and ``quarter_*``: 48 and 288 values a row).
 
         Returns:
             One row per (account, index, UTC day) of every day whose points did not change
             since its rollup: ``account, index_id, name, period, operations, value_sum,
-            points, invalid, interval_seconds, source, last_point`` and the hours (see
-            :mod:`searchkit.history.rollups`). Days not listed must be read from the points.
+            points, invalid, interval_seconds, source, last_point, first_point`` and the
+            hours and quarters when named (see :mod:`searchkit.history.rollups`). Days not
+            listed must be read from the points.
         """
-        wanted = list(columns or [c for c in ROLLUP_SCHEMA.names if not c.startswith("hourly")])
+        lists = ("hourly", "quarter")
+        wanted = list(columns or [c for c in ROLLUP_SCHEMA.names if not c.startswith(lists)])
         keys = dict.fromkeys(["account", "index_id", "period", "source", *wanted])
         table = current(self._read("rollups", columns=list(keys)), current_sources(self._layout))
         return table.select(wanted).to_pandas()  # type: ignore[no-any-return]
 
     @one_listing
-    def hourly(self, first: str, last: str) -> dict[str, HourlyDay]:
+    def hourly(self, first: str, last: str) -> dict[str, DaySums]:
         """Return each UTC day's hours from ``first`` to ``last`` (``YYYY-MM-DD``) where its
         rollup is current: what ``forecast_limits`` bins instead of the day's points."""
-        return hourly_days(self._layout, first, last, self._current_names())
+        return self.sums(first, last, detail="hour")
+
+    @one_listing
+    def sums(self, first: str, last: str, *, detail: Detail = "day") -> dict[str, DaySums]:
+        """Return what each UTC day's points sum to, from ``first`` to ``last``
+        (``YYYY-MM-DD``), for the days whose rollup is current and holds valid figures.
+
+        Args:
+            first: The first UTC day.
+            last: The last UTC day (inclusive).
+            detail: ``"day"`` (default: one sum per index and day), ``"hour"`` (24) or
+                ``"quarter"`` (96 quarter-hours: what a period in any zone is made of).
+
+        Returns:
+            :class:`~searchkit.history.rollups.DaySums` by day; the days left out are read
+            from their points (``usage_frame`` and ``forecast_limits`` do so): the same
+            figures, to the last bit.
+        """
+        return day_sums(self._layout, first, last, self._current_names(), detail=detail)
 
     @one_listing
     def info(self) -> HistoryInfo:
@@ -524,39 +544,7 @@ class History:
                 file: a history that was never collected, or a mistyped location.
         """
         self.require_folder()
-        by_kind, others = footprint(self._layout)
-        days = sorted({day for day, _, _ in self._files("throughput")})
-        points = 0
-        first: pd.Timestamp | None = None
-        last: pd.Timestamp | None = None
-        gaps: list[Gap] = []
-        previous: dict[tuple[str, str], pd.Timestamp] = {}
-        for day in days:
-            table = self._read(
-                "throughput", days=(day, day), columns=["account", "index_id", "name", "time"]
-            )
-            frame = dedupe.tidy(
-                table.append_column("value", pa.nulls(table.num_rows, pa.float64())),
-                dt.timezone.utc,
-            )
-            if frame.empty:
-                continue
-            points += len(frame)
-            first = frame["time"].iloc[0] if first is None else min(first, frame["time"].min())
-            last = frame["time"].max() if last is None else max(last, frame["time"].max())
-            gaps += day_gaps(frame, previous)  # also records every index seen
-        return HistoryInfo(
-            location=self._location,
-            indexes=len(previous),
-            points=points,
-            first=first,
-            last=last,
-            files=sum(stored.files for stored in by_kind.values()),
-            bytes=sum(stored.bytes for stored in by_kind.values()),
-            gaps=tuple(gaps),
-            by_kind=by_kind,
-            other_files=others,
-        )
+        return history_info(self._layout, self._location)
 
     def require_folder(self) -> None:
         """Raise a HistoryError saying what is wrong when the location holds no folder.

@@ -66,7 +66,8 @@ def test_rollups_give_the_hours_when_asked(rolled):
         "interval_seconds",
         "source",
         "last_point",
-    ]  # 48 values a row only on request
+        "first_point",
+    ]  # the hours' 48 and the quarters' 288 values a row only on request
     hours = rolled.rollups(columns=["index_id", "hourly_points"])
     assert hours.columns.tolist() == ["index_id", "hourly_points"] and len(hours) == 16
 

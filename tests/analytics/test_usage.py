@@ -291,3 +291,24 @@ def test_negative_and_infinite_values_are_invalid_points_never_negative_usage(tm
     assert (row["operations"], row["points"], row["invalid"]) == (180.0, 3, 4)
     assert (row["utilization"], row["breached"]) == (180.0 / 10_000, False)
     assert list(usage.columns[3:7]) == ["operations", "points", "invalid", "limit"]
+
+
+@pytest.mark.parametrize(
+    ("zone", "start", "minutes", "complete"),
+    [
+        ("America/New_York", "2026-03-08 05:00", 23 * 60, True),  # 23 hours, all covered
+        ("Europe/Berlin", "2026-03-28 23:00", 23 * 60, True),  # 23 hours, all covered
+        ("America/New_York", "2026-11-01 04:00", 24 * 60, False),  # 25 hours, one missing
+        ("America/New_York", "2026-11-01 04:00", 25 * 60, True),  # 25 hours, all covered
+    ],
+)
+def test_a_dst_day_is_complete_when_its_points_cover_its_own_length(zone, start, minutes, complete):
+    usage = sk.usage_frame([index("dst", start, minutes, 1.0)], tz=zone)
+
+    assert usage[["period", "points", "complete"]].to_dict("records") == [
+        {
+            "period": pd.Timestamp(start, tz="UTC").tz_convert(zone),
+            "points": minutes,
+            "complete": complete,
+        }
+    ]

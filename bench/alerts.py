@@ -1,0 +1,245 @@
+"""Benchmark alert rules: what the default rule buys over "X% used", and their speed.
+
+Accuracy (``backtest_alerts``' replay, every 10 minutes of every day with a week stored
+before it, from only the data before each instant): the default rule beside the threshold
+rules at 50, 70, 80 and 90% used, on
+
+- the real traces of ``bench/forecast_traces/`` (sources in its README; every
+  ``*.csv.gz`` there is replayed), each replayed alone, then pooled per family (Twitter:
+  AAPL and GOOG) and all together;
+- the synthetic traces of ``bench/forecast.py`` (cycles, bursts, level shifts, holidays,
+  gaps),
+
+each twice: with every trace's daily limit at its median daily total (half the days
+breach) and at its 80th percentile (one in five). Per rule: breaches alerted before they
+happened, missed, median and 10th-percentile lead time (hours), false alerts (days fired
+that did not breach) per index-week, repeats (an incident fired twice). Then the verdict
+of issue 25: the default against the *best threshold rule*, the one with the fewest false
+alerts per index-week (ties: the most breaches alerted): it dominates when it has no more
+false alerts, alerts at least as many breaches, with a longer median lead time, and 0
+repeats. A line per threshold rule says whether the default dominates it too.
+
+Speed: ``backtest_alerts`` of 1,000 indexes x 28 days at every="10min" (per-minute points,
+the History written in collect's layout with its rollups, as ``bench/forecast.py``); the
+evaluation step of a collect round (``observe`` + ``evaluate``: the forecast of the
+watched limit and the incidents, default rule and the four threshold rules) on 1,000
+indexes of the emulator, against the collect round itself, best of 3 each.
+
+Usage: .venv/bin/python bench/alerts.py [--speed | --accuracy] [--indexes 1000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import pathlib
+import sys
+import tempfile
+import time
+
+import numpy as np
+import pandas as pd
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+
+from forecast import read_trace, synthetic_traces, trace_names  # noqa: E402
+
+from searchkit.alerts import backtest as ab  # noqa: E402
+from searchkit.alerts.rules import DEFAULT_RULE, THRESHOLD_RULES  # noqa: E402
+from searchkit.analytics import profile as pf  # noqa: E402
+
+EVERY = 600 * 10**9  # ten minutes, in nanoseconds
+LEVELS = {"median": 0.5, "p80": 0.8}  # each trace's daily limit: a quantile of its day totals
+FAMILIES = {  # trace name prefix -> family
+    "nab_elb": "load balancer (NAB ELB)",
+    "nab_nyc_taxi": "taxi passengers (NAB NYC)",
+    "nab_twitter": "Twitter mentions (NAB AAPL, GOOG)",
+    "taylor": "electricity demand (Taylor)",
+    "uci_bike": "bike rentals (UCI DC)",
+}
+RULES = (DEFAULT_RULE, *THRESHOLD_RULES)
+
+
+def family(name: str) -> str:
+    for prefix, label in FAMILIES.items():
+        if name.startswith(prefix):
+            return label
+    return name
+
+
+def quantile_limit(bins: pf.Bins, q: float) -> np.ndarray:
+    """Each index's ``q`` quantile of its complete days' totals."""
+    complete = bins.cov.sum(axis=2) >= pf.COMPLETE_HOURS
+    totals = np.where(complete, bins.ops.sum(axis=2), np.nan)
+    return np.asarray(pf.quiet(np.nanquantile, totals, q, axis=1), np.float64)
+
+
+def replay(tp: pd.DataFrame, q: float) -> ab.AlertBacktest:
+    bins = pf.bins_from_frame(tp, "per_second")
+    limit = quantile_limit(bins, q)
+    return ab.replay_alerts(bins, list(RULES), [limit] * len(RULES), EVERY)
+
+
+def pooled(parts: list[ab.AlertBacktest]) -> ab.AlertBacktest:
+    """The backtests of separate traces as one (days of different eras are not binned
+    together: each trace is replayed alone, then its incidents pooled)."""
+    incidents = pd.concat([p.incidents for p in parts], ignore_index=True)
+    rows = []
+    for rule in RULES:
+        days = sum(int(p.summary.loc[rule.name, "index_days"]) for p in parts)
+        rows.append(ab.score(rule, incidents[incidents["rule"] == rule.name], days))
+    return ab.AlertBacktest(incidents, ab.summarise(rows, [r.name for r in RULES]))
+
+
+def verdict(summary: pd.DataFrame) -> tuple[bool, str]:
+    """Does the default dominate the best threshold rule? One line per threshold rule."""
+    ours = summary.loc[DEFAULT_RULE.name]
+    thresholds = summary.loc[[r.name for r in THRESHOLD_RULES]]
+    best = thresholds.sort_values(
+        ["false_per_index_week", "alerted"], ascending=[True, False], kind="stable"
+    ).index[0]
+    lines, best_ok = [], False
+    for name, row in thresholds.iterrows():
+        checks = {
+            "false alerts <=": ours["false_per_index_week"] <= row["false_per_index_week"],
+            "alerted >=": ours["alerted"] >= row["alerted"],
+            "median lead >": _longer(ours["lead_time_median"], row["lead_time_median"]),
+            "0 repeats": ours["repeats"] == 0,
+        }
+        ok = all(checks.values())
+        failed = [k for k, v in checks.items() if not v]
+        mark = "best threshold rule, " if name == best else ""
+        lines.append(
+            f"    vs {name} ({mark}{row['false_per_index_week']:.2f} false/index-week, "
+            f"{row['alerted']} alerted, lead {_hours(row['lead_time_median']):.1f} h): "
+            + ("dominated" if ok else f"NOT dominated ({', '.join(failed)})")
+        )
+        best_ok = ok if name == best else best_ok
+    return best_ok, "\n".join(lines)
+
+
+def _longer(ours: object, theirs: object) -> bool:
+    """Our median lead is longer; with no breach alerted by either, there is none to
+    compare (true, and the table shows NaN for both)."""
+    if pd.isna(ours) and pd.isna(theirs):
+        return True
+    return bool(_hours(ours) > _hours(theirs))
+
+
+def _hours(value: object) -> float:
+    return float("nan") if pd.isna(value) else pd.Timedelta(value).total_seconds() / 3600
+
+
+def show(title: str, backtest: ab.AlertBacktest) -> bool:
+    print(f"\n{title}")
+    table = backtest.table().drop(columns=["basis", "band", "at"])
+    print(table.to_string())
+    ok, lines = verdict(backtest.summary)
+    print(f"  default rule dominates the best threshold rule: {'YES' if ok else 'NO'}")
+    print(lines)
+    return ok
+
+
+def accuracy() -> None:
+    names = trace_names()
+    real = {name: read_trace(name) for name in names}
+    synthetic = synthetic_traces()
+    print(f"default rule: {DEFAULT_RULE!r}")
+    verdicts = {}
+    for level, q in LEVELS.items():
+        print(f"\n===== daily limit: each trace's {level} daily total =====")
+        parts = {name: replay(frame, q) for name, frame in real.items()}
+        families: dict[str, list[str]] = {}
+        for name in names:
+            families.setdefault(family(name), []).append(name)
+        for label, members in families.items():
+            verdicts[f"{level} {label}"] = show(
+                f"real: {label} ({', '.join(members)})", pooled([parts[m] for m in members])
+            )
+        verdicts[f"{level} real pooled"] = show(
+            f"real: all {len(names)} traces pooled", pooled(list(parts.values()))
+        )
+        verdicts[f"{level} synthetic"] = show(
+            "synthetic: 24 traces x 42 days", replay(synthetic, q)
+        )
+    print("\nverdicts (default dominates the best threshold rule):")
+    for key, ok in verdicts.items():
+        print(f"  {key}: {'yes' if ok else 'NO'}")
+
+
+def backtest_speed(indexes: int) -> None:
+    from history import write_dataset  # collect's per-minute layout, as bench/forecast.py
+
+    import searchkit as sk
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = pathlib.Path(tmp) / "twenty-eight"
+        write_dataset(root, indexes, 28)
+        hist = sk.History(str(root))
+        hist.refresh_rollups(hist.days()[:-1])
+        started = time.perf_counter()
+        result = sk.backtest_alerts(hist, every="10min", limit="median")
+        took = time.perf_counter() - started
+        started = time.perf_counter()
+        sk.backtest_forecast(hist, limit="median")
+        forecast = time.perf_counter() - started
+    rows = int(result.summary["index_days"].iloc[0])
+    print(
+        f"\nbacktest_alerts, {indexes} indexes x 28 days at every=10min (144 instants a "
+        f"day, {len(RULES)} rules, {rows:,} index-days replayed): {took:.1f} s (target < 60 s); "
+        f"backtest_forecast of the same store (7 hours a day): {forecast:.1f} s"
+    )
+
+
+def evaluate_overhead(indexes: int, repeat: int = 3) -> None:
+    """The evaluation step of a collect round against the round, on the emulator."""
+    from searchkit.alerts.incidents import evaluate, observe
+    from searchkit.emulator import Emulator
+    from searchkit.history.store import History
+
+    end = pd.Timestamp("2026-11-20 15:00", tz="UTC")
+    rules = list(RULES)
+    with tempfile.TemporaryDirectory() as tmp, Emulator(seed=1, clock=end.timestamp()) as emu:
+        specs = [
+            {"name": f"live-{i:04d}", "region": "eu-west-1", "type": "payg"} for i in range(indexes)
+        ]
+        emu.store.create_many(emu.account, specs)
+        hist = History(pathlib.Path(tmp) / "store")
+        rounds, steps = [], []
+        states: dict = {}
+        with emu.client(timeout=120) as client:
+            hist.collect(client, now=emu.now())  # the first round stores the service's day
+            for _ in range(repeat):
+                emu.advance(600)
+                started = time.perf_counter()
+                hist.collect(client, now=emu.now())
+                rounds.append(time.perf_counter() - started)
+                now = pd.Timestamp(emu.now(), unit="s", tz="UTC")
+                started = time.perf_counter()
+                seen = observe(hist, rules, now, previous=states)
+                _, states = evaluate(rules, seen, now, states)
+                steps.append(time.perf_counter() - started)
+    print(
+        f"\nevaluating {len(rules)} rules on {indexes} indexes after a collect round "
+        f"(observe + evaluate, best of {repeat}): {min(steps):.2f} s; the collect round: "
+        f"{min(rounds):.2f} s; the evaluation adds {min(steps) / min(rounds):.0%} "
+        f"(target <= 20%); {len(states)} incidents open"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--speed", action="store_true", help="only the speed figures")
+    parser.add_argument("--accuracy", action="store_true", help="only the accuracy figures")
+    parser.add_argument("--indexes", type=int, default=1000)
+    args = parser.parse_args()
+    if not args.speed:
+        accuracy()
+    if not args.accuracy:
+        backtest_speed(args.indexes)
+        evaluate_overhead(args.indexes)
+
+
+if __name__ == "__main__":
+    main()

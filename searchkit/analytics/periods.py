@@ -1,0 +1,272 @@
+"""Usage per index and period, one UTC day at a time, from a rollup's sums or the points.
+
+Every source is counted the same way (:mod:`searchkit.frames.counting`): a UTC day's points
+are summed by quarter-hour (in time order), and a period of the day is the sum of its
+quarters, in order (:func:`~searchkit.frames.counting.run_sums`); a period spanning days
+adds its days. A rollup keeps each day's quarter sums, so a day its rollup answers and the
+same day read from its points give the same figures to the last bit, in every zone and for
+every period whose boundaries fall on quarter-hours (:func:`plan`: every real zone's hours,
+days, weeks and months). A day with a boundary inside a quarter (``freq="7min"``, a zone
+offset by minutes) is counted from its points, each labelled by its period.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from searchkit.analytics.days import PointsReader, read_days
+from searchkit.frames.counting import (
+    DAY_NS,
+    QUARTER_NS,
+    QUARTERS,
+    binned,
+    clean_values,
+    index_codes,
+    index_intervals,
+    interval_seconds,
+    invalid_values,
+    median_spacing,
+    period_starts,
+    quarter_periods,
+    run_sums,
+    unit_scales,
+)
+
+if TYPE_CHECKING:
+    from searchkit.history.dedupe import Points
+    from searchkit.history.rollups import DaySums
+    from searchkit.history.store import History
+
+__all__ = ["DayPlan", "Tally", "day_sums", "frame_tally", "history_tally", "plan", "runs"]
+
+
+@dataclass(frozen=True)
+class DayPlan:
+    """How each UTC day is cut into periods: the period of each quarter-hour, and which
+    days a rollup answers (every quarter in one period) and by what (``"day"``: the whole
+    day is one period; ``"quarter"``: its quarters' sums)."""
+
+    days: np.ndarray  # [D] midnights, epoch ns
+    labels: np.ndarray  # [D, 96] period start of each quarter
+    whole: np.ndarray  # [D] every quarter lies in one period
+    single: np.ndarray  # [D] the whole day lies in one period
+
+    def detail(self, at: int) -> str | None:
+        """What a rollup answers day ``at`` by, or None: the day is read from its points."""
+        if not self.whole[at]:
+            return None
+        return "day" if self.single[at] else "quarter"
+
+
+def plan(days: np.ndarray, zone: dt.tzinfo, freq: str) -> DayPlan:
+    """The :class:`DayPlan` of UTC days (midnights, epoch ns) for periods ``freq`` in
+    ``zone``: the one place that decides whether a rollup can answer a day's periods."""
+    labels, whole = quarter_periods(days, zone, freq)
+    single = whole & (labels == labels[:, :1]).all(axis=1)
+    return DayPlan(np.asarray(days, np.int64), labels, whole, single)
+
+
+@dataclass
+class Tally:
+    """Usage rows (index, period) gathered day by day, with what each day says of its
+    indexes (names, sampling intervals), in day order."""
+
+    ids: dict[str, int] = field(default_factory=dict)
+    parts: list[tuple[np.ndarray, ...]] = field(default_factory=list)
+    names: dict[str, object] = field(default_factory=dict)  # newest day's
+    steps: dict[str, float] = field(default_factory=dict)  # newest day with two points
+
+    def code(self, ids: list[str]) -> np.ndarray:
+        for index_id in ids:
+            self.ids.setdefault(index_id, len(self.ids))
+        return np.asarray([self.ids[i] for i in ids], np.int64)
+
+    def add(
+        self,
+        ids: list[str],
+        periods: np.ndarray,
+        sums: tuple[np.ndarray, np.ndarray, np.ndarray],
+        scales: np.ndarray,
+    ) -> None:
+        """Add a day's sums [indexes of ``ids``, ``periods``] (values, valid, invalid
+        points), the values times each index's ``scales``."""
+        values, valid, invalid = sums
+        rows, cols = np.nonzero((valid > 0) | (invalid > 0))
+        codes = self.code(ids)[rows]
+        operations = values[rows, cols] * scales[rows]
+        self.parts.append(
+            (codes, periods[cols], operations, valid[rows, cols], invalid[rows, cols])
+        )
+
+    def frame(self, zone: dt.tzinfo) -> pd.DataFrame:
+        """One row per (index_id, period), days added up in day order (pandas' sum)."""
+        if not self.parts:
+            return pd.DataFrame(columns=["index_id", "period", "operations", "points", "invalid"])
+        codes, periods, operations, valid, invalid = (
+            np.concatenate(column) for column in zip(*self.parts, strict=True)
+        )
+        rows = pd.DataFrame(
+            {"code": codes, "period": periods, "operations": operations, "points": valid,
+             "invalid": invalid}
+        )  # fmt: skip
+        out = rows.groupby(["code", "period"], sort=False, as_index=False).sum()
+        labels = np.asarray(list(self.ids), dtype=object)
+        when = pd.DatetimeIndex(out["period"].to_numpy().view("M8[ns]")).tz_localize("UTC")
+        return pd.DataFrame(
+            {
+                "index_id": labels[out["code"].to_numpy()],
+                "period": when.tz_convert(zone),
+                "operations": out["operations"].to_numpy(np.float64),
+                "points": out["points"].to_numpy(np.int64),
+                "invalid": out["invalid"].to_numpy(np.int64),
+            }
+        )
+
+
+def day_sums(
+    codes: np.ndarray,
+    nanos: np.ndarray,
+    values: np.ndarray,
+    count: int,
+    day: int,
+    labels: np.ndarray | None,
+    zone: dt.tzinfo,
+    freq: str,
+) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """A UTC day's points (``codes`` of ``count`` indexes, in time order per index) summed
+    per index and period: the periods, and the values, valid and invalid points [count,
+    periods]. ``labels``: the period of each quarter (:class:`DayPlan`), or None when a
+    boundary falls inside a quarter (then each point is labelled by its period)."""
+    invalid = invalid_values(values)
+    clean = clean_values(values, invalid)
+    if labels is not None:
+        slot = (nanos - day) // QUARTER_NS
+        flat = codes * QUARTERS + slot
+        sums = binned(flat, clean, invalid, count * QUARTERS)
+        return runs(tuple(s.reshape(count, QUARTERS) for s in sums), labels)  # type: ignore[arg-type]
+    periods, at = np.unique(period_starts(nanos, zone, freq), return_inverse=True)
+    size = len(periods)
+    sums = binned(codes * size + at, clean, invalid, count * size)
+    return periods, tuple(s.reshape(count, size) for s in sums)  # type: ignore[return-value]
+
+
+def runs(
+    quarters: tuple[np.ndarray, np.ndarray, np.ndarray], labels: np.ndarray
+) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Quarter sums [indexes, 96] (values, valid, invalid) as sums per period: the periods
+    and the sums [indexes, periods], each period's quarters added left to right."""
+    starts = np.flatnonzero(np.append(True, labels[1:] != labels[:-1]))
+    values, valid, invalid = quarters
+    summed = (
+        run_sums(values, starts),
+        np.add.reduceat(valid, starts, axis=1),
+        np.add.reduceat(invalid, starts, axis=1),
+    )
+    return labels[starts], summed
+
+
+def history_tally(
+    source: History, zone: dt.tzinfo, freq: str, value_unit: str, *, reader: PointsReader
+) -> Tally:
+    """Usage of a History per index and period (see the module), one UTC day at a time:
+    the days a current rollup answers from its sums, the others from their points."""
+    tally = Tally()
+    stored = source.days("throughput")
+    if not stored:
+        return tally
+    days = np.asarray([pd.Timestamp(d, tz="UTC").value for d in stored], np.int64)
+    cut = plan(days, zone, freq)
+    details = [cut.detail(at) for at in range(len(days))]
+    answered: dict[str, dict[str, DaySums]] = {
+        detail: source.sums(stored[0], stored[-1], detail=detail)
+        for detail in ("day", "quarter")
+        if detail in details
+    }
+    spans = []
+    for at, name in enumerate(stored):
+        start = pd.Timestamp(days[at], unit="ns", tz="UTC")
+        detail = details[at]
+        sums = None if detail is None else answered[detail].get(name)
+        spans.append((start, start + pd.Timedelta(DAY_NS, "ns"), sums))
+    for at, day in enumerate(read_days(reader, spans)):
+        if day.sums is not None:
+            _add_sums(tally, day.sums, cut.labels[at], value_unit)
+        elif day.points is not None and len(day.points.codes):
+            labels = cut.labels[at] if cut.whole[at] else None
+            _add_points(tally, day.points, int(days[at]), labels, zone, freq, value_unit)
+    return tally
+
+
+def _add_sums(tally: Tally, sums: DaySums, labels: np.ndarray, value_unit: str) -> None:
+    assert sums.invalid is not None
+    quarters = (sums.value_sums, sums.points, sums.invalid)
+    if sums.value_sums.shape[1] == 1:  # the whole day, one period
+        periods = labels[:1]
+    else:
+        periods, quarters = runs(quarters, labels)
+    _note(tally, sums.ids, sums.names, sums.seconds)
+    tally.add(sums.ids, periods, quarters, unit_scales(value_unit, interval_seconds(sums.seconds)))
+
+
+def _add_points(
+    tally: Tally,
+    points: Points,
+    day: int,
+    labels: np.ndarray | None,
+    zone: dt.tzinfo,
+    freq: str,
+    value_unit: str,
+) -> None:
+    count = len(points.ids)
+    codes = np.asarray(points.codes, np.int64)
+    seconds = median_spacing(codes, points.times, pd.Index(points.ids))
+    steps = seconds.dt.total_seconds().to_numpy(np.float64)
+    periods, sums = day_sums(codes, points.times, points.values, count, day, labels, zone, freq)
+    _note(tally, points.ids, points.names, steps)
+    tally.add(points.ids, periods, sums, unit_scales(value_unit, interval_seconds(steps)))
+
+
+def _note(tally: Tally, ids: list[str], names: list[object], seconds: np.ndarray) -> None:
+    """Keep each index's name of the newest day, and its interval of the newest day with
+    two points."""
+    tally.names.update(zip(ids, names, strict=True))
+    tally.steps.update((i, float(s)) for i, s in zip(ids, seconds.tolist(), strict=True) if s == s)
+
+
+def frame_tally(tp: pd.DataFrame, zone: dt.tzinfo, freq: str, value_unit: str) -> Tally:
+    """Usage of a throughput frame per index and period, counted as a History's (see the
+    module) with each index's interval over the whole frame."""
+    tally = Tally()
+    if tp.empty:
+        return tally
+    codes, ids = index_codes(tp["index_id"])
+    codes = np.asarray(codes, np.int64)
+    intervals = index_intervals(tp).reindex(pd.Index(ids, name="index_id"))
+    scales = unit_scales(value_unit, interval_seconds(intervals))
+    nanos = np.asarray(pd.DatetimeIndex(tp["time"]).as_unit("ns").asi8, np.int64)
+    values = tp["value"].to_numpy(dtype=np.float64, na_value=np.nan)
+    day_of = nanos - nanos % DAY_NS
+    days = np.unique(day_of)
+    cut = plan(days, zone, freq)
+    for at, day in enumerate(days.tolist()):
+        keep = day_of == day
+        labels = cut.labels[at] if cut.whole[at] else None
+        periods, sums = day_sums(
+            codes[keep], nanos[keep], values[keep], len(ids), day, labels, zone, freq
+        )
+        tally.add(ids, periods, sums, scales)
+    # The name at each index's last point (a History already labels renamed indexes so).
+    name_codes, name_labels = index_codes(tp["name"])
+    last = np.zeros(len(ids), dtype=np.int64)
+    last[codes] = np.arange(len(codes))  # later rows overwrite earlier ones
+    # Code -1 (no name) picks the None appended at the end.
+    names = np.asarray([*name_labels, None], dtype=object)[name_codes[last]]
+    tally.names.update(zip(ids, names.tolist(), strict=True))
+    steps = intervals.dt.total_seconds().to_numpy(np.float64)
+    _note(tally, ids, names.tolist(), steps)
+    return tally

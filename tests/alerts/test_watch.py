@@ -1,0 +1,119 @@
+"""A day of alert rounds on the demo emulator under a fake clock: fired early, breached once.
+
+The emulator's clock stands still and is moved by the test; each hour the history is
+collected and :func:`alert_round` runs, as ``searchkit collect --alerts`` does, and the
+messages reach a real HTTP receiver on loopback.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import pandas as pd
+import pytest
+
+from searchkit.alerts.channels import WebhookChannel
+from searchkit.alerts.config import AlertsConfig
+from searchkit.alerts.journal import Journal
+from searchkit.alerts.rules import AlertRule
+from searchkit.alerts.watch import alert_round, states_of
+from searchkit.emulator import Emulator
+from searchkit.history.store import History
+from tests.faults.harness import FaultServer, reply
+
+WEEK_START = dt.datetime(2026, 11, 11, tzinfo=dt.timezone.utc)
+DAY = pd.Timestamp("2026-11-21", tz="UTC")
+
+
+@pytest.fixture
+def week(tmp_path):
+    """The demo set with ten stored days; the clock at 2026-11-21 00:00 UTC."""
+    with Emulator(demo=True, seed=2026, clock=WEEK_START, window_minutes=1440) as emu:
+        with emu.client() as client:
+            history = History(tmp_path / "store")
+            for _ in range(10):
+                emu.advance(86_400)
+                history.collect(client, now=emu.now())
+            yield emu, client, history
+
+
+def alerts(receiver: FaultServer) -> AlertsConfig:
+    rule = AlertRule(name="forecast", indexes="code-snippets")
+    return AlertsConfig(rules=(rule,), channels=(WebhookChannel(f"{receiver.url}/hook"),))
+
+
+def posts(receiver: FaultServer) -> list[tuple[str, str, str, str]]:
+    out = []
+    for seen in receiver.seen("POST"):
+        alert = json.loads(seen.body)["alerts"][0]
+        notes = alert["annotations"]
+        out.append((alert["fingerprint"], notes["state"], notes["hit_at"], notes["summary"]))
+    return out
+
+
+def test_the_evening_index_fires_in_the_morning_and_breaches_once_at_the_crossing(week):
+    emu, client, history = week
+    summaries = []
+    with FaultServer() as receiver:
+        receiver.script("POST", then=reply(200))
+        config = alerts(receiver)
+        emu.advance(6 * 3600)
+        for _ in range(17):  # 06:00 to 22:00, hourly
+            now = pd.Timestamp(emu.now(), unit="s", tz="UTC")
+            history.collect(client, now=now)
+            report = alert_round(history, config, now=now, clock=emu.now)
+            summaries.append(report.summary())
+            emu.advance(3600)
+
+    assert summaries[0] == "alerts: new 1 firing; 1 firing now; sent 1, failed 0"
+    assert summaries[1:16] == ["alerts: no change; 1 firing now; sent 0, failed 0"] * 15
+    assert summaries[16] == "alerts: new 1 breached; 0 firing now; sent 1, failed 0"
+    [(key1, *first), (key2, *second)] = posts(receiver)
+    body = json.loads(receiver.seen("POST")[0].body)
+    index_id = body["commonLabels"]["index_id"]
+    assert body["commonAnnotations"]["description"].splitlines() == [
+        "[FIRING] code-snippets max_daily_queries+max_daily_updates: expected to hit the "
+        "limit at 21:08 UTC",
+        f"Index code-snippets ({index_id}), limit max_daily_queries+max_daily_updates: used "
+        "9,254 of 20,000 (46%).",
+        "Expected to hit the limit at 2026-11-21 21:08 UTC (band 20:54 UTC to 21:18 UTC).",
+        "Data collected at 2026-11-21 05:59 UTC.",
+        "Backtest: its forecasts called the day right 100% of the time.",
+        "Projected low 24,362 >= 100% of the limit 20,000.",
+        f"Rule forecast; incident {key1}.",
+    ]
+    assert key1 == key2  # one incident, the same key in both messages
+    label = "code-snippets max_daily_queries+max_daily_updates"
+    assert first == [
+        "firing",
+        "2026-11-21 21:08 UTC",
+        f"[FIRING] {label}: expected to hit the limit at 21:08 UTC",
+    ]
+    assert second == [
+        "breached",
+        "2026-11-21 21:15 UTC",
+        f"[BREACHED] {label}: the limit was hit at 21:15 UTC",
+    ]
+
+
+def test_a_restarted_collector_goes_on_from_the_recorded_state(week, tmp_path):
+    emu, client, history = week
+    with FaultServer() as receiver:
+        receiver.script("POST", then=reply(200))
+        config = alerts(receiver)
+        emu.advance(6 * 3600)
+        now = pd.Timestamp(emu.now(), unit="s", tz="UTC")
+        history.collect(client, now=now)
+        alert_round(history, config, now=now, clock=emu.now, journal=Journal(history))
+        # A new process: a new journal, the same store, a later instant.
+        emu.advance(600)
+        later = pd.Timestamp(emu.now(), unit="s", tz="UTC")
+        again = alert_round(history, config, now=later, clock=emu.now, journal=Journal(history))
+
+    assert again.transitions == ()
+    assert len(receiver.seen("POST")) == 1
+    states = states_of(Journal(history).read())
+    assert [(s.name, s.state, s.fired_at) for s in states.values()] == [
+        ("code-snippets", "firing", DAY + pd.Timedelta(hours=6))
+    ]

@@ -1,0 +1,315 @@
+"""``searchkit collect --alerts`` and ``searchkit alerts`` as real processes.
+
+The service is the demo emulator on the real clock (the demo's ``support-tickets`` is over
+its daily limit from a quarter past midnight and projected over it before, so a rule
+watching it fires in the first round at any hour); the receiver is a real HTTP server on
+loopback; collectors are ``searchkit collect`` subprocesses, killed with SIGKILL between
+sending and recording where the test says.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from searchkit.alerts.journal import Journal
+from searchkit.emulator import Emulator
+from searchkit.history.store import History
+from tests.alerts.conftest import HOOK_TOKEN
+from tests.alerts.smtp import SMTP_PASSWORD, SMTP_USER, smtp_server
+from tests.faults.harness import FaultServer, reply
+
+PAUSE = "SEARCHKIT_ALERTS_TEST_PAUSE_BEFORE_RECORD"
+
+
+@pytest.fixture(scope="module")
+def demo():
+    with Emulator(demo=True, seed=11) as emu:
+        yield emu
+
+
+@pytest.fixture
+def smtp():
+    with smtp_server() as server:
+        yield server
+
+
+@pytest.fixture
+def receiver():
+    with FaultServer() as server:
+        server.script("POST", then=reply(200, {"status": "ok"}))
+        yield server
+
+
+def rules_file(tmp_path: pathlib.Path, extra: str = "", lease: str = "2min") -> pathlib.Path:
+    path = tmp_path / "alerts.toml"
+    path.write_text(
+        textwrap.dedent(
+            f"""\
+            [[rule]]
+            name = "forecast"
+            indexes = "support-tickets"
+
+            [[channel]]
+            name = "ops"
+            type = "webhook"
+            url_env = "ALERTS_TEST_HOOK"
+            {extra}
+            [delivery]
+            budget = "5s"
+            lease = "{lease}"
+            """
+        )
+    )
+    return path
+
+
+def environment(demo: Emulator, receiver: FaultServer, **more: str) -> dict[str, str]:
+    return {
+        **os.environ,
+        "SEARCHKIT_BASE_URL": demo.url,
+        "SEARCHKIT_USERNAME": demo.username,
+        "SEARCHKIT_PASSWORD": demo.password,
+        "ALERTS_TEST_HOOK": f"{receiver.url}/hook/{HOOK_TOKEN}",
+        **more,
+    }
+
+
+def searchkit(env: dict[str, str], *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "searchkit", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+
+
+def finish(process: subprocess.Popen[str], timeout: float = 120) -> tuple[str, str]:
+    try:
+        return process.communicate(timeout=timeout)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+
+
+def fingerprints(receiver: FaultServer) -> list[str]:
+    return [json.loads(s.body)["alerts"][0]["fingerprint"] for s in receiver.seen("POST")]
+
+
+def test_a_collector_killed_between_send_and_record_resends_with_the_same_key(
+    demo, receiver, tmp_path
+):
+    store = str(tmp_path / "store")
+    rules = str(rules_file(tmp_path, lease="0.001s"))
+    paused = searchkit(
+        environment(demo, receiver, **{PAUSE: "1"}),
+        "collect", "--store", store, "--alerts", rules,
+    )  # fmt: skip
+    try:
+        line = paused.stderr.readline()
+        assert line == "alerts: paused after 1 send(s), before recording them\n"
+        assert receiver.count("POST") == 1
+    finally:
+        paused.send_signal(signal.SIGKILL)
+        finish(paused)
+    assert paused.returncode == -signal.SIGKILL
+    records = Journal(History(store)).read()
+    assert sorted(set(records["record"])) == ["hit_rate", "state", "transition"]  # none sent
+
+    out, err = finish(
+        searchkit(environment(demo, receiver), "collect", "--store", store, "--alerts", rules)
+    )
+    again, _ = finish(
+        searchkit(environment(demo, receiver), "collect", "--store", store, "--alerts", rules)
+    )
+
+    first, second = receiver.seen("POST")
+    assert first.body == second.body  # the same message, the same key: the receiver drops it
+    assert fingerprints(receiver) == [records.query("record == 'transition'")["key"].iloc[0]] * 2
+    assert "alerts: no change; " in out and out.rstrip().endswith("sent 1, failed 0")
+    assert err == ""
+    assert again.rstrip().endswith("sent 0, failed 0") and receiver.count("POST") == 2
+    sent = Journal(History(store)).read().query("record == 'delivery'")
+    assert sent[["attempt", "outcome", "channel"]].values.tolist() == [[2, "sent", "ops"]]
+
+
+def test_two_collectors_on_one_store_send_one_notification(demo, receiver, tmp_path):
+    store = str(tmp_path / "store")
+    rules = str(rules_file(tmp_path))
+    env = environment(demo, receiver)
+    first = searchkit(env, "collect", "--store", store, "--alerts", rules)
+    second = searchkit(env, "collect", "--store", store, "--alerts", rules)
+    outputs = [finish(first), finish(second)]
+
+    assert (first.returncode, second.returncode) == (0, 0)
+    assert len(fingerprints(receiver)) == 1
+    assert all("round 1: alerts: " in out for out, _ in outputs)
+    deliveries = Journal(History(store)).read().query("record == 'delivery'")
+    assert deliveries["outcome"].tolist() == ["sent"]
+
+
+def test_a_hostile_rules_file_stops_the_collector_before_it_collects(demo, receiver, tmp_path):
+    store = tmp_path / "store"
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[[rule]]\nname = "x"\nat = -1\n')
+    out, err = finish(
+        searchkit(
+            environment(demo, receiver), "collect", "--store", str(store), "--alerts", str(bad)
+        )
+    )
+    assert out == ""
+    assert err.startswith(f"searchkit: configuration error: {bad}, line 3: rule 1: at ")
+    assert err.count("\n") == 1
+    assert not store.exists()
+
+
+def test_a_glob_that_matches_no_index_stops_the_collector_naming_the_line(demo, receiver, tmp_path):
+    rules = tmp_path / "alerts.toml"
+    rules.write_text('[[rule]]\nname = "typo"\nindexes = "suport-*"\n')
+    out, err = finish(
+        searchkit(
+            environment(demo, receiver),
+            "collect",
+            "--store",
+            str(tmp_path / "store"),
+            "--alerts",
+            str(rules),
+        )
+    )
+    assert out.startswith("round 1: ")
+    assert err == (
+        f"searchkit: configuration error: --alerts: {rules}, line 1: rule 'typo': "
+        "indexes='suport-*' matches none of the 6 indexes (code-snippets, docs-search, "
+        "legal-contracts, news-archive, product-catalog, ...)\n"
+    )
+
+
+def test_alerts_test_sends_one_message_to_each_channel(demo, receiver, tmp_path, smtp):
+    controller, inbox = smtp
+    extra = f"""
+[[channel]]
+name = "mail"
+type = "email"
+host = "127.0.0.1"
+port = {controller.port}
+sender = "searchkit@example.test"
+to = ["ops@example.test"]
+
+[[channel]]
+type = "log"
+"""
+    rules = str(rules_file(tmp_path, extra=extra))
+    env = environment(
+        demo, receiver, SEARCHKIT_SMTP_USERNAME=SMTP_USER, SEARCHKIT_SMTP_PASSWORD=SMTP_PASSWORD
+    )
+    out, err = finish(
+        searchkit(env, "alerts", "--store", str(tmp_path), "--rules", rules, "--test")
+    )
+
+    assert out.splitlines() == [
+        f"ops (alertmanager webhook http://127.0.0.1:{receiver.port}/••••••••): sent: HTTP 200",
+        f"mail (e-mail via 127.0.0.1:{controller.port} (no TLS (loopback), login "
+        f"{SMTP_USER}) to ops@example.test): sent: accepted by the server",
+        "log-3 (log line (WARNING, logger searchkit.alerts)): sent: logged",
+    ]
+    assert err.startswith("[TEST] searchkit alerts: a test message | This is a test")
+    [body] = [json.loads(s.body) for s in receiver.seen("POST")]
+    assert body["alerts"][0]["annotations"]["state"] == "test"
+    assert len(inbox.messages) == 1
+
+
+def test_alerts_test_exits_1_when_a_channel_refuses(demo, tmp_path):
+    with FaultServer() as receiver:
+        receiver.script("POST", then=reply(404))
+        rules = str(rules_file(tmp_path))
+        out, _ = finish(
+            searchkit(
+                environment(demo, receiver),
+                "alerts",
+                "--store",
+                str(tmp_path),
+                "--rules",
+                rules,
+                "--test",
+            )
+        )
+    assert out == (
+        f"ops (alertmanager webhook http://127.0.0.1:{receiver.port}/••••••••): misconfigured: "
+        "HTTP 404: the receiver refused the message; check the URL and the format (not retried)\n"
+    )
+
+
+def test_no_secret_reaches_a_payload_a_record_a_log_or_the_output(demo, tmp_path, smtp):
+    """Webhook tokens and SMTP passwords stay masked; index tokens never enter anything."""
+    controller, inbox = smtp
+    with demo.client() as client:
+        indexes = client.list_indexes()
+    index_tokens = [
+        str(getattr(i, f).get_secret_value()) for i in indexes for f in ("token", "read_only_token")
+    ]
+    extra = f"""
+[[channel]]
+name = "mail"
+type = "email"
+host = "127.0.0.1"
+port = {controller.port}
+sender = "searchkit@example.test"
+to = ["ops@example.test"]
+
+[[channel]]
+name = "broken-mail"
+type = "email"
+host = "127.0.0.1"
+port = {controller.port}
+sender = "searchkit@example.test"
+to = ["ops@example.test"]
+username_env = "WRONG_USER"
+password_env = "WRONG_PASSWORD"
+
+[[channel]]
+type = "log"
+"""
+    rules = str(rules_file(tmp_path, extra=extra))
+    store = str(tmp_path / "store")
+    outputs: list[str] = []
+    with FaultServer() as receiver:
+        receiver.script("POST", reply(500, {"error": f"down {HOOK_TOKEN}"}), then=reply(404))
+        env = environment(
+            demo,
+            receiver,
+            SEARCHKIT_SMTP_USERNAME=SMTP_USER,
+            SEARCHKIT_SMTP_PASSWORD=SMTP_PASSWORD,
+            WRONG_USER=SMTP_USER,
+            WRONG_PASSWORD=f"{SMTP_PASSWORD}-wrong",
+        )
+        for args in (
+            ("collect", "--store", store, "--alerts", rules, "--every", "1s", "--count", "2"),
+            ("alerts", "--store", store, "--rules", rules),
+            ("alerts", "--store", store, "--rules", rules, "--test"),
+        ):
+            process = searchkit(env, *args)
+            outputs += finish(process)
+        bodies = [s.body.decode() + json.dumps(s.headers) for s in receiver.seen("POST")]
+        paths = [s.path for s in receiver.seen("POST")]
+    stored = [p.read_bytes() for p in pathlib.Path(store).rglob("*") if p.is_file()]
+    mails = [raw.decode() for _, _, raw in inbox.messages]
+
+    assert len(bodies) >= 2 and len(mails) >= 2 and stored  # something was sent and kept
+    assert all(path == f"/hook/{HOOK_TOKEN}" for path in paths)  # the token went on the wire
+    assert "failed" in outputs[1] and "misconfigured" in "".join(outputs)
+    for secret in (HOOK_TOKEN, SMTP_PASSWORD, *index_tokens):
+        assert not any(secret in text for text in outputs), secret
+        assert not any(secret.encode() in data for data in stored), secret
+        assert not any(secret in text for text in mails), secret
+    for secret in (SMTP_PASSWORD, *index_tokens):
+        assert not any(secret in text for text in bodies), secret
+    assert not any(HOOK_TOKEN in body for body in bodies)
