@@ -78,7 +78,9 @@ class IncidentState:
     """What is remembered of one incident between evaluations (stored by the collector).
 
     ``state`` is ``"pending"`` (the condition holds, not yet for the rule's ``pending``
-    time: nothing was said), ``"firing"``, ``"resolved"`` or ``"breached"``.
+    time: nothing was said), ``"firing"``, ``"resolved"`` or ``"breached"``;
+    ``updated_at`` is the evaluation that last changed it (an incident that did not move
+    keeps its record, the same object, from one evaluation to the next).
     """
 
     key: str
@@ -338,11 +340,11 @@ def _observed(rule: AlertRule, rows: pd.DataFrame) -> tuple[np.ndarray, ...]:
 
 
 def _keys(rule: AlertRule, rows: pd.DataFrame) -> list[str]:
-    periods = pd.DatetimeIndex(rows["period"])
-    return [
-        incident_key(rule.name, str(i), str(f), p)
-        for i, f, p in zip(rows["index_id"], rows["field"], periods, strict=True)
-    ]
+    texts = {p: p.isoformat() for p in pd.DatetimeIndex(rows["period"]).unique()}
+    periods = [texts[p] for p in pd.DatetimeIndex(rows["period"])]
+    ids = rows["index_id"].astype(str).tolist()
+    labels = rows["field"].astype(str).tolist()
+    return [incident_key(rule.name, i, f, p) for i, f, p in zip(ids, labels, periods, strict=True)]
 
 
 def _evaluate_rule(
@@ -356,11 +358,17 @@ def _evaluate_rule(
 ) -> tuple[list[Transition], dict[str, IncidentState]]:
     keys = _keys(rule, rows)
     slots = _slots(keys, previous)
+    before = slots.copy()
     known, condition, hit, cleared = _observed(rule, rows)
     pending, hold = rule.pending_ns, rule.hold_ns
     out = mc.step(slots, moment.value, known, condition, hit, pending, hold, cleared)
     seen.update(keys)
-    return _results(rule, rows, keys, slots, out, moment, collected, rates, "")
+    # An incident whose state did not move keeps its record (most, round after round).
+    moved = [a != b for a, b in zip(before.__dict__.values(), slots.__dict__.values(), strict=True)]
+    same = (out == 0) & ~np.logical_or.reduce(moved)
+    kept = {k: previous[k] for k, s in zip(keys, same, strict=True) if s and k in previous}
+    told, changed = _results(rule, rows, keys, slots, out, moment, collected, rates, "", same)
+    return told, {**kept, **changed}
 
 
 def _close_rule(
@@ -397,13 +405,21 @@ def _results(
     collected: pd.Timestamp | None,
     rates: dict[str, float],
     how: str,
+    same: np.ndarray | None = None,
 ) -> tuple[list[Transition], dict[str, IncidentState]]:
+    """Transitions and new states of the incidents with something to remember or say
+    (most are quiet), but those ``same`` as before (their records are kept as they are)."""
     told: list[Transition] = []
     kept: dict[str, IncidentState] = {}
+    some = (out != 0) | (slots.state != mc.QUIET) | (slots.over_since != mc.NO_TIME)
+    if same is not None:
+        some &= ~same
+    picked = np.flatnonzero(some).tolist()
     records: list[dict[str, Any]] = [
-        {str(k): v for k, v in row.items()} for row in rows.to_dict("records")
+        {str(k): v for k, v in row.items()} for row in rows.iloc[picked].to_dict("records")
     ]
-    for at, (key, row) in enumerate(zip(keys, records, strict=True)):
+    for at, row in zip(picked, records, strict=True):
+        key = keys[at]
         state = _state(rule, key, row, slots, at, moment)
         if state is not None:
             kept[key] = state
