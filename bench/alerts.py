@@ -228,7 +228,7 @@ def evaluate_overhead(indexes: int, repeat: int = 3, days: int = 14) -> None:
                 rounds.append(time.perf_counter() - started)
                 now = pd.Timestamp(emu.now(), unit="s", tz="UTC")
                 started = time.perf_counter()
-                seen = observe(hist, rules, now, previous=states)
+                seen = observe(hist, rules, now=now, previous=states)
                 observed.append(time.perf_counter() - started)
                 _, states = evaluate(rules, seen, now, states)
                 steps.append(time.perf_counter() - started)

@@ -56,12 +56,14 @@ if TYPE_CHECKING:
     from searchkit.model.index import IndexList, SearchIndex
     from searchkit.model.limits import LIMIT_FIELDS, REGIONS, TYPES, IndexType, Region
     from searchkit.model.secret import Secret
+    from searchkit.render.forecast_plot import plot_forecast
     from searchkit.render.limit_bars import plot_limits
     from searchkit.render.plots import plot_throughput
     from searchkit.render.tables import limits_summary, limits_table
     from searchkit.render.themes import plot_theme
     from searchkit.render.utilization import plot_utilization
     from searchkit.ui.browser import index_browser
+    from searchkit.ui.cockpit import quota_cockpit
     from searchkit.ui.form import create_index_form
 
 #: Each public name and the module that defines it; a name is imported on first access.
@@ -108,10 +110,12 @@ _EXPORTS: dict[str, str] = {
     "limits_summary": "searchkit.render.tables",
     "limits_table": "searchkit.render.tables",
     "parse_timestamps": "searchkit.model.gotime",
+    "plot_forecast": "searchkit.render.forecast_plot",
     "plot_limits": "searchkit.render.limit_bars",
     "plot_theme": "searchkit.render.themes",
     "plot_throughput": "searchkit.render.plots",
     "plot_utilization": "searchkit.render.utilization",
+    "quota_cockpit": "searchkit.ui.cockpit",
     "throughput_frame": "searchkit.frames.frames",
     "throughput_intervals": "searchkit.frames.frames",
     "throughput_series": "searchkit.frames.frames",
@@ -162,10 +166,12 @@ __all__ = [  # noqa: RUF022 - plain sorted(), as tests/test_public_api.py checks
     "limits_table",
     "load_rules",
     "parse_timestamps",
+    "plot_forecast",
     "plot_limits",
     "plot_theme",
     "plot_throughput",
     "plot_utilization",
+    "quota_cockpit",
     "throughput_frame",
     "throughput_intervals",
     "throughput_series",

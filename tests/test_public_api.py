@@ -76,6 +76,8 @@ def test_design_names_are_importable_from_the_package():
         "usage_frame",
         "forecast_limits",
         "plot_utilization",
+        "plot_forecast",
+        "quota_cockpit",
     ):
         assert hasattr(searchkit, name), name
 

@@ -191,8 +191,8 @@ def _now(now: Any) -> pd.Timestamp:
 def observe(
     source: Any,
     rules: Sequence[AlertRule] = (DEFAULT_RULE,),
-    now: Any = None,
     *,
+    now: Any = None,
     previous: Mapping[str, IncidentState] | None = None,
     value_unit: str = "per_second",
 ) -> Observation:

@@ -133,7 +133,7 @@ def alert_round(
     wall = pd.Timestamp(clock(), unit="s", tz="UTC")
     records = journal.read(since=min(moment, wall) - WINDOW)
     previous = states_of(records)
-    observed = observe(history, config.rules, moment, previous=previous)
+    observed = observe(history, config.rules, now=moment, previous=previous)
     told, states = evaluate(
         config.rules,
         observed,

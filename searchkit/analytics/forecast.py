@@ -57,10 +57,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from searchkit._units import format_duration
 from searchkit.analytics import profile as pf
 from searchkit.analytics.days import PointsReader
 from searchkit.analytics.reading import listed_once
+from searchkit.analytics.reasons import no_data_reasons, reasons
 from searchkit.analytics.usage import DAILY_FIELDS, is_history, source_frames, utilization_ratio
 from searchkit.errors import ValidationError
 from searchkit.frames.counting import check_value_unit
@@ -76,6 +76,7 @@ __all__ = [
     "check_field",
     "field_limit",
     "forecast_limits",
+    "forecast_parts",
 ]
 
 #: Limits that throughput can use up: throughput counts queries and updates together.
@@ -219,6 +220,25 @@ def forecast_limits(
     return _rows(bins, limits, label, moment, window)
 
 
+def forecast_parts(
+    source: Source,
+    now: Instant | None = None,
+    *,
+    field: str | None = None,
+    pace_window: str | pd.Timedelta = "1h",
+    value_unit: str = "per_second",
+) -> tuple[pd.DataFrame, pf.Bins, dict[str, np.ndarray]]:
+    """:func:`forecast_limits`' rows, with the bins and the plan (each index's rest of the
+    day spread over the hours, its band) they come from: what a picture of the day draws."""
+    label = check_field(field)
+    window = _check_window(pace_window)
+    asked = _check_now(now)
+    check_value_unit(value_unit)
+    bins, limits, moment = _load(source, asked, pd.Timestamp.now(tz="UTC"), value_unit)
+    tau = (moment - moment.normalize()) / pd.Timedelta(hours=1)
+    return _rows(bins, limits, label, moment, window), bins, _plan(bins, tau, window)
+
+
 def _load(
     source: Source, asked: pd.Timestamp | None, present: pd.Timestamp, value_unit: str
 ) -> tuple[pf.Bins, pd.DataFrame, pd.Timestamp]:
@@ -338,7 +358,7 @@ def _today(
     out["method"] = np.full(count, "", dtype=object)
     out["reason"] = np.full(count, "", dtype=object)
     if bins.days == 0 or not found.any():
-        out["reason"][:] = _no_data_reasons(limit, found)
+        out["reason"][:] = no_data_reasons(limit, found)
         return out
     plan = _plan(bins, tau, window)
     used = bins.ops[take, -1].sum(axis=1)
@@ -358,7 +378,7 @@ def _today(
     for name in ("hit_at", "hit_at_earliest", "hit_at_latest"):
         out[name] = np.where(np.isfinite(crossed), crossed, out[name])
     out["method"] = np.where(found, plan["method"][take], "")
-    out["reason"] = _reasons(bins, plan, rows, limit, moment, window)
+    out["reason"] = reasons(bins, plan, rows, limit, moment, window)
     stale = out["method"] == ""
     for name in ("projected", "projected_low", "projected_high"):
         out[name] = np.where(stale, np.nan, out[name])
@@ -477,74 +497,3 @@ def _crossed(bins: pf.Bins, limit: np.ndarray, rows: np.ndarray, start: pd.Times
     hours[hit] = (times[at[hit]] - start.value) / pf.HOUR_NS
     out[known] = hours[rows[known]]
     return out
-
-
-def _no_data_reasons(limit: np.ndarray, found: np.ndarray) -> list[str]:
-    return [
-        "the service did not report this limit" if np.isnan(v) else "no throughput points"
-        for v in limit
-    ]
-
-
-def _reasons(
-    bins: pf.Bins,
-    plan: dict[str, np.ndarray],
-    rows: np.ndarray,
-    limit: np.ndarray,
-    moment: pd.Timestamp,
-    window: pd.Timedelta,
-) -> list[str]:
-    """Why each row is not a calibrated forecast (empty when it is)."""
-    reasons = []
-    for pos, i in enumerate(rows):
-        notes = []
-        if i >= 0 and bins.future[i]:
-            notes.append(
-                f"{bins.future[i]} point(s) dated after now ({moment:%Y-%m-%d %H:%M} UTC) left out"
-            )
-        if np.isnan(limit[pos]):
-            notes.append("the service did not report this limit")
-        elif i < 0 or bins.newest[i] == pf.NO_TIME:
-            notes.append("no throughput points for this index")
-        else:
-            notes.extend(_method_notes(bins, plan, int(i), moment, window))
-        reasons.append("; ".join(notes))
-    return reasons
-
-
-def _method_notes(
-    bins: pf.Bins, plan: dict[str, np.ndarray], i: int, moment: pd.Timestamp, window: Any
-) -> list[str]:
-    method = plan["method"][i]
-    if plan["stale"][i]:
-        end = pd.Timestamp(int(bins.newest[i]), unit="ns", tz="UTC")
-        return [
-            f"stale: the data end at {end:%Y-%m-%d %H:%M} UTC, {_age(moment - end)} before "
-            "now; nothing forecast for today: collect again (searchkit collect) and retry"
-        ]
-    if method == "yesterday":
-        return [
-            "no complete past day (only the service's current window?): the rest of the day "
-            "is yesterday's same hours, band 0.5x-2x; collect a History for the daily "
-            "profile and a calibrated band"
-        ]
-    if method == "pace":
-        return [
-            f"no past day to learn a rhythm from: the rest of the day at the pace of the "
-            f"last {_age(pd.Timedelta(window))}, band 0.5x-2x; collect a History for more"
-        ]
-    if method == "":
-        return [f"no points in the {_age(pd.Timedelta(window))} before now"]
-    notes = []
-    if plan["past_days"][i] < 3:
-        notes.append(f"only {plan['past_days'][i]} complete past day(s) for the profile")
-    if plan["calibrated"][i] < pf.MIN_CALIBRATION:
-        notes.append(
-            f"band from only {plan['calibrated'][i]} past day(s) at this hour "
-            f"({pf.MIN_CALIBRATION} or more calibrate it): widened"
-        )
-    return notes
-
-
-def _age(delta: pd.Timedelta) -> str:
-    return format_duration(delta.total_seconds())

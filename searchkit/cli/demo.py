@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import pathlib
 import sys
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:
+    from searchkit.analytics.day import DayForecast
 
 __all__ = ["run_demo"]
 
@@ -23,7 +26,8 @@ def run_demo(
 
     Returns:
         The written files: ``{"throughput": path, "limits": path, "forecast": path,
-        "utilization": path}``.
+        "utilization": path, "cockpit": path}`` (the last, the quota cockpit's picture of
+        the index that crosses its limit later today).
     """
     # A bare Figure draws with the Agg canvas on savefig, without pyplot and without
     # switching the user's backend (matplotlib.use would change it for the whole process).
@@ -77,7 +81,7 @@ def _write_usage(folder: pathlib.Path, stream: TextIO) -> dict[str, pathlib.Path
     """
     from matplotlib.figure import Figure
 
-    from searchkit.analytics.forecast import forecast_limits
+    from searchkit.analytics.day import forecast_day
     from searchkit.cli.forecast import forecast_text
     from searchkit.emulator import Emulator
     from searchkit.render.utilization import plot_utilization
@@ -85,7 +89,8 @@ def _write_usage(folder: pathlib.Path, stream: TextIO) -> dict[str, pathlib.Path
     with Emulator(demo=True, seed=DEMO_SEED, window_minutes=7 * 1440) as emulator:
         with emulator.client() as client:
             week = client.list_indexes()
-    forecast = forecast_limits(week)
+    day = forecast_day(week)  # forecast_limits' rows, and the curves the cockpit draws
+    forecast = day.rows
     print(
         "\ndaily limits (queries + updates, in operations), forecast to the next reset at "
         "UTC midnight:\n",
@@ -99,4 +104,28 @@ def _write_usage(folder: pathlib.Path, stream: TextIO) -> dict[str, pathlib.Path
     plot_utilization(week, ax=fig.add_subplot())
     written["utilization"] = folder / "utilization.png"
     fig.savefig(written["utilization"], dpi=110)
+    written["cockpit"] = _write_cockpit(day, folder, stream)
     return written
+
+
+def _write_cockpit(day: DayForecast, folder: pathlib.Path, stream: TextIO) -> pathlib.Path:
+    """The quota cockpit's picture of the index that crosses its limit later today."""
+    import pandas as pd
+
+    from searchkit.render.cockpit_pictures import day_pngs
+    from searchkit.render.forecast_plot import find_index
+
+    rows = day.rows
+    ahead = rows[rows["hit_at"] > rows["as_of"]].sort_values("hit_at")
+    index_id = str(ahead.index[0]) if len(ahead) else find_index(rows, None)
+    row = rows.loc[index_id]
+    if pd.isna(row["hit_at"]):
+        says = "runs out first, though not today"
+    elif len(ahead):
+        says = f"crosses its limit at {row['hit_at']:%H:%M} UTC today"
+    else:
+        says = f"reached its limit at {row['hit_at']:%H:%M} UTC today"
+    print(f"\nthe quota cockpit's picture of {row['name']}, which {says}", file=stream)
+    path = folder / "cockpit.png"
+    path.write_bytes(day_pngs(day, index_id)[0])
+    return path

@@ -21,7 +21,14 @@ from searchkit.errors import ValidationError
 from searchkit.frames.frames import Indexes, throughput_frame
 from searchkit.frames.zones import TimeZone, resolve_zone
 from searchkit.render.formats import plain_number, short_id
-from searchkit.render.themes import Theme, ThemeName, apply_theme, line_look, theme_of
+from searchkit.render.themes import (
+    Theme,
+    ThemeName,
+    apply_theme,
+    index_slots,
+    line_look,
+    theme_of,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
@@ -30,8 +37,11 @@ if TYPE_CHECKING:
     from pandas.tseries.offsets import BaseOffset
 
 __all__ = [
+    "AUTO_POINTS",
+    "AUTO_STEPS",
     "NOTE_STYLE",
     "THROUGHPUT_LABEL",
+    "auto_step",
     "draw_throughput",
     "literal",
     "new_axes",
@@ -44,6 +54,15 @@ __all__ = [
 _LOG_SPAN = 10.0
 #: Most lines plot_throughput draws by default; past it, the busiest are drawn.
 MAX_LINES = 20
+#: Most points per line that ``resample="auto"`` draws, and the steps it chooses from.
+AUTO_POINTS = 200
+AUTO_STEPS: tuple[tuple[str, str], ...] = (
+    ("", "every point"),
+    ("5min", "5-minute means"),
+    ("15min", "15-minute means"),
+    ("1h", "hourly means"),
+    ("1D", "daily means"),
+)
 #: The y axis's words: DESIGN.md's one documented assumption about throughput values (the
 #: API documents no unit), the same one usage_frame's ``value_unit`` makes.
 THROUGHPUT_LABEL = "throughput (operations/s, assumed)"
@@ -113,7 +132,7 @@ def plot_throughput(
     *,
     ax: Axes | None = None,
     tz: TimeZone = None,
-    resample: str | pd.DateOffset | None = None,
+    resample: str | pd.DateOffset | None = "auto",
     title: str | None = None,
     names: Iterable[str] | None = None,
     max_lines: int | None = MAX_LINES,
@@ -130,7 +149,11 @@ def plot_throughput(
         tz: Time zone of the date axis (name or ``tzinfo``); by default the data's own
             zone, UTC for indexes.
         resample: A pandas frequency such as ``"15min"`` or ``"1h"``: plot the mean of each
-            period (in the axis's time zone) instead of every point.
+            period (in the axis's time zone); None plots every point; ``"auto"`` (default)
+            the finest of every point, 5-minute, 15-minute, hourly and daily means that
+            draws at most 200 points a line (a day of minute points: 15-minute means), and
+            the x label says which. Every point of a day, each drop to 0 drawn to the axis,
+            reads as a barcode of spikes (on a symlog axis, each full height).
         title: Title of the Axes.
         names: Plot only the indexes of these names.
         max_lines: Draw at most this many lines: the busiest indexes by total throughput;
@@ -192,22 +215,30 @@ def draw_throughput(
     """Draw as :func:`plot_throughput`; ``colors`` maps line keys (index ids) to colours."""
     look = theme_of(theme)
     zone_given = resolve_zone(tz)
-    offset = _offset(resample) if resample is not None else None
+    auto = isinstance(resample, str) and resample == "auto"
+    offset = _offset(resample) if resample is not None and not auto else None
     lines = _throughput_lines(data, zone_given, names)
     total = len(lines)
+    # Looks are given over every index of the data, before the busiest are chosen: an
+    # index has the same colour whichever others are drawn beside it.
+    slots = index_slots(line.key for line in lines)
     if max_lines is not None and total > max_lines:
         lines = sorted(lines, key=lambda line: -line.volume)[: max(max_lines, 0)]
     zone = zone_given or _zone_of(lines)
+    means = ""
+    if auto:
+        chosen, means = _auto_step(lines)
+        offset = _offset(chosen) if chosen else None
     if offset is not None:
         for line in lines:
             line.series = line.series.resample(offset).mean()
     if ax is None:
         ax = new_axes((10, 4))
 
-    handles, labels = _draw_lines(ax, lines, colors, linewidth, look)
+    handles, labels = _draw_lines(ax, lines, slots, colors, linewidth, look)
 
     ax.set_ylabel(THROUGHPUT_LABEL)
-    ax.set_xlabel(f"time ({_zone_label(zone)})")
+    ax.set_xlabel(f"time ({_zone_label(zone)})" + (f"; {means}" if offset is not None else ""))
     if title is not None:
         ax.set_title(title)
     if not handles:
@@ -235,6 +266,7 @@ def themed(ax: Axes, theme: Theme | None) -> Axes:
 def _draw_lines(
     ax: Axes,
     lines: list[_Line],
+    slots: Mapping[str, int],
     colors: Mapping[str, Any] | None,
     linewidth: float,
     look: Theme | None,
@@ -250,8 +282,8 @@ def _draw_lines(
         # Naive UTC datetime64 is what matplotlib converts fastest; the locator and the
         # formatter below show it in ``zone``.
         times = pd.DatetimeIndex(line.series.index).tz_convert("UTC").tz_localize(None).to_numpy()
-        # One look per line: a colour of the palette, then the same colours restyled.
-        style = line_look(len(handles), look)
+        # One look per index (its colour wherever it is drawn), distinct within the plot.
+        style = line_look(slots[line.key], look)
         if colors is not None and line.key in colors:
             style = {"color": colors[line.key], "linestyle": "-"}
         (handle,) = ax.plot(
@@ -443,6 +475,28 @@ def _log_threshold(lines: list[_Line]) -> float | None:
     if len(levels) < 2 or max(levels) / min(levels) < _LOG_SPAN:
         return None
     return 10.0 ** math.floor(math.log10(min(levels)))
+
+
+def auto_step(most: int, span: pd.Timedelta) -> tuple[str | None, str]:
+    """The finest resampling that draws at most AUTO_POINTS a line: (frequency, words).
+
+    ``most`` is the most points of any line, ``span`` the time the lines cover.
+    """
+    if most <= AUTO_POINTS:
+        return None, "every point"
+    for freq, words in AUTO_STEPS[1:]:
+        if span / pd.Timedelta(freq) <= AUTO_POINTS:
+            return freq, words
+    return "1D", "daily means"
+
+
+def _auto_step(lines: list[_Line]) -> tuple[str | None, str]:
+    sized = [line.series for line in lines if len(line.series)]
+    if not sized:
+        return None, "every point"
+    first = min(series.index.min() for series in sized)
+    last = max(series.index.max() for series in sized)
+    return auto_step(max(len(series) for series in sized), last - first)
 
 
 def _all_non_negative(lines: list[_Line]) -> bool:

@@ -17,7 +17,8 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import dataclasses
-from collections.abc import Iterator
+import zlib
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Literal
 
 from searchkit.errors import ValidationError
@@ -31,6 +32,8 @@ __all__ = [
     "Theme",
     "ThemeName",
     "apply_theme",
+    "index_colour",
+    "index_slots",
     "line_look",
     "plot_theme",
     "theme_of",
@@ -59,9 +62,11 @@ _LIGHT_COLOURS = (
     "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
 )  # fmt: skip
 # The same hues made lighter: each line keeps its colour's identity on a dark background.
+# Chosen so that each pair stays apart on #111111 (blue from cyan, red from pink and
+# orange, brown from orange: brown stays dark and grey mid-grey, not the text's white).
 _DARK_COLOURS = (
-    "#6cb4f0", "#ffb35c", "#6fdc6f", "#ff7b7b", "#c9a6ff",
-    "#d9a38f", "#ffa3e0", "#c8c8c8", "#e6e65c", "#5fe3f0",
+    "#5fa8ff", "#ffad33", "#5cd65c", "#ff5c5c", "#b58cff",
+    "#b8835a", "#ff8fd8", "#9a9a9a", "#c8e03a", "#3fe0e0",
 )  # fmt: skip
 
 #: The looks by name. Dark's background is JupyterLab Dark's own (#111111).
@@ -140,3 +145,34 @@ def apply_theme(ax: Axes, theme: Theme, *, figure: bool = True) -> None:
         legend.get_title().set_color(theme.text)
         for entry in legend.get_texts():
             entry.set_color(theme.text)
+
+
+def index_slots(keys: Iterable[str], *, taken: Iterable[int] = ()) -> dict[str, int]:
+    """Return each index's colour slot: the same for an index in every figure.
+
+    An index's slot comes from its key (the index id, else its name) alone, so it keeps
+    its colour whatever else a figure draws and in both themes. Two indexes of one figure
+    whose keys land on the same colour are told apart: the one later in key order takes
+    the next free slot (after the ten colours, the same ones restyled, see LINE_STYLES).
+    ``taken`` are slots already given to other indexes (a widget keeps its lines' looks).
+    """
+    size = len(THEMES["light"].colours)
+    used: set[int] = set(taken)
+    slots: dict[str, int] = {}
+    for key in sorted({str(k) for k in keys}):
+        base = zlib.crc32(key.encode("utf-8")) % size
+        free = (
+            style * size + (base + step) % size
+            for style in range(len(LINE_STYLES))
+            for step in range(size)
+        )
+        slot = next((s for s in free if s not in used), base)
+        used.add(slot)
+        slots[key] = slot
+    return slots
+
+
+def index_colour(key: str, theme: Theme | None) -> str:
+    """Return the colour of one index (by id, else name) in ``theme``: see index_slots."""
+    colours = (theme or THEMES["light"]).colours
+    return colours[zlib.crc32(str(key).encode("utf-8")) % len(colours)]

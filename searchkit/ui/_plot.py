@@ -6,6 +6,8 @@ import io
 from typing import TYPE_CHECKING, Any
 
 from searchkit.model.index import IndexList
+from searchkit.render.plots import AUTO_POINTS, AUTO_STEPS, auto_step
+from searchkit.render.themes import THEMES as PLOT_THEMES
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -23,26 +25,10 @@ __all__ = [
     "throughput_pngs",
 ]
 
-#: Most points per line that "auto" resampling draws.
-AUTO_POINTS = 200
-AUTO_STEPS: tuple[tuple[str, str], ...] = (
-    ("", "every point"),
-    ("5min", "5-minute means"),
-    ("15min", "15-minute means"),
-    ("1h", "hourly means"),
-    ("1D", "daily means"),
-)
-
-# Line colours, one slot per index for the life of a browser. The dark variants are the
-# same hues made lighter, so a line keeps its colour's identity on a dark background.
-LIGHT_COLOURS = (
-    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
-    "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22",
-)  # fmt: skip
-DARK_COLOURS = (
-    "#6cb4f0", "#ff7b7b", "#6fdc6f", "#ffb35c", "#c9a6ff",
-    "#d9a38f", "#ffa3e0", "#5fe3f0", "#c8c8c8", "#e6e65c",
-)  # fmt: skip
+# Line colours: the plots' own (render.themes), so an index has the colour in the browser
+# that it has in every other figure; the dark ones are the same hues made lighter.
+LIGHT_COLOURS = PLOT_THEMES["light"].colours
+DARK_COLOURS = PLOT_THEMES["dark"].colours
 THEMES = {
     # text and grid colours of the plot on a transparent background
     "light": {"text": "#1a1a1a", "grid": "#9a9a9a", "colours": LIGHT_COLOURS},
@@ -52,20 +38,10 @@ THEMES = {
 
 def auto_resample(frame: pd.DataFrame) -> tuple[str | None, str]:
     """Pick the finest resampling that draws at most AUTO_POINTS points per line."""
-    import pandas as pd
-
     if frame.empty:
         return None, "every point"
     most = int(frame.groupby("index_id", sort=False, observed=True).size().max())
-    span = frame["time"].max() - frame["time"].min()
-    for freq, label in AUTO_STEPS:
-        if freq == "":
-            if most <= AUTO_POINTS:
-                return None, label
-            continue
-        if span / pd.Timedelta(freq) <= AUTO_POINTS:
-            return freq, label
-    return "1D", "daily means"
+    return auto_step(most, frame["time"].max() - frame["time"].min())
 
 
 def throughput_pngs(

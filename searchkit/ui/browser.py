@@ -32,6 +32,7 @@ from searchkit.render.html import (
     message_html,
     themed_images_html,
 )
+from searchkit.render.themes import index_slots
 from searchkit.ui._plot import LIGHT_COLOURS, NoData, throughput_pngs
 from searchkit.ui._worker import Worker, hide, log
 from searchkit.ui.form import CreateIndexForm, choice_of
@@ -461,10 +462,9 @@ class IndexBrowser(widgets.VBox):
         self._worker.submit(self._draw_job, generation, snapshot)
 
     def _assign_colours(self) -> None:
-        for index in self._indexes:
-            key = str(index.id)
-            if key not in self._colour_slots:
-                self._colour_slots[key] = len(self._colour_slots)
+        # Each index's colour in every plot (from its id), kept for the life of the browser.
+        new = [str(i.id) for i in self._indexes if str(i.id) not in self._colour_slots]
+        self._colour_slots.update(index_slots(new, taken=self._colour_slots.values()))
 
     def _show_list(self, *, selected: list[str]) -> None:
         self._table.value = index_list_html(

@@ -23,7 +23,7 @@ def test_the_index_that_crosses_its_limit_this_evening_fires_in_the_morning():
             for when in ("06:00", "12:00", "18:00", "22:00", "22:30"):
                 now = pd.Timestamp(f"2026-11-20 {when}")
                 emu.advance(now.timestamp() - emu.now())
-                seen = observe(client.list_indexes(), rules, now, previous=states)
+                seen = observe(client.list_indexes(), rules, now=now, previous=states)
                 told, states = evaluate(rules, seen, now, states)
                 said += [(t.at, t.name, t.state, t.breached_at) for t in told]
 

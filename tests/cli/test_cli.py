@@ -542,8 +542,11 @@ def test_demo_writes_both_pngs_from_a_subprocess(tmp_path):
         "limits",
         "forecast",
         "utilization",
+        "cockpit",
     ]
     assert {line.index(str(out.resolve())) for line in wrote} == {len("  utilization ")}
+    assert (out / "cockpit.png").read_bytes().startswith(b"\x89PNG")
+    assert "the quota cockpit's picture of " in result.stdout
 
 
 def test_demo_into_an_unwritable_place_is_one_line():
@@ -568,7 +571,8 @@ def test_demo_keeps_the_users_matplotlib_backend(tmp_path):
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == [
         "svg",
-        "['forecast',",
+        "['cockpit',",
+        "'forecast',",
         "'limits',",
         "'throughput',",
         "'utilization']",

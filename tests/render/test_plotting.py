@@ -17,6 +17,7 @@ from searchkit.frames.frames import limits_frame, throughput_frame, throughput_s
 from searchkit.model.index import IndexList
 from searchkit.render.limit_bars import plot_limits
 from searchkit.render.plots import plot_throughput
+from searchkit.render.themes import THEMES, index_colour
 from tests.analytics_data import raw_index, realistic_indexes
 
 NAMES = ["docs-search", "product-catalog", "support-tickets", "code-snippets", "legal-contracts"]
@@ -437,7 +438,9 @@ def test_dark_theme_draws_for_a_dark_page(indexes, ax):
     assert {matplotlib.colors.to_hex(t.get_color()) for t in ax.get_legend().get_texts()} == {
         "#e8e8e8"
     }
-    assert matplotlib.colors.to_hex(ax.get_lines()[0].get_color()) == "#6cb4f0"
+    first = ax.get_lines()[0]
+    key = next(str(i["id"]) for i in indexes if i["name"] == first.get_label())
+    assert matplotlib.colors.to_hex(first.get_color()) == index_colour(key, THEMES["dark"])
 
 
 def test_plot_theme_block_applies_to_every_plot_and_a_call_can_override_it(indexes):
@@ -448,7 +451,7 @@ def test_plot_theme_block_applies_to_every_plot_and_a_call_can_override_it(index
         light = plot_throughput(indexes, ax=Figure().add_subplot(), theme="light")
     after = plot_limits(indexes, ax=Figure().add_subplot())
     assert (face(dark), face(light), face(after)) == ("#111111", "#ffffff", "#ffffff")
-    assert matplotlib.colors.to_hex(dark.patches[0].get_facecolor()) == "#6cb4f0"
+    assert matplotlib.colors.to_hex(dark.patches[0].get_facecolor()) == THEMES["dark"].colours[0]
 
 
 def test_an_unknown_theme_is_refused_naming_it(indexes, ax):

@@ -1,0 +1,231 @@
+"""Benchmark the quota cockpit on 1,000 indexes x 30 days, as the collector leaves a store.
+
+The store: 29 closed days compacted with their rollups (what ``searchkit collect`` leaves
+once it has compacted a day) and today, 2026-11-20, as 10-minute collect files up to 15:00
+(90 files), written with pyarrow in exactly collect's layout (bench/history.py's writers).
+
+Prints, each measured in a fresh process of its own in this run:
+- ready: from ``sk.quota_cockpit(hist)`` to the table and the first picture shown
+  (target < 2 s), beside ``forecast_limits(hist)`` alone (the floor: the cockpit's rows are
+  its rows) and the backtest column's arrival (it fills in after the table);
+- select: selecting another row until its picture is drawn, median of 10 (target < 300 ms),
+  the daily-usage view's first drawing (which reads usage_frame once), and its next;
+- refresh: after one more 10-minute collect file lands in the store, until the table and
+  picture show it (target < 1 s); and a refresh with nothing new;
+- the kernel's peak resident memory (target < 500 MB) and the bytes of widget state the
+  browser receives (pictures, not points).
+
+Usage: .venv/bin/python bench/cockpit.py [--indexes 1000] [--days 30] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import history as written
+
+NOW = written.END + pd.Timedelta(hours=15)
+TICKS = 90  # 10-minute collects of today before NOW
+
+
+def write_today(root: Path, indexes: int, ticks: range) -> None:
+    """Today's points as 10-minute collect files (one file per collect, not compacted)."""
+    from searchkit.history.layout import THROUGHPUT_SCHEMA, WRITE_OPTIONS
+
+    ids = [str(uuid.UUID(int=i + 1, version=4)) for i in range(indexes)]
+    names = [f"index-{i:04d}" for i in range(indexes)]
+    level = 10 ** np.random.default_rng(7).uniform(0, 3, indexes)  # the closed days' levels
+    rng = np.random.default_rng(ticks.start)
+    first = written.END
+    for tick in ticks:
+        minute = np.arange(tick * 10, tick * 10 + 10, dtype=np.int64)
+        stamp = first.value + (tick + 1) * 600_000_000_000
+        times = np.tile(first.value + minute * 60_000_000_000, indexes)
+        shape = 1 + 0.6 * np.cos(2 * np.pi * minute / written.MINUTES)
+        values = np.round(np.outer(level, shape) * rng.uniform(0.9, 1.1, (indexes, 10)), 2)
+        table = pa.Table.from_arrays(
+            [
+                pa.array(["bench-account"] * times.size, pa.string()),
+                pa.array(np.repeat(ids, 10), pa.string()),
+                pa.array(np.repeat(names, 10), pa.string()),
+                pa.array(times, pa.timestamp("ns", tz="UTC")),
+                pa.array(values.ravel()),
+                pa.array(np.full(times.size, stamp), pa.timestamp("ns", tz="UTC")),
+            ],
+            schema=THROUGHPUT_SCHEMA,
+        )
+        folder = root / "throughput" / f"day={first:%Y-%m-%d}"
+        folder.mkdir(parents=True, exist_ok=True)
+        pq.write_table(table, folder / f"part-{stamp}-{uuid.uuid4().hex}.parquet", **WRITE_OPTIONS)
+
+
+def _resident_mib() -> float:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _until(check, timeout: float = 120.0) -> float:
+    started = time.perf_counter()
+    while not check():
+        if time.perf_counter() - started > timeout:
+            raise TimeoutError("the cockpit did not get there in time")
+        time.sleep(0.002)
+    return time.perf_counter() - started
+
+
+def measure(root: str, what: str) -> dict[str, float]:
+    """One measurement in this (fresh) process."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import searchkit as sk
+
+    hist = sk.History(root)
+    if what == "floor":
+        started = time.perf_counter()
+        rows = sk.forecast_limits(hist, now=NOW)
+        return {"seconds": time.perf_counter() - started, "rows": len(rows)}
+    started = time.perf_counter()
+    cockpit = sk.quota_cockpit(hist, now=NOW)
+    _until(lambda: cockpit.picture_png is not None and len(cockpit.page_lines) > 0)
+    out = {"ready": time.perf_counter() - started}
+    _until(lambda: not cockpit.rows["backtested"].isna().all())
+    out["scored"] = time.perf_counter() - started
+    cockpit.wait()
+    out.update(_interact(cockpit, root))
+    out["state_bytes"] = _state_bytes(cockpit)
+    out["resident_mib"] = _resident_mib()
+    cockpit.close()
+    return out
+
+
+def _interact(cockpit, root: str) -> dict[str, float]:
+    ids = list(cockpit.shown.index[1:11])
+    timings = []
+    for index_id in ids:
+        before = cockpit.picture_png
+        started = time.perf_counter()
+        cockpit.select(str(index_id))
+        _until(lambda b=before: cockpit.picture_png is not b and not cockpit.busy)
+        timings.append(time.perf_counter() - started)
+    view = next(w for w in _tree(cockpit) if "sk-view" in getattr(w, "_dom_classes", ()))
+    started = time.perf_counter()
+    view.value = "daily"
+    cockpit.wait()
+    daily_first = time.perf_counter() - started
+    before = cockpit.picture_png
+    started = time.perf_counter()
+    cockpit.select(str(ids[0]))
+    cockpit.wait()
+    daily_next = time.perf_counter() - started
+    view.value = "today"
+    cockpit.wait()
+    started = time.perf_counter()
+    cockpit.refresh()
+    unchanged = time.perf_counter() - started
+    write_today(Path(root), len(cockpit.rows), range(TICKS, TICKS + 1))
+    started = time.perf_counter()
+    cockpit.refresh()
+    refreshed = time.perf_counter() - started
+    assert "15:09 UTC" in cockpit.message, cockpit.message
+    assert before is not None
+    return {
+        "select_median": statistics.median(timings),
+        "select_max": max(timings),
+        "daily_first": daily_first,
+        "daily_next": daily_next,
+        "refresh_nothing_new": unchanged,
+        "refresh": refreshed,
+    }
+
+
+def _tree(root):
+    import ipywidgets as widgets
+
+    seen, todo = {}, [root]
+    while todo:
+        widget = todo.pop()
+        if widget.model_id in seen:
+            continue
+        seen[widget.model_id] = widget
+        for name in widget.keys:
+            value = getattr(widget, name)
+            values = value if isinstance(value, list | tuple) else [value]
+            todo += [v for v in values if isinstance(v, widgets.Widget)]
+    return list(seen.values())
+
+
+def _state_bytes(cockpit) -> int:
+    return sum(len(json.dumps(w.get_state(), default=repr)) for w in _tree(cockpit))
+
+
+def run(root: Path, what: str) -> dict[str, float]:
+    result = subprocess.run(
+        [sys.executable, __file__, "--measure", str(root), what],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--indexes", type=int, default=1000)
+    parser.add_argument("--days", type=int, default=30)
+    parser.add_argument("--keep", help="write the store here (or reuse one written there)")
+    parser.add_argument("--measure", nargs=2, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.measure:
+        print(json.dumps(measure(*args.measure)))
+        return
+    root = Path(args.keep or tempfile.mkdtemp(prefix="searchkit-cockpit-bench-"))
+    if not (root / "throughput").exists():
+        started = time.perf_counter()
+        written.write_dataset(root, args.indexes, args.days - 1, rollups=True)
+        write_today(root, args.indexes, range(TICKS))
+        print(f"store written in {time.perf_counter() - started:.0f} s")
+    print(
+        f"store: {args.indexes:,} indexes x {args.days} days ({args.days - 1} compacted with "
+        f"rollups, today as {TICKS} ten-minute collect files up to {NOW:%H:%M} UTC)"
+    )
+    floor = run(root, "floor")
+    got = run(root, "cockpit")
+    print(
+        f"ready (table + first picture): {got['ready']:.2f} s (target < 2 s) = "
+        f"{got['ready'] / floor['seconds']:.2f}x forecast_limits alone ({floor['seconds']:.2f} s);"
+        f" backtest column filled at {got['scored']:.2f} s"
+    )
+    print(
+        f"select a row -> picture: median {got['select_median'] * 1000:.0f} ms, max "
+        f"{got['select_max'] * 1000:.0f} ms (target < 300 ms); daily view first "
+        f"{got['daily_first'] * 1000:.0f} ms (reads usage_frame), next "
+        f"{got['daily_next'] * 1000:.0f} ms"
+    )
+    print(
+        f"refresh after one more collect: {got['refresh']:.2f} s (target < 1 s); with "
+        f"nothing new: {got['refresh_nothing_new'] * 1000:.0f} ms"
+    )
+    print(
+        f"kernel peak resident memory {got['resident_mib']:.0f} MiB (target < 500 MB); "
+        f"widget state {got['state_bytes'] / 1024:.0f} KiB (pictures and one page of rows)"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,166 @@
+"""Today's forecast as curves: what a picture of the day draws for one index.
+
+:func:`forecast_day` makes the rows of :func:`~searchkit.forecast_limits` once for every
+index and keeps what they came from, so each index's picture is cut from it without reading
+the store again: today's cumulative operations from its points, the projected path from now
+to the reset with its band (the rest of the day spread over the hours as the forecast
+spreads it, so the path crosses the limit exactly at ``hit_at``), and the past days'
+cumulative curves for the rhythm. Every curve is in operations, as the rows are.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from searchkit.analytics import profile as pf
+from searchkit.analytics.forecast import forecast_parts
+
+if TYPE_CHECKING:
+    from searchkit.analytics.usage import Source
+    from searchkit.frames.zones import Instant
+
+__all__ = ["MAX_KNOTS", "DayForecast", "forecast_day"]
+
+#: Most knots of today's curve: a day's points are thinned to this many (a cumulative curve
+#: is monotone, so evenly spaced knots keep its shape at a picture's width).
+MAX_KNOTS = 480
+
+
+@dataclass(frozen=True)
+class DayForecast:
+    """Today's forecast of every index, and the curves behind each row.
+
+    Attributes:
+        rows: The frame :func:`~searchkit.forecast_limits` returns for the same source,
+            ``now`` and options, indexed by ``index_id``.
+    """
+
+    rows: pd.DataFrame
+    bins: pf.Bins
+    plan: dict[str, np.ndarray]
+
+    @property
+    def as_of(self) -> pd.Timestamp:
+        """The instant forecast from (UTC)."""
+        if len(self.rows):
+            return pd.Timestamp(self.rows["as_of"].iloc[0])
+        start = self.bins.first_day + (self.bins.days - 1) * pf.DAY
+        return pd.Timestamp(start)
+
+    def _position(self, index_id: str) -> int:
+        if index_id not in self.rows.index:
+            raise KeyError(f"no forecast row for the index {index_id!r}")
+        try:
+            return self.bins.ids.index(str(index_id))
+        except ValueError:
+            return -1
+
+    def today(self, index_id: str) -> pd.DataFrame:
+        """Today's cumulative operations of one index, from midnight (UTC) to ``as_of``.
+
+        Returns:
+            Columns ``time`` (UTC) and ``used``: 0 at midnight, then the total after each
+            point (thinned to :data:`MAX_KNOTS`), and ``used`` at ``as_of``. Empty when the
+            index has no point today.
+        """
+        at = self._position(index_id)
+        row: Any = self.rows.loc[index_id]
+        rows, times, ops = self.bins.last_points
+        if at < 0 or not np.isfinite(row["used"]):
+            return pd.DataFrame({"time": pd.DatetimeIndex([], tz="UTC"), "used": []})
+        begin, end = np.searchsorted(rows, [at, at + 1])
+        times, total = times[begin:end], np.cumsum(ops[begin:end])
+        if len(times) > MAX_KNOTS:
+            keep = np.unique(np.linspace(0, len(times) - 1, MAX_KNOTS).round().astype(int))
+            times, total = times[keep], total[keep]
+        start = pd.Timestamp(row["period_start"]).value
+        knots = np.concatenate([[start], times, [pd.Timestamp(row["as_of"]).value]])
+        used = np.concatenate([[0.0], total, [float(row["used"])]])
+        return pd.DataFrame({"time": pd.to_datetime(knots, utc=True), "used": used})
+
+    def path(self, index_id: str) -> pd.DataFrame:
+        """The projected cumulative operations of one index from ``as_of`` to the reset.
+
+        Returns:
+            Columns ``time`` (UTC: ``as_of``, then each hour to the reset),
+            ``projected``, ``projected_low`` and ``projected_high``; at the reset they
+            equal the row's. Empty when nothing is forecast for the index.
+        """
+        at = self._position(index_id)
+        row: Any = self.rows.loc[index_id]
+        empty = pd.DataFrame(
+            {"time": pd.DatetimeIndex([], tz="UTC")}
+            | {c: [] for c in ("projected", "projected_low", "projected_high")}
+        )
+        if at < 0 or not np.isfinite(row["projected"]):
+            return empty
+        start, moment = pd.Timestamp(row["period_start"]), pd.Timestamp(row["as_of"])
+        tau = (moment - start) / pd.Timedelta(hours=1)
+        amounts = np.nan_to_num(self.plan["amounts"][at])
+        hours = np.arange(int(np.floor(tau)) + 1, 25)
+        ahead = np.cumsum(amounts)[hours - 1]  # the rest up to each hour's end
+        knots = [moment] + [start + pd.Timedelta(hours=int(h)) for h in hours]
+        used = float(row["used"])
+        out: dict[str, Any] = {"time": pd.DatetimeIndex(knots).as_unit("ns")}
+        for column, factor in (
+            ("projected", 1.0),
+            ("projected_low", float(self.plan["low"][at])),
+            ("projected_high", float(self.plan["high"][at])),
+        ):
+            out[column] = np.concatenate([[used], used + ahead * factor])
+        return pd.DataFrame(out)
+
+    def past(self, index_id: str, *, days: int = 7) -> pd.DataFrame:
+        """The cumulative operations of one index's complete past days, hour by hour.
+
+        Args:
+            index_id: The index.
+            days: How many days before today to look at (incomplete ones are left out).
+
+        Returns:
+            Columns ``day`` (the UTC day), ``hour`` (0 to 24) and ``used`` (operations
+            from that day's midnight to the hour), newest day first.
+        """
+        at = self._position(index_id)
+        frames: list[pd.DataFrame] = []
+        last = self.bins.days - 1
+        for back in range(1, min(days, last) + 1 if at >= 0 else 1):
+            if self.bins.cov[at, last - back].sum() < pf.COMPLETE_HOURS:
+                continue
+            day = self.bins.first_day + (last - back) * pf.DAY
+            used = np.concatenate([[0.0], np.cumsum(self.bins.ops[at, last - back])])
+            frames.append(pd.DataFrame({"day": day, "hour": np.arange(25), "used": used}))
+        if not frames:
+            return pd.DataFrame({"day": pd.DatetimeIndex([], tz="UTC"), "hour": [], "used": []})
+        return pd.concat(frames, ignore_index=True)
+
+
+def forecast_day(
+    source: Source,
+    now: Instant | None = None,
+    *,
+    field: str | None = None,
+    pace_window: str | pd.Timedelta = "1h",
+    value_unit: str = "per_second",
+) -> DayForecast:
+    """Forecast today for every index, keeping the curves a picture of the day draws.
+
+    Args:
+        source: An IndexList, the raw API JSON, or a :class:`~searchkit.History`.
+        now, field, pace_window, value_unit: As :func:`~searchkit.forecast_limits` takes
+            them.
+
+    Returns:
+        A :class:`DayForecast`: ``.rows`` is the frame ``forecast_limits`` returns, and
+        ``.today(index_id)``, ``.path(index_id)``, ``.past(index_id)`` the curves.
+
+    Raises:
+        ValidationError: As :func:`~searchkit.forecast_limits`.
+    """
+    options: dict[str, Any] = {"field": field, "pace_window": pace_window}
+    rows, bins, plan = forecast_parts(source, now, value_unit=value_unit, **options)
+    return DayForecast(rows, bins, plan)

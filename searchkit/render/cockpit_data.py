@@ -1,0 +1,52 @@
+"""What the quota cockpit reads: today's forecast, the daily usage, the newest point.
+
+The cockpit (:mod:`searchkit.ui.cockpit`) calls only these, on its worker thread; each is
+one public analytics call on the source the user gave, so the cockpit's rows are exactly
+:func:`~searchkit.forecast_limits`' for the same source and ``now``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from searchkit.analytics.day import DayForecast, forecast_day
+from searchkit.analytics.usage import is_history, usage_frame
+
+if TYPE_CHECKING:
+    from searchkit.analytics.usage import Source
+    from searchkit.frames.zones import Instant
+
+__all__ = ["cockpit_forecast", "cockpit_usage", "newest_point", "source_text"]
+
+
+def cockpit_forecast(
+    source: Source, *, now: Instant | None, field: str | None, value_unit: str
+) -> DayForecast:
+    """Today's forecast of every index with the curves of its picture (one read)."""
+    return forecast_day(source, now, field=field, value_unit=value_unit)
+
+
+def cockpit_usage(source: Source, *, field: str | None, value_unit: str) -> pd.DataFrame:
+    """Operations per index and UTC day against that day's limit (the daily view)."""
+    if field is not None and "+" in field:  # the sum is usage_frame's default
+        field = None
+    return usage_frame(source, field=field, value_unit=value_unit)
+
+
+def newest_point(source: Any) -> pd.Timestamp | None:
+    """The newest stored point's time of a History (reading only its newest day);
+    None for other sources (they are read whole on every refresh)."""
+    if is_history(source):
+        newest: pd.Timestamp | None = source.newest_time()
+        return newest
+    return None
+
+
+def source_text(source: Any) -> str:
+    """Name the source in a status line without a secret: a History's location, or what
+    kind of object it is (an IndexList's tokens never reach the text)."""
+    if is_history(source):
+        return f"the history at {source.location}"
+    return f"the {type(source).__name__} given"

@@ -1,0 +1,86 @@
+"""Today's forecast as curves: the path ends at the row's numbers and crosses at hit_at."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import searchkit as sk
+from searchkit.analytics.day import MAX_KNOTS, forecast_day
+from tests.analytics.test_forecast import busy_days, days_of
+
+UTC = "UTC"
+NOW = "2026-11-21 06:00"
+
+
+@pytest.fixture(scope="module")
+def raw():
+    unlimited = days_of("unlimited", 12, busy_days, today_until=6, queries=-1)
+    return [days_of("shaped", 12, busy_days, today_until=6), unlimited]
+
+
+def test_the_rows_are_forecast_limits_rows(raw):
+    day = forecast_day(raw, NOW)
+    pd.testing.assert_frame_equal(day.rows, sk.forecast_limits(raw, now=NOW))
+
+
+def test_today_runs_from_midnight_to_now_and_ends_at_used(raw):
+    today = forecast_day(raw, NOW).today("id-shaped")
+    assert today["time"].iloc[0] == pd.Timestamp("2026-11-21", tz=UTC)
+    assert today["time"].iloc[-1] == pd.Timestamp(NOW, tz=UTC)
+    assert today["used"].iloc[0] == 0.0
+    assert today["used"].iloc[-1] == 21_600.0  # 6 h at 1 a second
+    assert today["used"].is_monotonic_increasing
+    # A point every 5 minutes: 72 this morning, plus midnight and now.
+    assert len(today) == 74
+    assert today["used"].iloc[1] == 300.0  # the first point: 5 minutes at 1 a second
+
+
+def test_the_path_ends_at_the_projected_band_and_crosses_the_limit_at_hit_at(raw):
+    day = forecast_day(raw, NOW)
+    path = day.path("id-shaped")
+    row = day.rows.loc["id-shaped"]
+    assert path["time"].iloc[0] == pd.Timestamp(NOW, tz=UTC)
+    assert path["time"].iloc[-1] == pd.Timestamp("2026-11-22", tz=UTC)
+    assert list(path.iloc[0, 1:]) == [21_600.0] * 3  # it starts at what is used
+    assert path["projected"].iloc[-1] == pytest.approx(201_600.0, rel=1e-12)
+    last = path.iloc[-1]
+    assert (last["projected_low"], last["projected_high"]) == (
+        pytest.approx(row["projected_low"], rel=1e-12),
+        pytest.approx(row["projected_high"], rel=1e-12),
+    )
+    # 28,800 at 08:00, then 10,800 an hour: straight lines between the hours' knots
+    # cross 100,000 at 14:35:33, the row's hit_at.
+    assert path.loc[
+        path["time"] == pd.Timestamp("2026-11-21 08:00", tz=UTC), "projected"
+    ].item() == (pytest.approx(28_800.0, rel=1e-12))
+    seconds = (path["time"] - path["time"].iloc[0]).dt.total_seconds().to_numpy()
+    crossing = np.interp(100_000.0, path["projected"].to_numpy(), seconds)
+    assert pd.Timestamp(NOW, tz=UTC) + pd.Timedelta(seconds=round(crossing)) == row["hit_at"]
+    assert row["hit_at"] == pd.Timestamp("2026-11-21 14:35:33", tz=UTC)
+
+
+def test_past_days_are_the_complete_days_before_today_newest_first(raw):
+    past = forecast_day(raw, NOW).past("id-shaped", days=3)
+    assert list(past["day"].unique()) == [
+        pd.Timestamp(d, tz=UTC) for d in ("2026-11-20", "2026-11-19", "2026-11-18")
+    ]
+    one = past[past["day"] == pd.Timestamp("2026-11-20", tz=UTC)]
+    assert list(one["hour"]) == list(range(25))
+    assert one["used"].iloc[8] == 28_800.0
+    assert one["used"].iloc[-1] == 201_600.0
+
+
+def test_today_is_thinned_to_the_knots_a_picture_can_show():
+    raw = [days_of("dense", 1, busy_days, today_until=12, every=1)]
+    today = forecast_day(raw, "2026-11-10 12:00").today("id-dense")
+    assert len(today) == MAX_KNOTS + 2  # 720 points thinned, plus midnight and now
+    assert today["used"].iloc[-1] == 8 * 3_600 * 1.0 + 4 * 3_600 * 3.0  # 72,000
+
+
+def test_an_index_with_no_forecast_has_no_path_and_an_unknown_one_is_refused(raw):
+    day = forecast_day(raw, "2026-11-23 06:00")  # two days after the points end: stale
+    assert day.path("id-shaped").empty
+    with pytest.raises(KeyError, match="no forecast row for the index 'nope'"):
+        day.path("nope")

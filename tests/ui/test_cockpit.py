@@ -1,0 +1,270 @@
+"""The quota cockpit, driven headlessly: its rows, table, pictures, refresh and errors.
+
+Sources are real: raw API JSON with known rates (so hit times are exact), and a History
+collected from the emulator. Children are found by their CSS class, as the browser tests
+find them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import pathlib
+import re
+import shutil
+
+import matplotlib
+import pandas as pd
+import pytest
+
+import searchkit as sk
+from searchkit.analytics.forecast import FORECAST_COLUMNS
+from searchkit.emulator import Emulator
+from searchkit.render.cockpit_table import row_label, shown_rows, table_header
+from searchkit.ui.cockpit import QuotaCockpit
+from tests.analytics.test_forecast import busy_days, days_of
+from tests.ui.test_widgets import PNG_MAGIC, display_data, part, synced_state
+from tests.wall import HANG_S
+
+matplotlib.use("Agg")
+
+UTC = "UTC"
+NOW = "2026-11-21 06:00"
+
+
+def quiet_days(hour: int, when: pd.Timestamp) -> float:
+    return 0.1
+
+
+@pytest.fixture(scope="module")
+def raw():
+    return [
+        days_of("shaped", 12, busy_days, today_until=6),  # hits 100,000 at 14:35:33
+        days_of("early", 12, busy_days, today_until=6, queries=50_000),
+        days_of("quiet", 12, quiet_days, today_until=6),
+        days_of("unlimited", 12, busy_days, today_until=6, queries=-1),
+    ]
+
+
+@pytest.fixture
+def cockpit(raw):
+    made = sk.quota_cockpit(raw, now=NOW)
+    assert made.wait(HANG_S)
+    yield made
+    made.close()
+
+
+def test_the_rows_are_forecast_limits_on_the_same_source_and_now(cockpit, raw):
+    expected = sk.forecast_limits(raw, now=NOW)
+    pd.testing.assert_frame_equal(cockpit.rows[list(FORECAST_COLUMNS)], expected)
+    # The backtest's columns beside them: 12 days stored, 7 of warm-up, 5 replayed x 7 hours.
+    assert cockpit.rows.loc["id-shaped", ["band_held", "calls_right", "backtested"]].tolist() == [
+        1.0,
+        1.0,
+        35,
+    ]
+
+
+def test_the_table_is_sorted_by_when_each_index_runs_out(cockpit):
+    names = [line.split()[0] for line in cockpit.page_lines]
+    assert names == ["early", "shaped", "quiet", "unlimited"]
+    shaped = cockpit.page_lines[1]
+    assert "14:35 (14:35-14:35)" in shaped
+    assert "100,000" in shaped and "201,600" in shaped and "202%" in shaped
+    unlimited = cockpit.page_lines[3]
+    assert "unlimited" in unlimited and "never (unlimited)" in unlimited
+    assert re.search(r"(?<!\d)0%", unlimited) is None  # unlimited is not 0%
+    assert cockpit.selected_id == "id-early"  # the first row is selected and drawn
+    assert cockpit.picture_png is not None and cockpit.picture_png.startswith(PNG_MAGIC)
+
+
+def test_sorting_by_another_column_and_filtering_by_name(cockpit):
+    cockpit.sort("name", descending=True)
+    assert [line.split()[0] for line in cockpit.page_lines] == [
+        "unlimited",
+        "shaped",
+        "quiet",
+        "early",
+    ]
+    cockpit.filter("A")  # any case
+    assert [line.split()[0] for line in cockpit.page_lines] == ["shaped", "early"]
+    assert list(cockpit.shown.index) == ["id-shaped", "id-early"]
+    cockpit.sort("projected utilization")
+    assert [line.split()[0] for line in cockpit.page_lines] == ["shaped", "early"]
+
+
+def test_unlimited_sorts_last_by_utilization_either_way(cockpit):
+    for descending in (False, True):
+        cockpit.sort("projected utilization", descending=descending)
+        assert cockpit.page_lines[-1].split()[0] == "unlimited"
+
+
+def test_the_csv_is_what_is_shown_and_reads_back_as_forecast_limits(cockpit, raw):
+    cockpit.filter("ED")  # shaped, unlimited
+    cockpit.sort("name", descending=True)
+    frame = pd.read_csv(io.StringIO(cockpit.csv()), index_col="index_id")
+    assert list(frame.index) == ["id-unlimited", "id-shaped"]
+    expected = sk.forecast_limits(raw, now=NOW).loc[list(frame.index)]
+    for column in ("used", "projected", "projected_low", "projected_high", "limit"):
+        assert frame[column].tolist() == expected[column].tolist(), column
+    assert frame.loc["id-unlimited", "limit"] == float("inf")
+    assert pd.to_datetime(frame.loc["id-shaped", "hit_at"]) == pd.Timestamp(
+        "2026-11-21 14:35:33", tz=UTC
+    )
+    part(cockpit, "sk-export").click()
+    link = part(cockpit, "sk-download").value
+    assert 'download="quota-cockpit.csv"' in link and "Download 2 rows as CSV" in link
+
+
+def test_selecting_a_row_shows_its_hit_time_and_draws_it(cockpit):
+    cockpit.select("shaped")
+    assert cockpit.wait(HANG_S)
+    detail = part(cockpit, "sk-detail").value
+    assert "hit at 14:35 (14:35-14:35)" in detail
+    assert cockpit.selected_id == "id-shaped"
+    cockpit.tz = "Asia/Kolkata"  # +05:30
+    assert "hit at 20:05 (20:05-20:05)" in part(cockpit, "sk-detail").value
+
+
+def test_pages_of_25_rows_keep_the_selection_on_its_page():
+    raw = [
+        days_of(f"ix-{i:03d}", 2, busy_days, today_until=6, queries=40_000 + i) for i in range(60)
+    ]
+    with QuotaCockpit(raw, now="2026-11-11 06:00") as cockpit:
+        assert cockpit.wait(HANG_S)
+        assert len(cockpit.page_lines) == 25
+        assert part(cockpit, "sk-page").value == "page 1 of 3 · 60 rows"
+        cockpit.select("ix-055")
+        assert part(cockpit, "sk-page").value == "page 3 of 3 · 60 rows"
+        assert len(cockpit.page_lines) == 10
+        cockpit.refresh(force=True)
+        assert cockpit.selected_id == "id-ix-055"  # kept through a refresh
+
+
+def test_header_and_rows_line_up(raw):
+    rows = shown_rows(sk.forecast_limits(raw, now=NOW))
+    header = table_header()
+    line = row_label(rows.iloc[0], dt.timezone.utc)
+    assert header.index("limit") + len("limit") == line.index("50,000") + len("50,000")
+
+
+def test_the_widget_state_and_display_hold_no_token():
+    with Emulator(demo=True, seed=2026, window_minutes=3 * 1440) as emu, emu.client() as c:
+        indexes = c.list_indexes()
+    cockpit = sk.quota_cockpit(indexes)
+    try:
+        assert cockpit.wait(HANG_S)
+        state, shown = synced_state(cockpit), display_data(cockpit)
+        for index in indexes:
+            for secret in (index.token, index.read_only_token):
+                if secret is not None:
+                    assert secret.get_secret_value() not in state
+                    assert secret.get_secret_value() not in shown
+        assert "sk-cockpit-static" in shown  # the saved notebook's picture
+    finally:
+        cockpit.close()
+
+
+# --- a History: refresh, stale, empty, corrupt, compacted -----------------------------------
+
+START = dt.datetime(2026, 11, 17, 12, 0, tzinfo=dt.timezone.utc)
+
+
+@pytest.fixture
+def store(tmp_path):
+    with Emulator(demo=True, seed=2026, clock=START, window_minutes=1440) as emu:
+        with emu.client() as client:
+            hist = sk.History(tmp_path / "store")
+            for _ in range(3):
+                emu.advance(86_400)
+                hist.collect(client, now=emu.now())
+            yield hist, emu, client
+
+
+def test_refresh_reads_a_new_collect_and_keeps_the_selection(store):
+    hist, emu, client = store
+    cockpit = sk.quota_cockpit(hist, now=emu.now)
+    try:
+        assert cockpit.wait(HANG_S)
+        assert cockpit.message.endswith("newest point 2026-11-20 11:59 UTC.")
+        cockpit.select("code-snippets")
+        used = cockpit.rows.loc[cockpit.selected_id, "used"]
+        cockpit.refresh()
+        assert "(nothing new since the last read)" in cockpit.message
+        emu.advance(600)
+        hist.collect(client, now=emu.now())
+        cockpit.refresh()
+        assert cockpit.message.endswith("newest point 2026-11-20 12:09 UTC.")
+        assert cockpit.selected_id is not None
+        assert cockpit.rows.loc[cockpit.selected_id, "name"] == "code-snippets"
+        assert cockpit.rows.loc[cockpit.selected_id, "used"] > used
+    finally:
+        cockpit.close()
+
+
+def test_a_stale_store_says_so_with_the_newest_point(store):
+    hist, emu, _ = store
+    later = pd.Timestamp(emu.now(), unit="s", tz=UTC) + pd.Timedelta(hours=5)
+    cockpit = sk.quota_cockpit(hist, now=later)
+    try:
+        assert cockpit.wait(HANG_S)
+        assert cockpit.message == (
+            "Stale: the newest point is from 2026-11-20 11:59 UTC, 5 h before 17:00 UTC; "
+            "today is not forecast until a collector writes again."
+        )
+        assert "sk-error" in part(cockpit, "sk-status").value
+    finally:
+        cockpit.close()
+
+
+def test_an_empty_store_is_a_calm_message(tmp_path):
+    cockpit = sk.quota_cockpit(sk.History(tmp_path / "nothing"), now=NOW)
+    try:
+        assert cockpit.wait(HANG_S)
+        assert cockpit.message.startswith("Nothing to forecast: the history at ")
+        assert cockpit.page_lines == []
+        assert "Select a row" in part(cockpit, "sk-cockpit-picture").value
+    finally:
+        cockpit.close()
+
+
+def test_a_corrupt_file_is_a_message_and_the_previous_rows_stay(store):
+    hist, emu, _ = store
+    cockpit = sk.quota_cockpit(hist, now=emu.now)
+    try:
+        assert cockpit.wait(HANG_S)
+        before = cockpit.rows
+        newest = sorted(pathlib.Path(hist.location, "throughput").glob("day=*/*.parquet"))[-1]
+        newest.write_bytes(b"PAR1 this is not parquet PAR1")
+        cockpit.refresh(force=True)
+        assert cockpit.message.startswith("Could not read the usage: ")
+        assert "truncated or corrupt: move it out of the history" in cockpit.message
+        assert cockpit.message.endswith("The previous table stays.")
+        pd.testing.assert_frame_equal(cockpit.rows, before)
+    finally:
+        cockpit.close()
+
+
+def test_a_store_compacted_while_the_cockpit_refreshes_is_read_again(store):
+    hist, emu, client = store
+    cockpit = sk.quota_cockpit(hist, now=emu.now)
+    try:
+        assert cockpit.wait(HANG_S)
+        emu.advance(600)
+        hist.collect(client, now=emu.now())
+        hist.compact()
+        cockpit.refresh()
+        assert cockpit.message.endswith("newest point 2026-11-20 12:09 UTC.")
+    finally:
+        cockpit.close()
+
+
+def test_a_copy_of_the_store_gives_the_same_rows(store, tmp_path):
+    hist, emu, _ = store
+    copy = tmp_path / "copy"
+    shutil.copytree(hist.location, copy)
+    now = emu.now()
+    with QuotaCockpit(sk.History(copy), now=now) as cockpit:
+        assert cockpit.wait(HANG_S)
+        expected = sk.forecast_limits(hist, now=now)
+        pd.testing.assert_frame_equal(cockpit.rows[list(FORECAST_COLUMNS)], expected)
