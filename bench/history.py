@@ -63,7 +63,7 @@ def write_dataset(
     root: Path, indexes: int, days: int, rollups: bool = False
 ) -> tuple[list[str], float]:
     """Write one sorted file a day; with ``rollups``, each day's rollup too (as compaction)."""
-    from searchkit.history.layout import ROW_GROUP, THROUGHPUT_SCHEMA, WRITE_OPTIONS
+    from searchkit.history.layout import THROUGHPUT_SCHEMA, WRITE_OPTIONS, stored
     from searchkit.history.rollups import rollup
 
     ids = [str(uuid.UUID(int=i + 1, version=4)) for i in range(indexes)]
@@ -94,7 +94,7 @@ def write_dataset(
         folder = root / "throughput" / f"day={first:%Y-%m-%d}"
         folder.mkdir(parents=True)
         name = f"part-{first.value}-{uuid.uuid4().hex}.parquet"
-        pq.write_table(table, folder / name, compression="zstd", row_group_size=ROW_GROUP)
+        pq.write_table(stored(table), folder / name, **WRITE_OPTIONS)  # as collect writes
         if rollups:
             rolled = root / "rollups" / f"day={first:%Y-%m-%d}"
             rolled.mkdir(parents=True)

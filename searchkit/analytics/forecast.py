@@ -61,6 +61,7 @@ import pandas as pd
 
 from searchkit.analytics import profile as pf
 from searchkit.analytics.days import PointsReader
+from searchkit.analytics.reading import listed_once
 from searchkit.analytics.reasons import (
     no_data_reasons,
     reasons,
@@ -170,6 +171,7 @@ def _check_window(pace_window: Any) -> pd.Timedelta:
     return window
 
 
+@listed_once
 def forecast_limits(
     source: Source,
     now: Instant | None = None,

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from searchkit._units import format_duration
 from searchkit.analytics import profile as pf
 from searchkit.analytics.usage import is_history
 from searchkit.errors import HistoryError
@@ -129,12 +130,7 @@ def _method_notes(
 
 
 def age(delta: pd.Timedelta) -> str:
-    minutes = int(delta.total_seconds() // 60)
-    if minutes < 120:
-        return f"{minutes} min"
-    if minutes < 2 * 1440:
-        return f"{minutes // 60} h"
-    return f"{minutes // 1440} days"
+    return format_duration(delta.total_seconds())
 
 
 def require_limits(history: Any, limits: pd.DataFrame) -> None:

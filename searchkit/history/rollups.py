@@ -128,7 +128,7 @@ def replace(layout: Layout, day: str, table: pa.Table, points: pa.Table) -> None
     """Write ``table`` as ``day``'s rollup, then delete the rollups it replaces."""
     old = [path for _, path, _ in layout.files("rollups", day, day)]
     stamp = int(pc.max(points["collected_at"]).value) if points.num_rows else 0
-    layout.write("rollups", day, table, stamp)
+    layout.write("rollups", day, table, layout.after(old, stamp))  # named after those
     for path in old:
         layout.remove(path)
 

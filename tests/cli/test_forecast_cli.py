@@ -212,11 +212,11 @@ def test_a_forecast_older_than_two_hours_is_said_not_to_be_today_s():
     as_of = pd.Timestamp("2026-11-19 09:00", tz="UTC")
     assert stale_note(as_of, as_of + pd.Timedelta(hours=2)) is None
     assert stale_note(as_of, as_of + pd.Timedelta(hours=3, minutes=59)) == (
-        "note: the history ends at 2026-11-19 09:00 UTC, 3 hours ago: this is the forecast "
+        "note: the history ends at 2026-11-19 09:00 UTC, 3 h 59 min ago: this is the forecast "
         "for that day; collect to forecast today"
     )
     assert stale_note(as_of, as_of + pd.Timedelta(days=1, hours=1)).split(", ")[1] == (
-        "1 day 1 hour ago: this is the forecast for that day; collect to forecast today"
+        "1 d 1 h ago: this is the forecast for that day; collect to forecast today"
     )
 
 

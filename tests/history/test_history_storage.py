@@ -1,6 +1,6 @@
 """The history's storage at scale and under hostile layouts: rollups, compaction by collect,
 stray folders, links out of the store, concurrent compactors, one tie-break, bounded collects,
-and engines that read the files without flags."""
+and engines that read the files without flags (Spark: test_history_spark.py)."""
 
 from __future__ import annotations
 
@@ -256,38 +256,6 @@ def test_dask_reads_the_store_and_agrees_on_the_total(tmp_path, emu, client):
         ["account", "index_id", "time"], keep="last"
     )
     assert round(deduped["value"].sum(), 6) == round(total, 6)
-
-
-@pytest.mark.slow
-def test_spark_reads_the_store_without_settings_and_agrees_on_the_total(tmp_path, emu, client):
-    pytest.importorskip("pyspark")
-    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
-        pytest.skip("Spark needs Java")
-    from pyspark.sql import SparkSession
-    from pyspark.sql import functions as F
-
-    hist = History(tmp_path / "h")
-    collect_across_midnight(hist, emu, client)
-    spark = SparkSession.builder.master("local[1]").appName("searchkit-test").getOrCreate()
-    try:
-        points = spark.read.parquet(str(tmp_path / "h/throughput"))
-        distinct = points.dropDuplicates(["account", "index_id", "time"])
-        total = distinct.agg(F.sum("value")).collect()[0][0]
-        count = distinct.count()
-        # The rollups too, their hours as arrays: one row per index and hour of the closed day.
-        rollups = spark.read.parquet(str(tmp_path / "h/rollups"))
-        hours = rollups.select(F.explode("hourly_points").alias("points")).collect()
-        last = rollups.agg(F.max(F.unix_micros("last_point"))).collect()[0][0]
-    finally:
-        spark.stop()
-
-    assert count == len(hist.throughput())
-    expected = sk.usage_frame(hist, value_unit="per_point")["operations"].sum()
-    assert round(total, 6) == round(expected, 6)
-    stored = hist.rollups()
-    assert len(hours) == 24 * len(stored) == 24 * 6
-    assert sum(row["points"] for row in hours) == stored["points"].sum()
-    assert pd.Timestamp(last, unit="us", tz="UTC") == stored["last_point"].max()
 
 
 def test_a_minute_listed_twice_counts_once_from_a_list_and_from_the_history(tmp_path, emu, client):
