@@ -17,8 +17,6 @@ import functools
 import os
 import re
 import threading
-import time
-import urllib.parse
 import uuid
 import warnings
 from collections.abc import Callable, Iterator
@@ -28,7 +26,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from searchkit.errors import HistoryError, ValidationError, mask_url, redact
+from searchkit.errors import HistoryError
 from searchkit.history import locks
 from searchkit.history.texts import TEXT, encoded_table, is_text
 from searchkit.model.limits import LIMIT_FIELDS
