@@ -61,7 +61,7 @@ def test_an_idle_index_busy_today_is_forecast_at_its_pace_and_says_why(tmp_path)
     assert (row["used"], row["projected"]) == (7_200.0, 7_200.0 + 2.0 * 14 * 3600)
     assert row["reason"] == (
         "idle: the last 7 complete day(s) had no operations; today has some: the rest of "
-        "the day at the pace of the last 60 min, band 0.5x-2x"
+        "the day at the pace of the last 1 h, band 0.5x-2x"
     )
 
 
