@@ -24,6 +24,7 @@ import pandas as pd
 from searchkit._deprecation import legacy_arguments
 from searchkit.analytics.days import PointsReader
 from searchkit.analytics.periods import frame_tally, history_tally
+from searchkit.analytics.reading import listed_once
 from searchkit.errors import ValidationError
 from searchkit.frames.counting import (
     ValueUnit,
@@ -97,6 +98,7 @@ def utilization_ratio(used: Any, limit: Any) -> np.ndarray:
 
 
 @legacy_arguments(positional=("freq", "tz", "field", "value_unit"))
+@listed_once
 def usage_frame(
     source: Source,
     *,
