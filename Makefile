@@ -58,7 +58,7 @@ endif
 notebooks: $(STAMP)
 	cd notebooks && ../$(VENV)/bin/jupyter nbconvert --log-level=WARN --to notebook \
 		--execute --inplace 01-quickstart.ipynb 02-throughput.ipynb 03-create-index.ipynb \
-		04-usage-history.ipynb 06-cockpit.ipynb
+		04-usage-history.ipynb 05-alerts.ipynb 06-cockpit.ipynb
 	$(PY) -c "import nbformat, pathlib; \
 	[nbformat.write(nb, p) for p in sorted(pathlib.Path('notebooks').glob('*.ipynb')) \
 	 for nb in [nbformat.read(p, as_version=4)] \

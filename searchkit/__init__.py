@@ -19,7 +19,10 @@ from searchkit.model import hooks as _hooks
 
 if TYPE_CHECKING:
     from searchkit.alerts.backtest import AlertBacktest, backtest_alerts
+    from searchkit.alerts.config import load_alerts
+    from searchkit.alerts.journal import alert_records
     from searchkit.alerts.rules import AlertRule, load_rules
+    from searchkit.alerts.watch import alert_round
     from searchkit.analytics.backtest import Backtest, backtest_forecast
     from searchkit.analytics.forecast import forecast_limits
     from searchkit.analytics.usage import usage_frame
@@ -99,6 +102,8 @@ _EXPORTS: dict[str, str] = {
     "TimestampError": "searchkit.errors",
     "TransportError": "searchkit.errors",
     "ValidationError": "searchkit.errors",
+    "alert_records": "searchkit.alerts.journal",
+    "alert_round": "searchkit.alerts.watch",
     "backtest_alerts": "searchkit.alerts.backtest",
     "backtest_forecast": "searchkit.analytics.backtest",
     "connect": "searchkit.connection",
@@ -106,6 +111,7 @@ _EXPORTS: dict[str, str] = {
     "forecast_limits": "searchkit.analytics.forecast",
     "index_browser": "searchkit.ui.browser",
     "limits_frame": "searchkit.frames.frames",
+    "load_alerts": "searchkit.alerts.config",
     "load_rules": "searchkit.alerts.rules",
     "limits_summary": "searchkit.render.tables",
     "limits_table": "searchkit.render.tables",
@@ -155,6 +161,8 @@ __all__ = [  # noqa: RUF022 - plain sorted(), as tests/test_public_api.py checks
     "TransportError",
     "ValidationError",
     "__version__",
+    "alert_records",
+    "alert_round",
     "backtest_alerts",
     "backtest_forecast",
     "connect",
@@ -164,6 +172,7 @@ __all__ = [  # noqa: RUF022 - plain sorted(), as tests/test_public_api.py checks
     "limits_frame",
     "limits_summary",
     "limits_table",
+    "load_alerts",
     "load_rules",
     "parse_timestamps",
     "plot_forecast",

@@ -86,6 +86,8 @@ def test_installed_wheel_runs_every_shipped_notebook(installed, tmp_path):
             "02-throughput.ipynb",
             "03-create-index.ipynb",
             "04-usage-history.ipynb",
+            "05-alerts.ipynb",
+            "06-cockpit.ipynb",
         ]
     )
 

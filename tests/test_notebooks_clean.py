@@ -23,9 +23,10 @@ EXPECTED = (
     "02-throughput.ipynb",
     "03-create-index.ipynb",
     "04-usage-history.ipynb",
+    "05-alerts.ipynb",
     "06-cockpit.ipynb",
 )
-# 04 starts sk.Emulator itself, because it advances the emulator's clock between collects.
+# 04 and 05 start sk.Emulator themselves: they advance its clock between collects.
 CONNECTING = EXPECTED[:3]
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"

@@ -149,6 +149,14 @@ def load_alerts(path: str | Path, *, environ: Mapping[str, str] | None = None) -
     env = os.environ if environ is None else environ
     channels = _channels(location, text, data.get("channel", []), env)
     budget, lease = _delivery(location, text, data.get("delivery", {}))
+    names = [channel.name for channel in channels]
+    for rule in rules:
+        unknown = [name for name in rule.channels if name not in names]
+        if unknown:
+            raise ValidationError(
+                f"{rule.source}: rule {rule.name!r}: channels {unknown} are not among the "
+                f"[[channel]] tables ({', '.join(names) or 'none'})"
+            )
     return AlertsConfig(
         rules=rules,
         channels=channels,

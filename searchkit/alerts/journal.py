@@ -51,6 +51,7 @@ __all__ = [
     "Delivery",
     "Journal",
     "accuracy_text",
+    "alert_records",
     "notice_of",
     "transition_row",
 ]
@@ -170,7 +171,7 @@ def notice_of(row: Mapping[str, Any]) -> Notice:
         hit_at_latest=_instant(row.get("hit_at_latest")),
         as_of=_instant(row.get("collected_at")),
         started_at=_instant(row.get("fired_at")),
-        accuracy=accuracy_text(_number(row.get("hit_rate"))) if row.get("index_id") else "",
+        accuracy=accuracy_text(_number(row.get("hit_rate"))) if _text(row.get("index_id")) else "",
         detail=_text(row.get("reason")),
     )
 
@@ -267,6 +268,27 @@ class Journal:
         self.layout.write(KIND, f"{recorded:%Y-%m-%d}", table, int(recorded.value))
         frame: pd.DataFrame = table.to_pandas()
         return frame
+
+
+def alert_records(history: History, *, since: Any = None) -> pd.DataFrame:
+    """Return the store's alert journal: incident transitions, deliveries and states.
+
+    Args:
+        history: The store (a :class:`~searchkit.History`) the collector writes.
+        since: Only the rows recorded on or after this instant's UTC day (default all).
+
+    Returns:
+        One row per record, oldest first, in the columns of :data:`ALERTS_SCHEMA`:
+        ``record`` says what a row is (``transition``, ``delivery``, ``state`` or
+        ``hit_rate``); transitions carry the incident's ``key``, ``state``, ``at``, the
+        index, the limit and the forecast's figures; deliveries the ``channel`` (its URL
+        masked in ``target``), ``attempt``, ``outcome`` and ``message``.
+
+    Example:
+        >>> rows = sk.alert_records(sk.History("usage-history"))  # doctest: +SKIP
+        >>> rows[rows["record"] == "transition"][["name", "state", "at"]]  # doctest: +SKIP
+    """
+    return Journal(history).read(since=since)
 
 
 def _table(rows: Iterable[dict[str, Any]], recorded: pd.Timestamp, collector: str) -> pa.Table:

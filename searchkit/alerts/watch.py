@@ -149,7 +149,7 @@ def alert_round(
     written = journal.append(rows, now=clock())
     if not written.empty:
         records = pd.concat([records, written], ignore_index=True) if len(records) else written
-    routes = {rule.name: set(getattr(rule, "channels", ()) or ()) for rule in config.rules}
+    routes = {rule.name: set(rule.channels) for rule in config.rules}
     report = deliver(
         journal,
         config.channels,

@@ -175,3 +175,17 @@ def test_a_login_without_its_password_is_refused(tmp_path):
         f"{path}, line 4: channel 1: a login ('u') without a password: set the environment "
         "variable SEARCHKIT_SMTP_PASSWORD"
     )
+
+
+def test_a_rule_naming_a_channel_that_is_not_there_is_refused(tmp_path):
+    path = tmp_path / "alerts.toml"
+    path.write_text(
+        '[[rule]]\nname = "forecast"\nchannels = ["pager"]\n\n'
+        '[[channel]]\nname = "ops"\ntype = "log"\n'
+    )
+    with pytest.raises(ValidationError) as caught:
+        load_alerts(path, environ={})
+    assert str(caught.value) == (
+        f"{path}, line 1: rule 'forecast': channels ['pager'] are not among the [[channel]] "
+        "tables (ops)"
+    )

@@ -306,3 +306,18 @@ def test_the_journal_is_a_parquet_dataset_duckdb_reads(store, receiver):
         ("delivery", "a1b2c3d4e5f60718", "firing", "ops", "sent"),
     ]
     assert {str(r[5]) for r in rows} == {str(day)}
+
+
+def test_a_rule_s_incidents_go_only_to_the_channels_it_names(store, receiver):
+    receiver.script("POST", then=reply(200))
+    journal = Journal(store)
+    clock = Clock()
+    journal.append([transition_row(transition(), 1)], now=clock())
+    report = deliver(
+        journal,
+        [hook(receiver), LogChannel(name="log")],
+        clock=clock,
+        routes={"forecast >= 100%": {"log"}},
+    )
+    assert [(d.channel, d.outcome) for d in report.sent] == [("log", "sent")]
+    assert receiver.count("POST") == 0

@@ -117,3 +117,33 @@ def test_a_restarted_collector_goes_on_from_the_recorded_state(week, tmp_path):
     assert [(s.name, s.state, s.fired_at) for s in states.values()] == [
         ("code-snippets", "firing", DAY + pd.Timedelta(hours=6))
     ]
+
+
+def test_a_stalled_collection_raises_its_own_incident_and_resolves_when_it_resumes(week):
+    emu, client, history = week
+    with FaultServer() as receiver:
+        receiver.script("POST", then=reply(200))
+        config = alerts(receiver)
+        emu.advance(6 * 3600)
+        history.collect(client, now=emu.now())
+        alert_round(history, config, now=pd.Timestamp(emu.now(), unit="s", tz="UTC"))
+        emu.advance(3 * 3600)  # three hours without a collect
+        stalled = alert_round(history, config, now=pd.Timestamp(emu.now(), unit="s", tz="UTC"))
+        history.collect(client, now=emu.now())
+        resumed = alert_round(history, config, now=pd.Timestamp(emu.now(), unit="s", tz="UTC"))
+
+    assert [(t["rule"], t["state"]) for t in stalled.transitions] == [
+        ("collection stalled", "firing")
+    ]
+    assert [(t["rule"], t["state"]) for t in resumed.transitions] == [
+        ("collection stalled", "resolved")
+    ]
+    bodies = [json.loads(s.body) for s in receiver.seen("POST")]
+    stall = [b for b in bodies if b["commonLabels"]["alertname"] == "SearchkitCollector"]
+    assert [b["status"] for b in stall] == ["firing", "resolved"]
+    lines = stall[0]["commonAnnotations"]["description"].splitlines()
+    assert lines[:2] == ["[FIRING] collection stalled", "Data collected at 2026-11-21 05:59 UTC."]
+    assert lines[2].startswith("Nothing stored since 2026-11-21 05:59 UTC (over ")
+    assert lines[3:] == [
+        f"Rule collection stalled; incident {stall[0]['alerts'][0]['fingerprint']}."
+    ]
