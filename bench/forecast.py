@@ -282,7 +282,9 @@ def accuracy(with_statsmodels: bool) -> None:
         seconds = time.perf_counter() - started
         ours = backtests[pooled].results
         merged = candidates.merge(
-            ours[["index_id", "day", "hour", "forecast"]],
+            ours[["index_id", "period", "hour", "projected"]].rename(
+                columns={"period": "day", "projected": "forecast"}
+            ),
             on=["index_id", "day", "hour"],
             how="inner",
         )

@@ -11,7 +11,6 @@ requests, ipywidgets and werkzeug are imported only when a name that needs them 
 from __future__ import annotations
 
 import importlib as _importlib
-import types as _types
 from typing import TYPE_CHECKING, Any
 
 from searchkit._version import __version__
@@ -27,7 +26,7 @@ if TYPE_CHECKING:
     from searchkit.analytics.forecast import forecast_limits
     from searchkit.analytics.usage import usage_frame
     from searchkit.api.client import Client
-    from searchkit.connection import connect
+    from searchkit.connection import close_demo, connect
     from searchkit.emulator import Emulator
     from searchkit.errors import (
         AmbiguousCreateError,
@@ -36,6 +35,7 @@ if TYPE_CHECKING:
         ConfigError,
         DuplicateIndexWarning,
         HistoryError,
+        HistoryWarning,
         IndexExistsError,
         IndexMismatchWarning,
         InvalidResponseError,
@@ -46,6 +46,7 @@ if TYPE_CHECKING:
         ServerError,
         TimestampError,
         TransportError,
+        UnknownIndexError,
         ValidationError,
     )
     from searchkit.frames.frames import (
@@ -83,6 +84,7 @@ _EXPORTS: dict[str, str] = {
     "Emulator": "searchkit.emulator",
     "History": "searchkit.history.store",
     "HistoryError": "searchkit.errors",
+    "HistoryWarning": "searchkit.errors",
     "IndexExistsError": "searchkit.errors",
     "IndexMismatchWarning": "searchkit.errors",
     "IndexList": "searchkit.model.index",
@@ -101,11 +103,13 @@ _EXPORTS: dict[str, str] = {
     "TYPES": "searchkit.model.limits",
     "TimestampError": "searchkit.errors",
     "TransportError": "searchkit.errors",
+    "UnknownIndexError": "searchkit.errors",
     "ValidationError": "searchkit.errors",
     "alert_records": "searchkit.alerts.journal",
     "alert_round": "searchkit.alerts.watch",
     "backtest_alerts": "searchkit.alerts.backtest",
     "backtest_forecast": "searchkit.analytics.backtest",
+    "close_demo": "searchkit.connection",
     "connect": "searchkit.connection",
     "create_index_form": "searchkit.ui.form",
     "forecast_limits": "searchkit.analytics.forecast",
@@ -141,6 +145,7 @@ __all__ = [  # noqa: RUF022 - plain sorted(), as tests/test_public_api.py checks
     "Emulator",
     "History",
     "HistoryError",
+    "HistoryWarning",
     "IndexExistsError",
     "IndexList",
     "IndexMismatchWarning",
@@ -159,12 +164,14 @@ __all__ = [  # noqa: RUF022 - plain sorted(), as tests/test_public_api.py checks
     "TYPES",
     "TimestampError",
     "TransportError",
+    "UnknownIndexError",
     "ValidationError",
     "__version__",
     "alert_records",
     "alert_round",
     "backtest_alerts",
     "backtest_forecast",
+    "close_demo",
     "connect",
     "create_index_form",
     "forecast_limits",
@@ -210,11 +217,5 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    """The public names, loaded or not, the loaded submodules and the module's dunders."""
-    loaded = {
-        name
-        for name, value in globals().items()
-        if name.startswith("__")
-        or (isinstance(value, _types.ModuleType) and value.__name__.startswith("searchkit."))
-    }
-    return sorted(loaded | set(__all__))
+    """The public names, loaded or not, and the module's dunders: nothing private."""
+    return sorted({name for name in globals() if name.startswith("__")} | set(__all__))

@@ -5,7 +5,8 @@ The hierarchy::
     SearchKitError
     ├── ConfigError                 bad or half-set credentials / base URL
     ├── ValidationError             (also ValueError) bad input, 400, 422
-    │   └── IndexExistsError        create_index: the name is taken (if_exists="raise")
+    │   ├── IndexExistsError        create_index: the name is taken (if_exists="raise")
+    │   └── UnknownIndexError       (also KeyError) no index has that name or id
     ├── TimestampError              (also ValueError) a throughput text that does not parse
     ├── AuthenticationError         401
     ├── PermissionDeniedError       403, e.g. a read-only account creating
@@ -22,8 +23,9 @@ Every error raised for an HTTP exchange carries ``status``, ``method``, ``path``
 server's ``server_message``; its text never contains a token or a password.
 
 Warnings (``UserWarning``): ``IndexMismatchWarning`` (``if_exists="return"`` found an index
-of another region or type) and ``DuplicateIndexWarning`` (another caller created an index
-of the same name while this create ran).
+of another region or type), ``DuplicateIndexWarning`` (another caller created an index
+of the same name while this create ran) and ``HistoryWarning`` (something in the history
+that is not its layout was skipped).
 """
 
 from __future__ import annotations
@@ -41,7 +43,9 @@ __all__ = [
     "ConfigError",
     "DuplicateIndexWarning",
     "HistoryError",
+    "HistoryWarning",
     "IndexExistsError",
+    "IndexMismatchWarning",
     "InvalidResponseError",
     "NotFoundError",
     "PermissionDeniedError",
@@ -50,6 +54,7 @@ __all__ = [
     "ServerError",
     "TimestampError",
     "TransportError",
+    "UnknownIndexError",
     "ValidationError",
     "describe_failure",
     "error_for_status",
@@ -291,6 +296,19 @@ class IndexExistsError(ValidationError):
         self.existing = tuple(existing)
 
 
+class UnknownIndexError(ValidationError, KeyError):
+    """No index has the name (or id) asked for; the message lists the ones there are.
+
+    Raised alike by ``indexes["name"]``, ``IndexList.by_name``/``by_id`` and every
+    ``names=``/``index_ids=`` option, so one ``except`` catches them all; it is a
+    ``KeyError`` too (a mapping's miss) and a ``ValueError`` (bad input).
+    """
+
+    def __str__(self) -> str:
+        # KeyError would quote the message; this is a sentence, not a key.
+        return SearchKitError.__str__(self)
+
+
 class IndexMismatchWarning(UserWarning):
     """``create_index(if_exists="return")`` returned an index of another region or type.
 
@@ -424,6 +442,10 @@ class AmbiguousCreateError(SearchKitError):
 
 class AmbiguousNameError(SearchKitError, LookupError):
     """More than one index has the name asked for; the message lists their ids."""
+
+
+class HistoryWarning(UserWarning):
+    """The history holds something that is not its layout; it was skipped."""
 
 
 class HistoryError(SearchKitError):

@@ -1,8 +1,21 @@
-"""Shared fixtures: an emulator of the API on 127.0.0.1 and a free port, and its client."""
+"""The suite's fixtures, one per idea, for every directory.
+
+- ``emulator``: a started emulator of the API on 127.0.0.1 and a free port. Its options
+  are ``emulator_options`` (a directory's conftest may override that fixture) or, on a test
+  or a module, ``@pytest.mark.emulator(**options)``; ``shared=True`` there starts one for
+  the whole module, ``setup=callable`` prepares it once.
+- ``client``: a client of ``emulator`` without retries (tests/faults: of ``server``).
+- ``server``: a misbehaving local HTTP server to script (:class:`tests.faults.harness.FaultServer`),
+  options as for ``emulator`` (``server_options``, ``@pytest.mark.server``).
+- ``configured``: the environment pointing at ``emulator`` (``SEARCHKIT_*``), for the CLI.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -11,6 +24,18 @@ from hypothesis import settings
 # deadline would fail them for a GC pause. Speed is what bench/ measures.
 settings.register_profile("searchkit", deadline=None, print_blob=True)
 settings.load_profile("searchkit")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # searchkit's own code and tests speak 0.2.0: an old spelling outside pytest.warns fails.
+    config.addinivalue_line(
+        "filterwarnings", "error:.*the old spelling goes in searchkit:DeprecationWarning"
+    )
+    for name in ("emulator", "server"):
+        config.addinivalue_line(
+            "markers", f"{name}(**options): the options of the {name} fixture here"
+        )
+
 
 #: A fixed instant for tests that need the emulator's clock to stand still.
 FIXED_CLOCK = dt.datetime(2026, 11, 20, 12, 0, tzinfo=dt.timezone.utc)
@@ -28,15 +53,80 @@ def _no_searchkit_environment(monkeypatch):
         monkeypatch.delenv(name, raising=False)
 
 
+def _options(request: pytest.FixtureRequest, default: dict[str, Any]) -> dict[str, Any]:
+    """The options of a marker named after the requesting fixture, else ``default``."""
+    marker = request.node.get_closest_marker(request.fixturename)
+    return dict(marker.kwargs) if marker is not None else dict(default)
+
+
+@pytest.fixture(scope="module")
+def _module_servers() -> Iterator[tuple[contextlib.ExitStack, dict[str, Any]]]:
+    """Servers shared by one module's tests (``shared=True``), stopped after the module."""
+    with contextlib.ExitStack() as stack:
+        yield stack, {}
+
+
+def _started(
+    request: pytest.FixtureRequest, make: Callable[..., Any], options: dict[str, Any]
+) -> Iterator[Any]:
+    """Start ``make(**options)`` (a context manager) for one test, or once per module with
+    ``shared=True``; ``setup`` runs once on what was started."""
+    shared = options.pop("shared", False)
+    setup = options.pop("setup", None)
+    if not shared:
+        with make(**options) as started:
+            if setup is not None:
+                setup(started)
+            yield started
+        return
+    stack, cache = request.getfixturevalue("_module_servers")
+    key = f"{request.fixturename}:{sorted(options.items())!r}"
+    if key not in cache:
+        cache[key] = stack.enter_context(make(**options))
+        if setup is not None:
+            setup(cache[key])
+    yield cache[key]
+
+
 @pytest.fixture
-def emulator():
+def emulator_options() -> dict[str, Any]:
+    """The ``emulator`` fixture's options in this directory (a conftest may override it)."""
+    return {"seed": 7, "clock": FIXED_CLOCK}
+
+
+@pytest.fixture
+def emulator(request: pytest.FixtureRequest, emulator_options: dict[str, Any]) -> Iterator[Any]:
+    """A started emulator on 127.0.0.1 and a free port, stopped afterwards."""
     from searchkit.emulator import Emulator
 
-    with Emulator(seed=7, clock=FIXED_CLOCK) as emu:
-        yield emu
+    yield from _started(request, Emulator, _options(request, emulator_options))
 
 
 @pytest.fixture
-def client(emulator):
-    with emulator.client(timeout=5, max_retries=0) as c:
+def client(emulator: Any) -> Iterator[Any]:
+    """A client of ``emulator``, without retries (default timeouts: a busy machine is slow)."""
+    with emulator.client(max_retries=0) as c:
         yield c
+
+
+@pytest.fixture
+def server_options() -> dict[str, Any]:
+    """The ``server`` fixture's options in this directory (a conftest may override it)."""
+    return {}
+
+
+@pytest.fixture
+def server(request: pytest.FixtureRequest, server_options: dict[str, Any]) -> Iterator[Any]:
+    """A misbehaving local HTTP server to script, stopped afterwards."""
+    from tests.faults.harness import FaultServer
+
+    yield from _started(request, FaultServer, _options(request, server_options))
+
+
+@pytest.fixture
+def configured(emulator: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Point the environment (``SEARCHKIT_*``) at ``emulator``; return the emulator."""
+    monkeypatch.setenv("SEARCHKIT_BASE_URL", emulator.url)
+    monkeypatch.setenv("SEARCHKIT_USERNAME", emulator.username)
+    monkeypatch.setenv("SEARCHKIT_PASSWORD", emulator.password)
+    return emulator

@@ -246,7 +246,7 @@ LAYERS: dict[str, set[str]] = {
 }
 
 
-BOTTOM = {"errors", "_version", "_net", "_units"}
+BOTTOM = {"errors", "_version", "_net", "_units", "_deprecation"}
 
 
 def layer_of(module: str) -> str:

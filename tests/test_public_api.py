@@ -28,24 +28,73 @@ def test_all_is_sorted():
     assert searchkit.__all__ == sorted(searchkit.__all__)
 
 
-def test_all_equals_public_names():
-    public = {n for n in dir(searchkit) if not n.startswith("_")} | {"__version__"}
-    # Subpackages and modules that tests or the interpreter have loaded show in dir() too.
-    modules = {
-        "alerts",
-        "analytics",
-        "api",
-        "cli",
-        "connection",
-        "emulator",
-        "errors",
-        "frames",
-        "history",
-        "model",
-        "render",
-        "ui",
+def test_dir_shows_the_public_names_and_nothing_private():
+    import searchkit.frames.frames  # a loaded submodule does not show either
+
+    assert searchkit.frames.frames is not None
+    names = dir(searchkit)
+    assert {n for n in names if not n.startswith("__")} == set(searchkit.__all__) - {"__version__"}
+    assert [n for n in names if n.startswith("_") and not n.startswith("__")] == []
+    assert "_hooks" not in names and "_version" not in names and "frames" not in names
+
+
+def test_every_error_and_warning_class_lives_in_errors_and_is_exported():
+    import inspect
+
+    import searchkit.errors as errors
+
+    defined = {
+        name
+        for name, value in vars(errors).items()
+        if inspect.isclass(value)
+        and issubclass(value, BaseException)
+        and value.__module__ == "searchkit.errors"
     }
-    assert set(searchkit.__all__) == public - modules
+    assert defined >= {"HistoryWarning", "IndexMismatchWarning", "UnknownIndexError"}
+    assert defined <= set(searchkit.__all__)
+    for name in defined:
+        assert getattr(searchkit, name) is getattr(errors, name)
+    # Elsewhere only internal signals, each caught inside the package and turned into an
+    # exported error, an HTTP response (the emulator) or an exit status (the CLI).
+    elsewhere = sorted(
+        f"{module.__name__}.{name}"
+        for module in _package_modules()
+        for name, value in vars(module).items()
+        if inspect.isclass(value)
+        and issubclass(value, BaseException)
+        and value.__module__ == module.__name__
+    )
+    assert elsewhere == [
+        "searchkit.api._transport.BodyFault",
+        "searchkit.api._transport.Late",
+        "searchkit.api._transport.TooLarge",
+        "searchkit.cli.main.UsageError",
+        "searchkit.emulator._serving.BindError",
+        "searchkit.emulator._sqlite.StoreBusyError",
+        "searchkit.emulator._sqlite.StoreClosedError",
+        "searchkit.emulator.app.ApiError",
+        "searchkit.emulator.app.MalformedChunkError",
+        "searchkit.emulator.store.InvalidRequestError",
+        "searchkit.ui._plot.NoData",
+    ]
+
+
+def _package_modules() -> list:
+    import importlib
+    import pkgutil
+
+    out = []
+    for info in pkgutil.walk_packages(searchkit.__path__, "searchkit."):
+        if info.name in ("searchkit.errors", "searchkit.__main__"):
+            continue
+        out.append(importlib.import_module(info.name))
+    return out
+
+
+def test_close_demo_is_reachable_from_the_package():
+    from searchkit.connection import close_demo
+
+    assert searchkit.close_demo is close_demo
 
 
 def test_design_names_are_importable_from_the_package():

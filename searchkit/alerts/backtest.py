@@ -21,7 +21,7 @@ from searchkit.alerts.rules import DEFAULT_RULE, THRESHOLD_RULES, AlertRule
 from searchkit.analytics import profile as pf
 from searchkit.analytics.backtest import backtest_forecast, day_limits, source_bins
 from searchkit.errors import ValidationError
-from searchkit.frames.counting import check_value_unit
+from searchkit.frames.counting import ValueUnit, check_value_unit
 from searchkit.frames.zones import utc_instant
 
 if TYPE_CHECKING:
@@ -133,7 +133,7 @@ def backtest_alerts(
     rules: Sequence[AlertRule] | AlertRule | None = None,
     every: str | pd.Timedelta = "10min",
     limit: float | str | None = None,
-    value_unit: str = "per_second",
+    value_unit: ValueUnit = "per_second",
     warmup: int = pf.WINDOW,
 ) -> AlertBacktest:
     """Replay alert rules on the stored past, each instant from only the data before it.
@@ -328,7 +328,7 @@ def hit_rates(
     index_ids: Sequence[str] | None = None,
     now: Any = None,
     field: str | None = None,
-    value_unit: str = "per_second",
+    value_unit: ValueUnit = "per_second",
 ) -> dict[str, float]:
     """How often each index's forecasts were right in its backtest, for alert messages.
 
@@ -340,10 +340,11 @@ def hit_rates(
     results = backtest_forecast(source, field=field, value_unit=value_unit).results
     moment = utc_instant(now, "now")
     if moment is not None:
-        results = results[results["day"] < moment.normalize()]
+        results = results[results["period"] < moment.normalize()]
     if index_ids is not None:
         results = results[results["index_id"].isin([str(i) for i in index_ids])]
-    results = results[results["forecast"].notna() & np.isfinite(results["limit"])]
-    right = (results["forecast"] > results["limit"]) == (results["actual"] > results["limit"])
+    results = results[results["projected"].notna() & np.isfinite(results["limit"])]
+    outcome = results["used_at_reset"] > results["limit"]
+    right = (results["projected"] > results["limit"]) == outcome
     rates = right.groupby(results["index_id"].astype(str)).mean()
     return {str(k): float(v) for k, v in rates.items()}

@@ -28,6 +28,7 @@ from searchkit.alerts.rules import DEFAULT_RULE, AlertRule, check_indexes
 from searchkit.analytics.forecast import forecast_limits
 from searchkit.analytics.usage import is_history, source_frames
 from searchkit.errors import ValidationError
+from searchkit.frames.counting import ValueUnit
 
 __all__ = [
     "STALLED",
@@ -194,7 +195,7 @@ def observe(
     *,
     now: Any = None,
     previous: Mapping[str, IncidentState] | None = None,
-    value_unit: str = "per_second",
+    value_unit: ValueUnit = "per_second",
 ) -> Observation:
     """Read what :func:`evaluate` needs from ``source`` (a History, IndexList or JSON).
 
@@ -210,7 +211,7 @@ def observe(
         if state.state == "firing" and state.period + _DAY <= moment:
             moments.append(state.period + _DAY - pd.Timedelta(1, "ns"))
     parts = [
-        forecast_limits(source, at, field=label, value_unit=value_unit).reset_index()
+        forecast_limits(source, now=at, field=label, value_unit=value_unit).reset_index()
         for at in sorted(set(moments), reverse=True)
         for label in labels
     ]

@@ -20,7 +20,7 @@ from searchkit.analytics.forecast import check_field, field_limit
 from searchkit.analytics.reading import listed_once
 from searchkit.analytics.usage import is_history, source_frames
 from searchkit.errors import ValidationError
-from searchkit.frames.counting import check_value_unit
+from searchkit.frames.counting import ValueUnit, check_value_unit
 
 if TYPE_CHECKING:
     from searchkit.analytics.usage import Source
@@ -55,6 +55,17 @@ _SUMMARY = (
     "coverage",
     "hit_time_error_min",
 )
+#: The results' public names, those of :func:`~searchkit.forecast_limits` (the replay
+#: computes under its own: a method's projection is named after the method).
+_PUBLIC_NAMES = {
+    "day": "period",
+    "actual": "used_at_reset",
+    "actual_hit_at": "hit_at_actual",
+    "forecast": "projected",
+    "forecast_low": "projected_low",
+    "forecast_high": "projected_high",
+    "forecast_hit_at": "hit_at",
+}
 
 
 @dataclass(frozen=True)
@@ -86,7 +97,7 @@ def backtest_forecast(
     hours: Sequence[float] = BACKTEST_HOURS,
     field: str | None = None,
     limit: float | str | None = None,
-    value_unit: str = "per_second",
+    value_unit: ValueUnit = "per_second",
     warmup: int = pf.WINDOW,
 ) -> Backtest:
     """Replay past days: forecast at each hour from only the data before it, compare.
@@ -111,18 +122,19 @@ def backtest_forecast(
         warmup: Days stored before a day for it to be replayed.
 
     Returns:
-        A :class:`Backtest`. ``results``: ``index_id``, ``name``, ``day``, ``hour``,
-        ``as_of``, ``limit``, ``used`` (before ``as_of``), ``actual`` (the day's total),
-        ``actual_hit_at`` (when it crossed the limit, if after ``as_of``), then per
-        method its projected total (``forecast``, ``last_hour_pace``, ...) and
-        ``<method>_hit_at``, and the band ``forecast_low``/``forecast_high``; all in
-        operations. ``summary``, per method: ``forecasts``, ``mean_abs_error`` and
-        ``median_abs_error`` (of the day's total, relative to it), ``precision``,
-        ``recall`` and ``f1`` of the breach calls (projected above the limit vs the real
-        total above it), ``coverage`` (share of real totals inside the 10-90 band, the
-        forecaster only) and ``hit_time_error_min`` (median absolute error of the hit
-        time in minutes, over the days the method and the outcome both cross after
-        ``as_of``).
+        A :class:`Backtest`. ``results``: ``index_id``, ``name``, ``period`` (the UTC
+        day), ``hour``, ``as_of``, ``limit``, ``used`` (before ``as_of``),
+        ``used_at_reset`` (the day's total), ``hit_at_actual`` (when it crossed the
+        limit, if after ``as_of``), then the forecast as :func:`~searchkit.forecast_limits`
+        names it (``projected``, its band ``projected_low``/``projected_high``,
+        ``hit_at``), then per baseline its projected total (``last_hour_pace``, ...) and
+        ``<baseline>_hit_at``; all in operations. ``summary``, per method:
+        ``forecasts``, ``mean_abs_error`` and ``median_abs_error`` (of the day's total,
+        relative to it), ``precision``, ``recall`` and ``f1`` of the breach calls
+        (projected above the limit vs the real total above it), ``coverage`` (share of
+        real totals inside the 10-90 band, the forecaster only) and
+        ``hit_time_error_min`` (median absolute error of the hit time in minutes, over
+        the days the method and the outcome both cross after ``as_of``).
 
     Raises:
         ValidationError: ``field`` is not forecastable, ``hours`` are not times of day,
@@ -195,7 +207,7 @@ def replay(bins: pf.Bins, limit: np.ndarray, hours: Sequence[float], warmup: int
             empty[c] = empty[c].astype("str")
         for c in ("day", "as_of", "actual_hit_at", *(f"{m}_hit_at" for m in METHODS)):
             empty[c] = pd.DatetimeIndex([], tz="UTC").as_unit("ns")
-        return Backtest(empty[columns], _summary(empty))
+        return Backtest(empty[columns].rename(columns=_PUBLIC_NAMES), _summary(empty))
     results = pd.concat(parts, ignore_index=True)
     results["as_of"] = results["day"] + pd.to_timedelta(results["hour"], unit="h")
     for column in ["actual_hit_at", *(f"{m}_hit_at" for m in METHODS)]:
@@ -203,7 +215,7 @@ def replay(bins: pf.Bins, limit: np.ndarray, hours: Sequence[float], warmup: int
         results[column] = results["day"] + pd.to_timedelta(seconds, unit="s")
     results = results.sort_values(["index_id", "day", "hour"], kind="stable")
     results = results[columns].reset_index(drop=True)
-    return Backtest(results, _summary(results))
+    return Backtest(results.rename(columns=_PUBLIC_NAMES), _summary(results))
 
 
 def _replay_hour(

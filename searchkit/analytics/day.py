@@ -18,6 +18,7 @@ import pandas as pd
 
 from searchkit.analytics import profile as pf
 from searchkit.analytics.forecast import forecast_parts
+from searchkit.frames.counting import ValueUnit
 
 if TYPE_CHECKING:
     from searchkit.analytics.usage import Source
@@ -77,7 +78,7 @@ class DayForecast:
         if len(times) > MAX_KNOTS:
             keep = np.unique(np.linspace(0, len(times) - 1, MAX_KNOTS).round().astype(int))
             times, total = times[keep], total[keep]
-        start = pd.Timestamp(row["period_start"]).value
+        start = pd.Timestamp(row["period"]).value
         knots = np.concatenate([[start], times, [pd.Timestamp(row["as_of"]).value]])
         used = np.concatenate([[0.0], total, [float(row["used"])]])
         return pd.DataFrame({"time": pd.to_datetime(knots, utc=True), "used": used})
@@ -98,7 +99,7 @@ class DayForecast:
         )
         if at < 0 or not np.isfinite(row["projected"]):
             return empty
-        start, moment = pd.Timestamp(row["period_start"]), pd.Timestamp(row["as_of"])
+        start, moment = pd.Timestamp(row["period"]), pd.Timestamp(row["as_of"])
         tau = (moment - start) / pd.Timedelta(hours=1)
         amounts = np.nan_to_num(self.plan["amounts"][at])
         hours = np.arange(int(np.floor(tau)) + 1, 25)
@@ -145,7 +146,7 @@ def forecast_day(
     *,
     field: str | None = None,
     pace_window: str | pd.Timedelta = "1h",
-    value_unit: str = "per_second",
+    value_unit: ValueUnit = "per_second",
 ) -> DayForecast:
     """Forecast today for every index, keeping the curves a picture of the day draws.
 

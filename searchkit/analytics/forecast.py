@@ -59,6 +59,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from searchkit._deprecation import legacy_arguments
 from searchkit.analytics import profile as pf
 from searchkit.analytics.days import PointsReader
 from searchkit.analytics.limit_periods import UNLIMITED_REASON
@@ -71,8 +72,8 @@ from searchkit.analytics.reasons import (
 )
 from searchkit.analytics.usage import DAILY_FIELDS, is_history, source_frames, utilization_ratio
 from searchkit.errors import ValidationError
-from searchkit.frames.counting import check_value_unit
-from searchkit.frames.zones import Instant, utc_instant
+from searchkit.frames.counting import ValueUnit, check_value_unit
+from searchkit.frames.zones import Instant, TimeZone, resolve_zone, utc_instant
 
 if TYPE_CHECKING:
     from searchkit.analytics.usage import Source
@@ -93,7 +94,7 @@ FORECASTABLE_FIELDS: tuple[str, ...] = (*DAILY_FIELDS, "+".join(DAILY_FIELDS))
 FORECAST_COLUMNS: tuple[str, ...] = (
     "name",
     "field",
-    "period_start",
+    "period",
     "reset",
     "used",
     "pace",
@@ -110,6 +111,8 @@ FORECAST_COLUMNS: tuple[str, ...] = (
     "reason",
     "as_of",
 )
+#: The columns that hold instants (shown in ``tz``).
+_INSTANTS = ("period", "reset", "hit_at", "hit_at_earliest", "hit_at_latest", "as_of")
 #: Unit of ``used``, ``projected*`` and ``limit`` (``pace`` is operations per second).
 UNIT = "operations"
 _DAYS_READ = pf.CALIBRATION_DAYS + pf.WINDOW + 7
@@ -172,14 +175,16 @@ def _check_window(pace_window: Any) -> pd.Timedelta:
     return window
 
 
+@legacy_arguments(positional=("now",))
 @listed_once
 def forecast_limits(
     source: Source,
-    now: Instant | None = None,
     *,
+    now: Instant | None = None,
     field: str | None = None,
     pace_window: str | pd.Timedelta = "1h",
-    value_unit: str = "per_second",
+    value_unit: ValueUnit = "per_second",
+    tz: TimeZone = None,
 ) -> pd.DataFrame:
     """Say, per index, how much of a daily limit today will use and when it runs out.
 
@@ -199,6 +204,9 @@ def forecast_limits(
             their sum: the limits throughput can use up.
         pace_window: How far back ``pace`` (and the fallback without past days) looks.
         value_unit: See :func:`~searchkit.usage_frame`.
+        tz: Time zone of the instants (``period``, ``reset``, ``hit_at*``, ``as_of``);
+            None shows them in UTC. The day forecast is the UTC day, the limits' reset,
+            whatever the zone.
 
     Returns:
         Indexed by ``index_id``, the columns of :data:`FORECAST_COLUMNS`. ``used``,
@@ -214,8 +222,8 @@ def forecast_limits(
         why nothing was forecast (NaN/NaT); ``as_of`` the instant forecast from.
 
     Raises:
-        ValidationError: ``field`` is not forecastable, ``now`` is not a time, or
-            ``pace_window`` is not a positive duration.
+        ValidationError: ``field`` is not forecastable, ``now`` is not a time,
+            ``pace_window`` is not a positive duration, or ``tz`` is unknown.
         HistoryError: a History holds throughput points but no limits (a first collect
             stopped between the two): the message says to collect once more.
 
@@ -226,6 +234,7 @@ def forecast_limits(
     window = _check_window(pace_window)
     asked = _check_now(now)
     check_value_unit(value_unit)
+    zone = resolve_zone(tz)
     present = pd.Timestamp.now(tz="UTC")
     bins, limits, moment = _load(source, asked, present, value_unit)
     later = bins.future.copy()
@@ -234,6 +243,9 @@ def forecast_limits(
     out = _rows(bins, limits, label, moment, window)
     if asked is not None:
         say_points_after(out, bins, later, source, moment)
+    if zone is not None:
+        for column in _INSTANTS:
+            out[column] = out[column].dt.tz_convert(zone)
     return out
 
 
@@ -328,7 +340,7 @@ def _rows(
     out = pd.DataFrame(index=pd.Index(limits.index, name="index_id"))
     out["name"] = limits["name"].astype("str") if "name" in limits.columns else ""
     out["field"] = label
-    out["period_start"] = start
+    out["period"] = start
     out["reset"] = start + pf.DAY
     for column in ("used", "pace", "projected", "projected_low", "projected_high"):
         out[column] = today[column]
@@ -340,7 +352,7 @@ def _rows(
     out["method"] = pd.array(today["method"], dtype="str")
     out["reason"] = pd.array(_unlimited_first(today["reason"], limit), dtype="str")
     out["as_of"] = pd.DatetimeIndex([moment] * len(out), dtype="datetime64[ns, UTC]")
-    for column in ("period_start", "reset"):
+    for column in ("period", "reset"):
         out[column] = pd.DatetimeIndex(out[column]).as_unit("ns")
     return out[list(FORECAST_COLUMNS)]
 

@@ -9,7 +9,8 @@ first of the month, UTC. Forecasts of the daily limits are in
 :mod:`searchkit.analytics.forecast`.
 
 ``source`` is an :class:`~searchkit.IndexList` (the service's current window only), the raw
-API JSON, or a :class:`~searchkit.History` (as far back as it was collected).
+API JSON, a :class:`~searchkit.History` (as far back as it was collected), or a throughput
+frame (``History.throughput()``'s, say: it carries no limits, so ``limit`` is NaN).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, TypeGuard
 import numpy as np
 import pandas as pd
 
+from searchkit._deprecation import legacy_arguments
 from searchkit.analytics.days import PointsReader
 from searchkit.analytics.limit_periods import (
     DAILY_FIELDS,
@@ -32,12 +34,14 @@ from searchkit.analytics.periods import frame_tally, history_tally
 from searchkit.analytics.reading import listed_once
 from searchkit.errors import ValidationError
 from searchkit.frames.counting import (
+    ValueUnit,
     check_value_unit,
     interval_seconds,
     one_per_instant,
     period_ends,
 )
 from searchkit.frames.frames import Indexes, limits_frame, throughput_frame
+from searchkit.frames.sources import is_throughput_frame
 from searchkit.frames.zones import TimeZone, resolve_zone
 
 if TYPE_CHECKING:
@@ -46,7 +50,7 @@ if TYPE_CHECKING:
     from searchkit.history.store import History
 
     #: What usage is computed from: indexes (models or raw API JSON) or a History.
-    Source: TypeAlias = Indexes | History
+    Source: TypeAlias = Indexes | History | pd.DataFrame
 
 __all__ = [
     "DAILY_FIELDS",
@@ -58,11 +62,18 @@ __all__ = [
 
 
 def source_frames(source: Source) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Return (throughput, limits) of a History, an IndexList or raw JSON."""
+    """Return (throughput, limits) of a History, an IndexList, raw JSON or a throughput frame."""
     from searchkit.history.store import History
 
     if isinstance(source, History):
         return source.throughput(), source.limits()
+    if isinstance(source, pd.DataFrame):
+        if not is_throughput_frame(source):
+            raise ValidationError(
+                "usage needs throughput: a frame must have the columns index_id, name, time "
+                f"and value; this one has {', '.join(map(str, source.columns)) or 'none'}"
+            )
+        return one_per_instant(source), limits_frame([])
     # The History's rule for a repeated minute holds for a list too (one point, the larger).
     return one_per_instant(throughput_frame(source)), limits_frame(source)
 
@@ -78,25 +89,29 @@ def _field_limit(limits: pd.DataFrame, field: str | None) -> tuple[str, pd.Serie
 utilization_ratio = share_of_limit
 
 
+@legacy_arguments(positional=("freq", "tz", "field", "value_unit"))
 @listed_once
 def usage_frame(
     source: Source,
+    *,
     freq: str = "D",
-    tz: TimeZone = "UTC",
+    tz: TimeZone = None,
     field: str | None = None,
-    value_unit: str = "per_second",
+    value_unit: ValueUnit = "per_second",
 ) -> pd.DataFrame:
     """Return the estimated operations per index per period, beside the limit.
 
     Args:
-        source: An IndexList, the raw API JSON, or a :class:`~searchkit.History`.
+        source: An IndexList, the raw API JSON, a :class:`~searchkit.History`, or a
+            throughput frame (no limits in it: ``limit`` is NaN).
         freq: The period, a pandas frequency; ``"D"`` (default) gives days starting at
             midnight in ``tz``, which for UTC is the daily limits' reset; ``"h"`` local
             hours, ``"W"`` weeks from Sunday's midnight, ``"MS"`` months. Every period
             starts on the wall clock of ``tz`` and is labelled by its start
             (:func:`~searchkit.frames.counting.period_starts`: DST days last 23 or 25
             hours, a repeated hour is two periods).
-        tz: Time zone the periods are aligned in.
+        tz: Time zone the periods are aligned in; None: the source's own, UTC (the
+            limits' reset) but for a frame, whose own zone is kept.
         field: A limit field to compare with; default the sum of ``max_daily_queries``
             and ``max_daily_updates``.
         value_unit: How to read a value: ``"per_second"`` (default: operations per second
@@ -128,7 +143,7 @@ def usage_frame(
     """
     _check_freq(freq)
     check_value_unit(value_unit)
-    zone = resolve_zone(tz, default=dt.timezone.utc) or dt.timezone.utc
+    zone = resolve_zone(tz) or _zone_of(source) or dt.timezone.utc
     columns = ["index_id", "name", "period", "operations", "points", "invalid", "limit"]
     if is_history(source):
         limits = source.limits()
@@ -148,6 +163,14 @@ def usage_frame(
     out["complete"] = _complete(out, tally.steps, zone, freq)
     out = compare_with_limits(out, out["limit"].to_numpy(), field, freq, zone)
     return out.sort_values(["name", "period"], kind="stable").reset_index(drop=True)
+
+
+def _zone_of(source: Source) -> dt.tzinfo | None:
+    """The zone of a frame's times (None for anything else: UTC by default)."""
+    if isinstance(source, pd.DataFrame) and "time" in source.columns:
+        zone = pd.DatetimeIndex(source["time"]).tz
+        return None if zone is None else zone
+    return None
 
 
 def _empty_usage(zone: dt.tzinfo) -> pd.DataFrame:
@@ -198,11 +221,11 @@ def _limits_as_of(
     an index without snapshots keeps the latest limits (``latest``).
     """
     fields = list(DAILY_FIELDS) if field is None else [field]
-    snaps = source.snapshots(columns=["id", "collected_at", *fields])
+    snaps = source.snapshots(columns=["index_id", "collected_at", *fields])
     if snaps.empty or out.empty:
         return latest
     snaps["value"] = snaps[fields].sum(axis=1, min_count=len(fields))
-    snaps = snaps.sort_values("collected_at", kind="stable")[["id", "collected_at", "value"]]
+    snaps = snaps.sort_values("collected_at", kind="stable")[["index_id", "collected_at", "value"]]
     try:
         length = pd.tseries.frequencies.to_offset(freq)
         ends = out["period"] + length
@@ -211,22 +234,22 @@ def _limits_as_of(
     left = pd.DataFrame(
         {
             "row": np.arange(len(out)),
-            "id": out["index_id"].astype(str).to_numpy(),
+            "index_id": out["index_id"].astype(str).to_numpy(),
             "end": pd.DatetimeIndex(ends).tz_convert("UTC"),
         }
     ).sort_values("end", kind="stable")
     snaps["collected_at"] = pd.DatetimeIndex(snaps["collected_at"]).tz_convert("UTC")
-    snaps["id"] = snaps["id"].astype(str)
+    snaps["index_id"] = snaps["index_id"].astype(str)
     merged = pd.merge_asof(
-        left, snaps, left_on="end", right_on="collected_at", by="id", direction="backward"
+        left, snaps, left_on="end", right_on="collected_at", by="index_id", direction="backward"
     )
     early = merged["value"].isna() & merged["collected_at"].isna()
     if early.any():
-        first = snaps.drop_duplicates("id", keep="first").set_index("id")["value"]
-        merged.loc[early, "value"] = merged.loc[early, "id"].map(first)
+        first = snaps.drop_duplicates("index_id", keep="first").set_index("index_id")["value"]
+        merged.loc[early, "value"] = merged.loc[early, "index_id"].map(first)
     values = np.asarray(latest, dtype=np.float64).copy()
     # Membership against the few distinct ids: isin over every snapshot row is slow.
-    known = merged["collected_at"].notna() | merged["id"].isin(snaps["id"].unique())
+    known = merged["collected_at"].notna() | merged["index_id"].isin(snaps["index_id"].unique())
     rows = merged.loc[known, "row"].to_numpy()
     values[rows] = merged.loc[known, "value"].to_numpy(dtype=np.float64)
     return values

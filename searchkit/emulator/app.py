@@ -180,6 +180,7 @@ class EmulatorApp:
         self.store = store
         self.allow_fixed = allow_fixed
         self._delay_changed = threading.Condition()
+        self._held = 0
         self.delay = delay
         self.max_body_bytes = max_body_bytes
         self.url_map = Map(
@@ -215,13 +216,23 @@ class EmulatorApp:
             self._delay = seconds
             self._delay_changed.notify_all()
 
+    @property
+    def held(self) -> int:
+        """How many requests :attr:`delay` holds now (a test waits for this, not a time)."""
+        with self._delay_changed:
+            return self._held
+
     def _wait_delay(self) -> None:
         # A condition rather than sleep: lowering the delay releases requests already waiting,
         # so a test can hold requests "for ever" and let them go when it has looked.
         started = time.monotonic()
         with self._delay_changed:
-            while (left := started + self._delay - time.monotonic()) > 0:
-                self._delay_changed.wait(left)
+            self._held += 1
+            try:
+                while (left := started + self._delay - time.monotonic()) > 0:
+                    self._delay_changed.wait(left)
+            finally:
+                self._held -= 1
 
     def __call__(
         self, environ: dict[str, Any], start_response: Callable[..., Any]

@@ -1,9 +1,11 @@
 """Indexes -> pandas DataFrames: limits (one row per index) and throughput (one row per point).
 
-This is the one place where indexes become frames. Every function accepts what a notebook
-has at hand: an :class:`~searchkit.model.index.IndexList`, a sequence of
+This is the one place where indexes become frames. Every function takes a ``source``, what a
+notebook has at hand: an :class:`~searchkit.model.index.IndexList`, a sequence of
 :class:`~searchkit.model.index.SearchIndex`, or the raw API JSON (a list of dicts, e.g. a saved
-dump); one index or one dict works too. Raw JSON is converted to models first, in one pass
+dump); one index or one dict works too; so do a :class:`~searchkit.History` and a frame these
+functions returned (see :mod:`searchkit.frames.sources`). Every frame keys an index as
+``index_id`` with ``name`` beside it. Raw JSON is converted to models first, in one pass
 (:meth:`IndexList.from_json`), so both give the same frame; the frames read the models'
 columns without a Python loop per point.
 
@@ -22,8 +24,16 @@ from typing import Any, cast
 import numpy as np
 import pandas as pd
 
-from searchkit.errors import InvalidResponseError, ValidationError
+from searchkit._deprecation import legacy_arguments
+from searchkit.errors import InvalidResponseError, UnknownIndexError, ValidationError
 from searchkit.frames.counting import median_spacing
+from searchkit.frames.sources import (
+    INDEX_KEY,
+    is_recorded,
+    limits_from_frame,
+    throughput_from,
+    wide_from_tidy,
+)
 from searchkit.frames.zones import TimeZone, resolve_zone
 from searchkit.model.gotime import ErrorsMode, check_errors, nanos_to_index
 from searchkit.model.index import IndexList, SearchIndex
@@ -40,10 +50,12 @@ __all__ = [
     "throughput_series",
 ]
 
-#: What the frame functions accept: models, raw API JSON objects, or a sequence of either.
+#: Indexes as models, raw API JSON objects, or a sequence of either.
 Indexes = SearchIndex | Mapping[str, Any] | Iterable[SearchIndex | Mapping[str, Any]]
+#: What a ``source`` may be: indexes, a History, or a frame searchkit returned.
+Source = Indexes | pd.DataFrame | Any
 
-#: Columns of :func:`limits_frame` without secrets, in order (the index is ``id``).
+#: Columns of :func:`limits_frame` without secrets, in order (the index is ``index_id``).
 LIMITS_COLUMNS: tuple[str, ...] = (
     "name",
     "short_id",
@@ -76,8 +88,8 @@ def _as_indexes(indexes: Any) -> list[SearchIndex]:
         indexes, Iterable
     ):
         raise ValidationError(
-            "expected an IndexList, a sequence of SearchIndex or the API's JSON (a list of "
-            f"objects), got {type(indexes).__name__}"
+            "expected an IndexList, a sequence of SearchIndex, the API's JSON (a list of "
+            f"objects), a History or a frame searchkit returned, got {type(indexes).__name__}"
         )
     items = list(indexes)
     raw = []
@@ -97,16 +109,19 @@ def _as_indexes(indexes: Any) -> list[SearchIndex]:
 # --- limits ------------------------------------------------------------------------------
 
 
-def limits_frame(indexes: Indexes, *, include_secrets: bool = False) -> pd.DataFrame:
+@legacy_arguments(renamed={"indexes": "source"})
+def limits_frame(source: Source, *, include_secrets: bool = False) -> pd.DataFrame:
     """Return the limits and settings of indexes as a DataFrame, one row per index.
 
     Args:
-        indexes: An IndexList, a sequence of SearchIndex, or the raw API JSON (a list of
-            dicts); a single index or dict is read as a list of one.
+        source: An IndexList, a sequence of SearchIndex, or the raw API JSON (a list of
+            dicts); a single index or dict is read as a list of one. A History gives its
+            latest limits (``History.limits()``), a limits frame is given back indexed by
+            ``index_id``.
         include_secrets: Add the ``token`` and ``read_only_token`` columns (real text).
 
     Returns:
-        A frame indexed by ``id`` (``str``) with the columns of :data:`LIMITS_COLUMNS`:
+        A frame indexed by ``index_id`` (``str``) with the columns of :data:`LIMITS_COLUMNS`:
         ``name``, ``short_id`` (the id's first 8 characters, to tell same-named indexes
         apart), ``endpoint`` and ``partner_email`` as ``str``; ``type`` and ``region`` as
         categoricals whose categories are the spec's values plus any unknown ones seen;
@@ -118,14 +133,23 @@ def limits_frame(indexes: Indexes, *, include_secrets: bool = False) -> pd.DataF
         input gives an empty frame with the same columns and dtypes.
 
     Raises:
-        ValidationError: ``indexes`` is not one of the accepted shapes.
+        ValidationError: ``source`` is not one of the accepted shapes, or secrets are asked
+            of a History or a frame (neither holds them).
 
     Example:
         >>> frame = limits_frame([{"id": "a1", "name": "docs", "max_daily_queries": -1}])
         >>> frame.loc["a1", "max_daily_queries"]
         np.float64(inf)
     """
-    items = _as_indexes(indexes)
+    if is_recorded(source) or isinstance(source, pd.DataFrame):
+        if include_secrets:
+            raise ValidationError(
+                "include_secrets needs the indexes: a History or a frame holds no tokens"
+            )
+        if isinstance(source, pd.DataFrame):
+            return limits_from_frame(source)
+        return source.limits()
+    items = _as_indexes(source)
     columns: dict[str, Any] = {
         name: pd.array([getattr(i, name) for i in items], dtype="str") for name in _TEXT_COLUMNS
     }
@@ -147,7 +171,7 @@ def limits_frame(indexes: Indexes, *, include_secrets: bool = False) -> pd.DataF
         for name in _SECRET_COLUMNS:
             columns[name] = pd.array([secret_value(getattr(i, name)) for i in items], dtype="str")
         order += _SECRET_COLUMNS
-    index = pd.Index([i.id for i in items], dtype="str", name="id")
+    index = pd.Index([i.id for i in items], dtype="str", name=INDEX_KEY)
     return pd.DataFrame({name: columns[name] for name in order}, index=index)
 
 
@@ -257,15 +281,16 @@ def _select(items: list[SearchIndex], names: str | Iterable[str] | None) -> list
     missing = [n for n in wanted if n not in present]
     if missing:
         shown = ", ".join(sorted(str(n) for n in present))
-        raise ValidationError(
+        raise UnknownIndexError(
             f"no index named {', '.join(map(repr, missing))}; indexes: {shown or '(none)'}"
         )
     keep = set(wanted)
     return [i for i in items if i.name in keep]
 
 
+@legacy_arguments(renamed={"indexes": "source"})
 def throughput_frame(
-    indexes: Indexes,
+    source: Source,
     *,
     tz: TimeZone = None,
     wide: bool = False,
@@ -275,10 +300,12 @@ def throughput_frame(
     """Return the throughput points of indexes as a tidy DataFrame.
 
     Args:
-        indexes: An IndexList, a sequence of SearchIndex, or the raw API JSON (a list of
-            dicts); a single index or dict is read as a list of one.
+        source: An IndexList, a sequence of SearchIndex, or the raw API JSON (a list of
+            dicts); a single index or dict is read as a list of one. A History gives its
+            stored points, a throughput frame is given back (filtered, converted).
         tz: Time zone of the ``time`` column (a name like ``"Europe/Berlin"`` or a
-            ``tzinfo``); UTC when None. Conversion never changes the instants.
+            ``tzinfo``); when None, the source's own: UTC for indexes and a History, a
+            frame's own zone. Conversion never changes the instants.
         wide: Return one column per index name instead, indexed by ``time`` (outer join of
             the indexes' times; duplicate times within an index are averaged; an index
             whose name is missing or shared is labelled ``"name (id)"``).
@@ -298,8 +325,8 @@ def throughput_frame(
         TimestampError: A point's ``x`` does not parse or is missing; the message names the
             index and the point's position.
         InvalidResponseError: A point is not an object or its ``y`` is not a number.
-        ValidationError: ``indexes`` is not one of the accepted shapes, ``tz`` is unknown,
-            or a name in ``names`` is not there.
+        ValidationError: ``source`` is not one of the accepted shapes or ``tz`` is unknown.
+        UnknownIndexError: A name in ``names`` is not there.
 
     Example:
         >>> raw = [{"id": "a1", "name": "docs", "throughput_vector": [
@@ -312,7 +339,10 @@ def throughput_frame(
     """
     check_errors(errors)
     resolve_zone(tz)
-    data = _Throughput(_select(_as_indexes(indexes), names), errors)
+    if is_recorded(source) or isinstance(source, pd.DataFrame):
+        frame = throughput_from(source, tz=tz, names=names)
+        return wide_from_tidy(frame) if wide else frame
+    data = _Throughput(_select(_as_indexes(source), names), errors)
     if wide:
         return _wide(data, tz)
     return pd.DataFrame(
@@ -347,15 +377,17 @@ def _wide(data: _Throughput, tz: TimeZone) -> pd.DataFrame:
     return frame
 
 
-def throughput_intervals(frame: pd.DataFrame | pd.Series) -> pd.Series:
+@legacy_arguments(renamed={"frame": "source"})
+def throughput_intervals(source: Source | pd.Series) -> pd.Series:
     """Return the median sampling interval of each index in a throughput frame.
 
     Computed from the frame as it is now, so a filtered frame gives the intervals of what
     it holds. Units of throughput are not documented; the interval is what the data shows.
 
     Args:
-        frame: A tidy frame of :func:`throughput_frame` (grouped by ``index_id``), a wide
-            one (one column per index), or a Series of :func:`throughput_series`.
+        source: A tidy frame of :func:`throughput_frame` (grouped by ``index_id``), a wide
+            one (one column per index), or a Series of :func:`throughput_series`; indexes
+            in any form :func:`throughput_frame` takes, or a History, are read first.
 
     Returns:
         A ``timedelta64[ns]`` Series of median spacings between consecutive points (NaT
@@ -365,7 +397,7 @@ def throughput_intervals(frame: pd.DataFrame | pd.Series) -> pd.Series:
         of spacings is the mean of the middle two, to the nearest nanosecond.
 
     Raises:
-        ValidationError: ``frame`` is none of these.
+        ValidationError: ``source`` is none of these.
 
     Example:
         >>> raw = [{"id": "a1", "name": "docs", "throughput_vector": [
@@ -373,6 +405,9 @@ def throughput_intervals(frame: pd.DataFrame | pd.Series) -> pd.Series:
         >>> throughput_intervals(throughput_frame(raw))["a1"]
         Timedelta('0 days 00:01:00')
     """
+    frame = source
+    if is_recorded(frame) or isinstance(frame, IndexList | SearchIndex | list | tuple | Mapping):
+        frame = throughput_frame(frame)
     if isinstance(frame, pd.DataFrame) and {"index_id", "time"} <= set(frame.columns):
         codes, ids = pd.factorize(frame["index_id"].to_numpy(dtype=object), use_na_sentinel=False)
         nanos = as_nanos(frame["time"])

@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from searchkit.errors import HistoryError
+from searchkit.errors import HistoryError, HistoryWarning
 from searchkit.history import locks
 from searchkit.history.texts import TEXT, encoded_table, is_text
 from searchkit.model.limits import LIMIT_FIELDS
@@ -488,10 +488,6 @@ def one_listing(method: Callable[_P, _R]) -> Callable[_P, _R]:
             return method(*args, **kwargs)
 
     return scoped
-
-
-class HistoryWarning(UserWarning):
-    """The history holds something that is not its layout; it was skipped."""
 
 
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")

@@ -38,6 +38,14 @@ def _field(item: Any, name: str) -> Any:
     return item.get(name) if isinstance(item, dict) else getattr(item, name, None)
 
 
+def _point_count(item: Any) -> int:
+    """How many points an index (a model or its JSON) carries."""
+    if isinstance(item, dict):
+        points = item.get("throughput_vector")
+        return len(points) if isinstance(points, list | tuple) else 0
+    return len(item.throughput)
+
+
 def indexes_with_ids(items: Sequence[Any], skipped: Skipped) -> list[Any]:
     """Return the indexes that have an id; note each one without (it cannot be stored)."""
     kept = []
@@ -47,8 +55,7 @@ def indexes_with_ids(items: Sequence[Any], skipped: Skipped) -> list[Any]:
             kept.append(item)
             continue
         name = _field(item, "name")
-        points = _field(item, "throughput_vector")
-        count = len(points) if isinstance(points, (list, tuple)) else 0
+        count = _point_count(item)
         label = repr(name) if isinstance(name, str) else f"at position {position}"
         skipped.by_index[str(name)] = skipped.by_index.get(str(name), 0) + count
         skipped.notes.append(

@@ -26,8 +26,11 @@ __all__ = ["limits_table", "snapshot_frame", "unchanged"]
 
 
 def snapshot_frame(frame: pd.DataFrame) -> pd.DataFrame:
-    """Shape stored snapshot rows (one per index) like :func:`~searchkit.limits_frame`."""
-    out = pd.DataFrame(index=pd.Index(frame["id"].astype("str"), dtype="str", name="id"))
+    """Shape stored snapshot rows (one per index) like :func:`~searchkit.limits_frame`.
+
+    The files keep the API's name, ``id``; the frame calls it ``index_id``, as every frame.
+    """
+    out = pd.DataFrame(index=pd.Index(frame["id"].astype("str"), dtype="str", name="index_id"))
     for name in LIMITS_COLUMNS:
         if name == "short_id":  # derived from the id, not stored
             out[name] = pd.array(out.index.str[:SHORT_ID].to_numpy(), dtype="str")
@@ -54,8 +57,9 @@ def snapshot_frame(frame: pd.DataFrame) -> pd.DataFrame:
 
 def limits_table(limits: pd.DataFrame, accounts: list[str], stamp: int) -> pa.Table:
     """Return the stored snapshot of ``limits``, one row per index, taken at ``stamp``."""
-    frame = limits.reset_index()
-    columns: dict[str, Any] = {"account": accounts, "id": frame["id"].astype(str).tolist()}
+    ids = limits.index.astype(str).tolist()
+    frame = limits.reset_index(drop=True)
+    columns: dict[str, Any] = {"account": accounts, "id": ids}
     for name in LIMITS_COLUMNS:
         if name == "short_id":  # derived from the id on reading
             continue

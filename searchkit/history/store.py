@@ -39,6 +39,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 
+from searchkit._deprecation import legacy_arguments
 from searchkit.errors import HistoryError, mask_url
 from searchkit.frames.frames import Indexes, limits_frame, throughput_frame
 from searchkit.frames.zones import Instant, TimeZone, resolve_zone, utc_instant
@@ -77,6 +78,7 @@ from searchkit.history.rollups import (
 from searchkit.history.rollups import read as read_rollups
 from searchkit.history.scan import history_info
 from searchkit.history.snapshots import limits_table, snapshot_frame, unchanged
+from searchkit.model.index import SearchIndex
 
 if TYPE_CHECKING:
     from searchkit.api.client import Client
@@ -295,14 +297,15 @@ class History:
 
     # --- read --------------------------------------------------------------------------
 
+    @legacy_arguments(positional=("start", "end", "names", "tz"))
     @one_listing
     def throughput(
         self,
+        *,
         start: Instant | None = None,
         end: Instant | None = None,
         names: Iterable[str] | str | None = None,
-        tz: TimeZone = "UTC",
-        *,
+        tz: TimeZone = None,
         index_ids: Iterable[str] | str | None = None,
     ) -> pd.DataFrame:
         """Return stored throughput in the columns of :func:`~searchkit.throughput_frame`.
@@ -315,7 +318,7 @@ class History:
                 is UTC. None is the beginning.
             end: Last instant (exclusive); None is the end.
             names: Only these index names (one name or several).
-            tz: Time zone of the ``time`` column.
+            tz: Time zone of the ``time`` column; None is UTC, the zone stored.
             index_ids: Only these index ids (one id or several).
 
         Returns:
@@ -364,11 +367,13 @@ class History:
             columns: Only these columns of the limits dataset (default all of them).
 
         Returns:
-            The rows as stored, in no particular order; ``collected_at`` says when each
-            snapshot was taken.
+            The rows as stored, in no particular order, but for the index key: the files'
+            ``id`` is ``index_id`` here, as in every frame (ask for either in
+            ``columns``); ``collected_at`` says when each snapshot was taken.
         """
-        frame: pd.DataFrame = self._read("limits", columns=columns).to_pandas()
-        return frame
+        stored = None if columns is None else ["id" if c == "index_id" else c for c in columns]
+        frame: pd.DataFrame = self._read("limits", columns=stored).to_pandas()
+        return frame.rename(columns={"id": "index_id"})
 
     @one_listing
     def newest_time(self) -> pd.Timestamp | None:
@@ -400,15 +405,16 @@ class History:
         self._names_cache = (paths, names)
         return names
 
+    @legacy_arguments(positional=("at",))
     @one_listing
-    def limits(self, at: Instant | None = None) -> pd.DataFrame:
+    def limits(self, *, at: Instant | None = None) -> pd.DataFrame:
         """Return the limits as of an instant: each index's latest snapshot up to ``at``.
 
         Args:
             at: The instant (a naive one is UTC); None is now (the latest snapshot).
 
         Returns:
-            The columns of :func:`~searchkit.limits_frame` indexed by ``id``, plus
+            The columns of :func:`~searchkit.limits_frame` indexed by ``index_id``, plus
             ``account`` and ``collected_at`` (when that snapshot was taken). Indexes no
             longer listed keep their last snapshot.
         """
@@ -589,6 +595,6 @@ class History:
 
 
 def _items(indexes: Any) -> list[Any]:
-    if isinstance(indexes, dict) or hasattr(indexes, "throughput_vector"):
+    if isinstance(indexes, dict | SearchIndex):
         return [indexes]
     return list(indexes)

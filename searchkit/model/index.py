@@ -32,7 +32,8 @@ import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, overload
 
-from searchkit.errors import AmbiguousNameError, InvalidResponseError
+from searchkit._deprecation import warn_deprecated
+from searchkit.errors import AmbiguousNameError, InvalidResponseError, UnknownIndexError
 from searchkit.model._frozen import FrozenMapping, thaw
 from searchkit.model.hooks import notebook_html
 from searchkit.model.limits import (
@@ -351,11 +352,18 @@ class SearchIndex:
 
     @property
     def throughput_vector(self) -> tuple[ThroughputPoint, ...]:
-        """Throughput samples as (x, y) pairs, in the order the service sent them.
+        """Deprecated: read :attr:`throughput`, the one view of an index's points.
+
+        The samples as (x, y) pairs in the order the service sent them; the same as
+        ``tuple(ThroughputPoint(p["x"], p["y"]) for p in index.throughput.points())``.
 
         Raises:
             InvalidResponseError: a point is not an object or its ``y`` is not a number.
         """
+        warn_deprecated(
+            "SearchIndex.throughput_vector is deprecated: read index.throughput (its times, "
+            "values and points()) or sk.throughput_series(index)"
+        )
         error = self.throughput.error(self.name, values_only=True)
         if error is not None:
             raise error
@@ -363,7 +371,11 @@ class SearchIndex:
 
     @property
     def throughput_raw(self) -> tuple[Any, ...]:
-        """The points as the API's JSON objects (kept for callers of the old field)."""
+        """Deprecated: ``tuple(index.throughput.points())``, the points as the API's JSON."""
+        warn_deprecated(
+            "SearchIndex.throughput_raw is deprecated: read index.throughput.points() (the "
+            "API's JSON objects) or len(index.throughput)"
+        )
         return tuple(self.throughput.points())
 
     @property
@@ -518,7 +530,8 @@ class IndexList(Sequence[SearchIndex]):
         """Return the index called ``name``.
 
         Raises:
-            KeyError: no index has that name (the message lists the names there are).
+            UnknownIndexError: no index has that name (the message lists the names there
+                are); it is also a ``KeyError``.
             AmbiguousNameError: several indexes have it (the message lists their ids; use
                 :meth:`by_id`).
         """
@@ -530,18 +543,20 @@ class IndexList(Sequence[SearchIndex]):
             raise AmbiguousNameError(
                 f"{len(found)} indexes are named {name!r} (ids {ids}); pick one with by_id()"
             )
-        raise KeyError(f"no index named {name!r}; indexes: {', '.join(map(str, self.names()))}")
+        raise UnknownIndexError(
+            f"no index named {name!r}; indexes: {', '.join(map(str, self.names())) or '(none)'}"
+        )
 
     def by_id(self, index_id: str) -> SearchIndex:
         """Return the index whose id is ``index_id``.
 
         Raises:
-            KeyError: no index has that id.
+            UnknownIndexError: no index has that id (also a ``KeyError``).
         """
         for item in self._items:
             if item.id == index_id:
                 return item
-        raise KeyError(f"no index with id {index_id!r}")
+        raise UnknownIndexError(f"no index with id {index_id!r}")
 
     def to_dicts(self, *, include_secrets: bool = False) -> list[dict[str, Any]]:
         """Return the indexes as API-shaped dicts (tokens None unless asked)."""

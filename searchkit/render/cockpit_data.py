@@ -13,6 +13,7 @@ import pandas as pd
 
 from searchkit.analytics.day import DayForecast, forecast_day
 from searchkit.analytics.usage import is_history, usage_frame
+from searchkit.frames.counting import ValueUnit
 
 if TYPE_CHECKING:
     from searchkit.analytics.usage import Source
@@ -22,13 +23,13 @@ __all__ = ["cockpit_forecast", "cockpit_usage", "newest_point", "source_text"]
 
 
 def cockpit_forecast(
-    source: Source, *, now: Instant | None, field: str | None, value_unit: str
+    source: Source, *, now: Instant | None, field: str | None, value_unit: ValueUnit
 ) -> DayForecast:
     """Today's forecast of every index with the curves of its picture (one read)."""
     return forecast_day(source, now, field=field, value_unit=value_unit)
 
 
-def cockpit_usage(source: Source, *, field: str | None, value_unit: str) -> pd.DataFrame:
+def cockpit_usage(source: Source, *, field: str | None, value_unit: ValueUnit) -> pd.DataFrame:
     """Operations per index and UTC day against that day's limit (the daily view)."""
     if field is not None and "+" in field:  # the sum is usage_frame's default
         field = None

@@ -19,6 +19,7 @@ import pandas as pd
 
 from searchkit.analytics.backtest import backtest_forecast
 from searchkit.analytics.forecast import FORECASTABLE_FIELDS, check_field
+from searchkit.frames.counting import ValueUnit
 from searchkit.render.forecast_plot import limit_words
 from searchkit.render.formats import format_limit
 
@@ -74,7 +75,7 @@ _COLUMNS = (
 
 
 def backtest_scores(
-    source: Source, *, field: str | None = None, value_unit: str = "per_second"
+    source: Source, *, field: str | None = None, value_unit: ValueUnit = "per_second"
 ) -> pd.DataFrame:
     """How each index's replayed forecasts fared: :data:`SCORE_COLUMNS` by ``index_id``.
 
@@ -86,10 +87,11 @@ def backtest_scores(
     results = backtest_forecast(source, field=field, value_unit=value_unit).results
     if results.empty:
         return pd.DataFrame(columns=list(SCORE_COLUMNS), index=pd.Index([], name="index_id"))
-    made = results[results["forecast"].notna()]
-    inside = (made["actual"] >= made["forecast_low"]) & (made["actual"] <= made["forecast_high"])
+    made = results[results["projected"].notna()]
+    actual = made["used_at_reset"]
+    inside = (actual >= made["projected_low"]) & (actual <= made["projected_high"])
     finite = np.isfinite(made["limit"].to_numpy(np.float64))
-    called = (made["forecast"] > made["limit"]) == (made["actual"] > made["limit"])
+    called = (made["projected"] > made["limit"]) == (actual > made["limit"])
     frame = pd.DataFrame(
         {
             "index_id": made["index_id"].astype(str),

@@ -19,6 +19,7 @@ import pandas as pd
 
 from searchkit.analytics.day import DayForecast, forecast_day
 from searchkit.errors import ValidationError
+from searchkit.frames.counting import ValueUnit
 from searchkit.frames.zones import TimeZone, resolve_zone
 from searchkit.model.limits import LIMIT_INFO
 from searchkit.render.formats import format_limit, plain_number
@@ -83,8 +84,8 @@ def plot_forecast(
     index: str | None = None,
     now: Instant | None = None,
     field: str | None = None,
-    tz: TimeZone = "UTC",
-    value_unit: str = "per_second",
+    tz: TimeZone = None,
+    value_unit: ValueUnit = "per_second",
     past_days: int = 7,
     ax: Axes | None = None,
     title: str | None = None,
@@ -136,7 +137,7 @@ def draw_day(
     day: DayForecast,
     index_id: str,
     *,
-    tz: TimeZone = "UTC",
+    tz: TimeZone = None,
     past_days: int = 7,
     title: str | None = None,
     theme: ThemeName | None = None,
@@ -145,7 +146,7 @@ def draw_day(
     look = theme_of(theme)
     zone = resolve_zone(tz, default=dt.timezone.utc) or dt.timezone.utc
     row: Any = day.rows.loc[index_id]
-    start, reset = pd.Timestamp(row["period_start"]), pd.Timestamp(row["reset"])
+    start, reset = pd.Timestamp(row["period"]), pd.Timestamp(row["reset"])
     # The index's look among the source's indexes: its colour in the other figures of them.
     slot = index_slots(day.rows.index.astype(str))[str(index_id)]
     colour = line_look(slot, look)["color"]

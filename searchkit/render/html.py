@@ -148,7 +148,7 @@ def index_card_html(index: SearchIndex) -> str:
         limits = "".join(
             f"<tr>{_td(LIMIT_INFO[f].label)}{_limit_cell(index, f)}</tr>" for f in LIMIT_FIELDS
         )
-        points = len(index.throughput_raw)
+        points = len(index.throughput)
         table = "border-collapse:collapse;margin:0"
         return (
             f'<div class="sk-card" style="{_FONT};border:1px solid rgba(128,128,128,0.35);'
@@ -192,7 +192,7 @@ def index_list_html(
         e = html.escape
         items = list(indexes)
         fields = [f for f in limits if f in LIMIT_INFO]
-        heads = ["name", "id", "plan", "region"] + (["endpoint", "created"] if details else [])
+        heads = ["name", "id", "type", "region"] + (["endpoint", "created"] if details else [])
         head = "".join(_th(h) for h in heads) + "".join(
             _th(LIMIT_INFO[f].label, numeric=True) for f in fields
         )
@@ -233,7 +233,7 @@ def index_list_view_html(indexes: IndexList | Iterable[SearchIndex]) -> str:
     """Return how an IndexList shows in a notebook: a table that fits, the rest on demand.
 
     Fifteen columns (every limit, the endpoint and the creation time) overflow a notebook's
-    width, so the table shows name, short id, plan, region and the four limits people
+    width, so the table shows name, short id, type, region and the four limits people
     compare; a ``<details>`` block below it ("every limit, endpoint and creation time")
     opens the full table. ``sk.limits_table(indexes)`` gives every limit as a DataFrame.
     """
@@ -331,7 +331,7 @@ def create_form_html(
         f"<div>Creates indexes at <code>{e(base_url)}</code> as <b>{e(username)}</b></div>",
         _field_html("Name", name),
         _field_html("Region", region),
-        _field_html("Plan", plan),
+        _field_html("Type", plan),
     ]
     for kind, value in messages:
         parts.append(index_card_html(value) if kind == "card" else message_html(value, kind))

@@ -8,9 +8,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from searchkit._deprecation import legacy_arguments
 from searchkit.errors import ValidationError
-from searchkit.frames.frames import Indexes, limits_frame
-from searchkit.model.limits import LIMIT_INFO, check_limit_field
+from searchkit.frames.frames import Source, limits_frame
+from searchkit.model.limits import LIMIT_INFO, LimitInfo, check_limit_field
 from searchkit.render.formats import format_bytes, format_limit, plain_number
 from searchkit.render.plots import NOTE_STYLE, literal, new_axes, themed
 from searchkit.render.themes import ThemeName, line_look, theme_of
@@ -26,21 +27,28 @@ __all__ = ["plot_limits"]
 _LIMITS_LOG_SPAN = 100.0
 #: The most labelled decades on a logarithmic limits axis.
 _LOG_TICKS = 6
+#: ``field=None``: the daily limits throughput is compared with, added up (as usage_frame).
+_DAILY = ("max_daily_queries", "max_daily_updates")
+_DAILY_INFO = LimitInfo("queries + updates / day", "Queries + updates per day", "operations", "day")
 
 
+@legacy_arguments(positional=("field",), renamed={"indexes_or_frame": "source"})
 def plot_limits(
-    indexes_or_frame: Indexes | pd.DataFrame,
-    field: str = "max_daily_queries",
+    source: Source,
     *,
+    field: str | None = None,
     ax: Axes | None = None,
     theme: ThemeName | None = None,
 ) -> Axes:
     """Plot one limit across indexes as horizontal bars.
 
     Args:
-        indexes_or_frame: Indexes in any form :func:`~searchkit.frames.frames.limits_frame`
-            accepts, or a frame it returned.
-        field: The limit to show, one of :data:`~searchkit.model.limits.LIMIT_FIELDS`.
+        source: Indexes in any form :func:`~searchkit.frames.frames.limits_frame`
+            accepts, a History (its latest limits), or a frame of ``limits_frame``.
+        field: The limit to show, one of :data:`~searchkit.model.limits.LIMIT_FIELDS`;
+            None (default) shows ``max_daily_queries + max_daily_updates``, the daily
+            limit that throughput uses up, as :func:`~searchkit.usage_frame` compares
+            (unlimited when either is; missing when either is).
         ax: The Axes to draw on; a new figure is made when None.
         theme: ``"dark"`` or ``"light"``, as for
             :func:`~searchkit.render.plots.plot_throughput`.
@@ -60,14 +68,11 @@ def plot_limits(
     from matplotlib.colors import to_rgba
     from matplotlib.ticker import FuncFormatter
 
-    check_limit_field(field)
     look = theme_of(theme)
-    labels, values = _limit_values(indexes_or_frame, field)
+    labels, values, info = _limit_values(source, field)
     if ax is None:
         ax = new_axes((8, 1.2 + 0.45 * max(len(values), 2)))
-    info = LIMIT_INFO[field]
-    ax.set_title(f"Limit: {info.title.lower()} ({field})")  # names the limit it draws
-    ax.set_xlabel(f"{info.unit} per {info.period}" if info.period else info.unit)
+    _titles(ax, info, field)
     if values.size == 0:
         ax.set_xticks([])
         ax.set_yticks([])
@@ -187,21 +192,34 @@ def _label_bars(
             )
 
 
-def _limit_values(data: Any, field: str) -> tuple[list[str], np.ndarray]:
-    if isinstance(data, pd.DataFrame):
-        if field not in data.columns:
-            raise ValidationError(f"the frame has no column {field!r}")
-        frame = data
-    elif isinstance(data, pd.Series):
+def _titles(ax: Axes, info: LimitInfo, field: str | None) -> None:
+    """Name the limit the bars draw, in words and as its field (the sum when None)."""
+    label = "max_daily_queries+max_daily_updates" if field is None else field
+    ax.set_title(f"Limit: {info.title.lower()} ({label})")
+    ax.set_xlabel(f"{info.unit} per {info.period}" if info.period else info.unit)
+
+
+def _limit_values(source: Any, field: str | None) -> tuple[list[str], np.ndarray, LimitInfo]:
+    """The bars' labels and values, and how the limit is called (``field`` checked)."""
+    if field is not None:
+        check_limit_field(field)
+    if isinstance(source, pd.Series):
         raise ValidationError("expected indexes or a limits frame, got a Series")
-    else:
-        frame = limits_frame(data)
+    frame = limits_frame(source)
+    for name in _DAILY if field is None else (field,):
+        if name not in frame.columns:
+            raise ValidationError(f"the frame has no column {name!r}")
     ids = [str(i) for i in frame.index]
     names = frame["name"].tolist() if "name" in frame.columns else ids
     labels = [
         str(name) if isinstance(name, str) and name else ids[row] for row, name in enumerate(names)
     ]
-    values = pd.to_numeric(frame[field], errors="coerce").to_numpy(
-        dtype=np.float64, na_value=np.nan
+    columns = _DAILY if field is None else (field,)
+    values = sum(
+        (
+            pd.to_numeric(frame[name], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+            for name in columns
+        ),
+        start=np.zeros(len(frame), dtype=np.float64),
     )
-    return labels, values
+    return labels, values, _DAILY_INFO if field is None else LIMIT_INFO[field]

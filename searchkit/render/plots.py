@@ -17,8 +17,10 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 import pandas as pd
 
-from searchkit.errors import ValidationError
-from searchkit.frames.frames import Indexes, throughput_frame
+from searchkit._deprecation import legacy_arguments
+from searchkit.errors import UnknownIndexError, ValidationError
+from searchkit.frames.frames import Source, throughput_frame
+from searchkit.frames.sources import is_recorded
 from searchkit.frames.zones import TimeZone, resolve_zone
 from searchkit.render.formats import plain_number, short_id
 from searchkit.render.themes import (
@@ -52,8 +54,8 @@ __all__ = [
 # Levels spanning at least this ratio get a log axis, so the quiet lines do not lie flat:
 # at a 10x spread the lowest line would use a tenth of the height on a linear axis.
 _LOG_SPAN = 10.0
-#: Most lines plot_throughput draws by default; past it, the busiest are drawn.
-MAX_LINES = 20
+#: Most indexes plot_throughput draws by default; past it, the busiest are drawn.
+MAX_INDEXES = 20
 #: Most points per line that ``resample="auto"`` draws, and the steps it chooses from.
 AUTO_POINTS = 200
 AUTO_STEPS: tuple[tuple[str, str], ...] = (
@@ -127,24 +129,25 @@ class _Line:
         self._series = value
 
 
+@legacy_arguments(renamed={"indexes_or_frame": "source", "max_lines": "max_indexes"})
 def plot_throughput(
-    indexes_or_frame: Indexes | pd.DataFrame | pd.Series,
+    source: Source | pd.Series,
     *,
     ax: Axes | None = None,
     tz: TimeZone = None,
     resample: str | pd.DateOffset | None = "auto",
     title: str | None = None,
     names: Iterable[str] | None = None,
-    max_lines: int | None = MAX_LINES,
+    max_indexes: int | None = MAX_INDEXES,
     forecast: pd.DataFrame | None = None,
     theme: ThemeName | None = None,
 ) -> Axes:
     """Plot throughput over time, one line per index.
 
     Args:
-        indexes_or_frame: Indexes in any form :func:`~searchkit.frames.frames.throughput_frame`
-            accepts, a frame it returned (tidy or ``wide=True``), or a Series from
-            :func:`~searchkit.frames.frames.throughput_series`.
+        source: Indexes in any form :func:`~searchkit.frames.frames.throughput_frame`
+            accepts, a History (its stored points), a frame it returned (tidy or
+            ``wide=True``), or a Series from :func:`~searchkit.frames.frames.throughput_series`.
         ax: The Axes to draw on; a new figure is made when None.
         tz: Time zone of the date axis (name or ``tzinfo``); by default the data's own
             zone, UTC for indexes.
@@ -156,7 +159,7 @@ def plot_throughput(
             reads as a barcode of spikes (on a symlog axis, each full height).
         title: Title of the Axes.
         names: Plot only the indexes of these names.
-        max_lines: Draw at most this many lines: the busiest indexes by total throughput;
+        max_indexes: Draw at most this many indexes: the busiest by total throughput;
             the legend's title says how many were left out. None draws every index.
         forecast: A :func:`~searchkit.forecast_limits` frame: draw each plotted index's
             recent pace until the reset (dashed), the pace that would use exactly its limit
@@ -186,27 +189,27 @@ def plot_throughput(
         >>> ax.figure.savefig("throughput.png")  # doctest: +SKIP
     """
     return draw_throughput(
-        indexes_or_frame,
+        source,
         ax=ax,
         tz=tz,
         resample=resample,
         title=title,
         names=names,
-        max_lines=max_lines,
+        max_indexes=max_indexes,
         forecast=forecast,
         theme=theme,
     )
 
 
 def draw_throughput(
-    data: Indexes | pd.DataFrame | pd.Series,
+    data: Source | pd.Series,
     *,
     ax: Axes | None = None,
     tz: TimeZone = None,
     resample: str | pd.DateOffset | None = None,
     title: str | None = None,
     names: Iterable[str] | None = None,
-    max_lines: int | None = MAX_LINES,
+    max_indexes: int | None = MAX_INDEXES,
     colors: Mapping[str, Any] | None = None,
     linewidth: float = 1.1,
     forecast: pd.DataFrame | None = None,
@@ -222,8 +225,8 @@ def draw_throughput(
     # Looks are given over every index of the data, before the busiest are chosen: an
     # index has the same colour whichever others are drawn beside it.
     slots = index_slots(line.key for line in lines)
-    if max_lines is not None and total > max_lines:
-        lines = sorted(lines, key=lambda line: -line.volume)[: max(max_lines, 0)]
+    if max_indexes is not None and total > max_indexes:
+        lines = sorted(lines, key=lambda line: -line.volume)[: max(max_indexes, 0)]
     zone = zone_given or _zone_of(lines)
     means = ""
     if auto:
@@ -347,6 +350,8 @@ def _throughput_legend(
 def _throughput_lines(data: Any, tz: dt.tzinfo | None, names: Iterable[str] | None) -> list[_Line]:
     """Turn any accepted input into lines whose series are indexed by aware time."""
     wanted = None if names is None else [names] if isinstance(names, str) else list(names)
+    if is_recorded(data):
+        data = data.throughput()
     if isinstance(data, pd.Series):
         if not isinstance(data.index, pd.DatetimeIndex):
             raise ValidationError("a throughput Series must be indexed by time")
@@ -370,7 +375,7 @@ def _throughput_lines(data: Any, tz: dt.tzinfo | None, names: Iterable[str] | No
     if wanted is not None:
         missing = [n for n in wanted if not any(line.name == n for line in lines)]
         if missing:
-            raise ValidationError(f"no index named {', '.join(map(repr, missing))} to plot")
+            raise UnknownIndexError(f"no index named {', '.join(map(repr, missing))} to plot")
     return lines
 
 

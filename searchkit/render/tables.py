@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from searchkit._deprecation import legacy_arguments
 from searchkit.model.limits import LIMIT_FIELDS, LIMIT_INFO
-from searchkit.render.formats import format_limit, short_id
+from searchkit.render.formats import format_limit
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from searchkit.frames.frames import Indexes
+    from searchkit.frames.frames import Source
 
 __all__ = ["display_limits_frame", "limits_summary", "limits_table"]
 
@@ -41,8 +42,9 @@ def display_limits_frame(frame: pd.DataFrame) -> pd.DataFrame:
     return shown
 
 
-def limits_table(indexes_or_frame: Indexes | pd.DataFrame) -> pd.DataFrame:
-    """Return the limits as a table to read: name first, short ids, limits as display text.
+@legacy_arguments(renamed={"indexes_or_frame": "source"})
+def limits_table(source: Source) -> pd.DataFrame:
+    """Return the limits as a table to read: name first, limits as display text.
 
     :func:`~searchkit.frames.frames.limits_frame` stays numeric for computing; this is its view for
     people: thousands separators, "unlimited", bandwidth in byte units, "—" for a limit the
@@ -50,13 +52,13 @@ def limits_table(indexes_or_frame: Indexes | pd.DataFrame) -> pd.DataFrame:
     it displays the same in any notebook, trusted or not, and prints well.
 
     Args:
-        indexes_or_frame: Indexes in any form ``limits_frame`` accepts, or a frame it
-            returned (its ``id`` index and ``name``, ``type``, ``region`` columns are used
-            when present).
+        source: Indexes in any form ``limits_frame`` accepts, a History (its latest
+            limits), or a frame of ``limits_frame`` (its ``index_id`` index and ``name``,
+            ``type``, ``region`` columns are used when present).
 
     Returns:
-        A frame indexed by the first 8 characters of each id (``id``), with the columns
-        ``name``, ``plan``, ``region`` and one per limit labelled as in
+        A frame indexed by ``index_id`` (so it joins any other frame), with the columns
+        ``name``, ``type``, ``region`` and one per limit labelled as in
         :data:`~searchkit.model.limits.LIMIT_INFO` (``"queries / day"``...).
 
     Example:
@@ -64,22 +66,21 @@ def limits_table(indexes_or_frame: Indexes | pd.DataFrame) -> pd.DataFrame:
     """
     import pandas as pd
 
-    frame = _limits(indexes_or_frame)
+    frame = _limits(source)
     columns: dict[str, Any] = {}
-    for source, label in (("name", "name"), ("type", "plan"), ("region", "region")):
-        if source in frame.columns:
-            values = frame[source].astype(object)
-            columns[label] = [("—" if v is None or v != v else str(v)) for v in values]
+    for name in ("name", "type", "region"):
+        if name in frame.columns:
+            values = frame[name].astype(object)
+            columns[name] = [("—" if v is None or v != v else str(v)) for v in values]
     for field in LIMIT_FIELDS:
         if field in frame.columns:
             columns[LIMIT_INFO[field].label] = [format_limit(v, field) for v in frame[field]]
-    index = pd.Index([short_id(i) for i in frame.index], dtype="str", name="id")
+    index = pd.Index([str(i) for i in frame.index], dtype="str", name="index_id")
     return pd.DataFrame(columns, index=index, dtype="str")
 
 
-def limits_summary(
-    indexes_or_frame: Indexes | pd.DataFrame, *, numeric: bool = False
-) -> pd.DataFrame:
+@legacy_arguments(renamed={"indexes_or_frame": "source"})
+def limits_summary(source: Source, *, numeric: bool = False) -> pd.DataFrame:
     """Return statistics of each limit that treat "unlimited" explicitly.
 
     ``limits_frame(...).describe()`` mixes ``inf`` into the statistics (NaN medians and a
@@ -87,8 +88,8 @@ def limits_summary(
     the finite values only, beside a count of the unlimited and of the absent ones.
 
     Args:
-        indexes_or_frame: Indexes in any form ``limits_frame`` accepts, or a frame it
-            returned.
+        source: Indexes in any form ``limits_frame`` accepts, a History, or a frame of
+            ``limits_frame``.
         numeric: Give the statistics as numbers (nullable ``Int64``, ``<NA>`` when there
             are none) to compute with; by default they are text to read, as in
             :func:`limits_table`: "1,050,000,000", bandwidth in byte units ("50 GB"), "—"
@@ -108,7 +109,7 @@ def limits_summary(
     import numpy as np
     import pandas as pd
 
-    frame = _limits(indexes_or_frame)
+    frame = _limits(source)
     rows = []
     for field in LIMIT_FIELDS:
         if field not in frame.columns:
@@ -151,11 +152,7 @@ def limits_summary(
     return summary
 
 
-def _limits(data: Indexes | pd.DataFrame) -> pd.DataFrame:
-    import pandas as pd
-
-    if isinstance(data, pd.DataFrame):
-        return data
+def _limits(source: Source) -> pd.DataFrame:
     from searchkit.frames.frames import limits_frame  # pandas only when a table is asked for
 
-    return limits_frame(data)
+    return limits_frame(source)

@@ -113,7 +113,7 @@ def limits_text_table(
 ) -> str:
     """Return the indexes as an aligned plain-text table for a terminal, one row each.
 
-    Columns: name, a short id (the first 8 characters), plan, region, creation time (UTC),
+    Columns: name, a short id (the first 8 characters), type, region, creation time (UTC),
     then the nine limits formatted as in the HTML tables (thousands separators,
     "unlimited", bandwidth in byte units), right-aligned; with ``show_secrets`` the two
     tokens last. Every text from the service goes through :func:`terminal_safe`, and wide

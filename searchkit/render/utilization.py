@@ -10,7 +10,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from searchkit._deprecation import legacy_arguments
 from searchkit.analytics.usage import usage_frame
+from searchkit.errors import ValidationError
+from searchkit.frames.counting import ValueUnit
 from searchkit.frames.zones import TimeZone, resolve_zone
 from searchkit.model.limits import LIMIT_INFO
 from searchkit.render.plots import literal, new_axes, themed
@@ -22,36 +25,40 @@ if TYPE_CHECKING:
 
     from searchkit.analytics.usage import Source
 
-__all__ = ["MAX_ROWS", "plot_utilization"]
+__all__ = ["MAX_INDEXES", "plot_utilization"]
 
-#: Most rows plot_utilization draws by default; past it, the most used indexes are drawn.
-MAX_ROWS = 30
+#: Most indexes plot_utilization draws by default; past it, the most used are drawn.
+MAX_INDEXES = 30
+_USAGE = frozenset(("index_id", "name", "period", "utilization", "limit", "breached", "field"))
 
 
+@legacy_arguments(positional=("ax",), renamed={"max_rows": "max_indexes"})
 def plot_utilization(
-    source: Source,
-    ax: Axes | None = None,
+    source: Source | pd.DataFrame,
     *,
+    ax: Axes | None = None,
     field: str | None = None,
-    tz: TimeZone = "UTC",
-    value_unit: str = "per_second",
+    tz: TimeZone = None,
+    value_unit: ValueUnit = "per_second",
     title: str | None = None,
     theme: ThemeName | None = None,
-    max_rows: int | None = MAX_ROWS,
+    max_indexes: int | None = MAX_INDEXES,
 ) -> Axes:
     """Draw a heatmap of index x day coloured by utilization, limit breaches marked.
 
     Args:
-        source: An IndexList, the raw API JSON, or a :class:`~searchkit.History`.
+        source: Anything :func:`usage_frame` takes (an IndexList, the raw API JSON, a
+            :class:`~searchkit.History`, a throughput frame), or a frame it returned,
+            drawn as it is.
         ax: The Axes to draw on; a new figure is made when None.
-        field: See :func:`usage_frame`.
-        tz: See :func:`usage_frame`.
-        value_unit: See :func:`usage_frame`.
+        field: See :func:`usage_frame` (not with a usage frame: it has its field).
+        tz: See :func:`usage_frame` (with a usage frame: the zone to show its periods in).
+        value_unit: See :func:`usage_frame` (not with a usage frame).
         title: Title of the Axes.
         theme: ``"dark"`` draws for a dark page (JupyterLab Dark), ``"light"`` for a
             light one; by default the theme of an enclosing ``sk.plot_theme(...)`` block,
             else matplotlib's own look.
-        max_rows: Draw at most this many indexes, the highest utilization on any day
+        max_indexes: Draw at most this many indexes, the highest utilization on any day
             first (unlimited last); the y axis counts the rest. None draws them all.
 
     Returns:
@@ -64,9 +71,9 @@ def plot_utilization(
     from matplotlib.colors import ListedColormap, Normalize
 
     look = theme_of(theme)
-    usage = usage_frame(source, tz=tz, field=field, value_unit=value_unit)
+    usage = _usage(source, tz=tz, field=field, value_unit=value_unit)
     total = usage["name"].nunique()
-    usage = _most_used(usage, max_rows)
+    usage = _most_used(usage, max_indexes)
     if ax is None:
         ax = new_axes((10, 0.9 + 0.45 * max(usage["name"].nunique(), 4)))
     if usage.empty:
@@ -77,12 +84,10 @@ def plot_utilization(
     grid = usage.pivot_table(
         index="name", columns="period", values="utilization", aggfunc="max", dropna=False
     )
-    pivot = usage.pivot_table(index="name", columns="period", values="limit", aggfunc="max")
-    limits = pivot.reindex_like(grid).to_numpy(dtype=np.float64)
+    limits = _cells(usage, grid, "limit").to_numpy(dtype=np.float64)
     unlimited = np.isposinf(limits)
     unknown = np.isnan(limits) & ~np.isnan(grid.to_numpy(dtype=np.float64))
-    breached = usage.pivot_table(index="name", columns="period", values="breached", aggfunc="max")
-    breached = breached.reindex_like(grid).fillna(False).astype(bool)
+    breached = _cells(usage, grid, "breached").fillna(False).astype(bool)
     values = grid.to_numpy(dtype=np.float64) * 100
     data = np.ma.masked_invalid(np.where(unlimited, np.nan, values))
     image = ax.imshow(
@@ -95,7 +100,7 @@ def plot_utilization(
     ax.scatter(
         cols, rows + 0.25, marker="x", color="black", s=30, linewidths=1.2, label="over the limit"
     )
-    _axes(ax, grid, total, tz)
+    _axes(ax, grid, total, usage["period"].dt.tz)
     colorbar = ax.figure.colorbar(image, ax=ax, extend="max")
     colorbar.set_label("operations / limit (%)")
     if look is not None:  # before the cells' numbers: they stay black or white by cell
@@ -108,6 +113,28 @@ def plot_utilization(
     ax.set_title(title or _utilization_title(str(usage["field"].iloc[0])), fontsize="medium")
     _legend(ax, bool(len(rows)), partial, bool(unknown.any()), bool(unlimited.any()), look)
     return ax
+
+
+def _cells(usage: pd.DataFrame, grid: pd.DataFrame, column: str) -> pd.DataFrame:
+    """``column`` of the usage laid out as ``grid`` (index x period; the largest of repeats)."""
+    cells = usage.pivot_table(index="name", columns="period", values=column, aggfunc="max")
+    return cells.reindex_like(grid)
+
+
+def _usage(source: Any, *, tz: TimeZone, field: str | None, value_unit: ValueUnit) -> pd.DataFrame:
+    """The usage to draw: computed from the source, or a usage frame given as the source."""
+    import pandas as pd
+
+    if not (isinstance(source, pd.DataFrame) and set(source.columns) >= _USAGE):
+        return usage_frame(source, tz=tz, field=field, value_unit=value_unit)
+    if field is not None or value_unit != "per_second":
+        raise ValidationError(
+            "a usage frame was counted already: field and value_unit belong to usage_frame()"
+        )
+    zone = resolve_zone(tz)
+    if zone is None:
+        return source
+    return source.assign(period=pd.DatetimeIndex(source["period"]).tz_convert(zone))
 
 
 def _axes(ax: Axes, grid: pd.DataFrame, total: int, tz: TimeZone) -> None:
@@ -125,14 +152,14 @@ def _axes(ax: Axes, grid: pd.DataFrame, total: int, tz: TimeZone) -> None:
     ax.set_xlabel(f"day ({_zone_name(tz)}); operations = value x sampling interval")
 
 
-def _most_used(usage: pd.DataFrame, max_rows: int | None) -> pd.DataFrame:
-    """The rows of the ``max_rows`` indexes with the highest utilization on any day."""
-    if max_rows is None or usage["name"].nunique() <= max_rows:
+def _most_used(usage: pd.DataFrame, max_indexes: int | None) -> pd.DataFrame:
+    """The rows of the ``max_indexes`` indexes with the highest utilization on any day."""
+    if max_indexes is None or usage["name"].nunique() <= max_indexes:
         return usage
     limited = usage["utilization"].where(np.isfinite(usage["limit"]))
     peak = limited.groupby(usage["name"]).max().rename("peak").reset_index()
     order = peak.sort_values(["peak", "name"], ascending=[False, True], na_position="last")
-    return usage[usage["name"].isin(order["name"].head(max(max_rows, 0)))]
+    return usage[usage["name"].isin(order["name"].head(max(max_indexes, 0)))]
 
 
 def _say_unlimited(ax: Axes, days: int, unlimited: np.ndarray, look: Theme | None) -> None:

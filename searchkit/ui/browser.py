@@ -20,6 +20,7 @@ import traitlets
 
 from searchkit.errors import (
     SearchKitError,
+    UnknownIndexError,
     describe_failure,
 )
 from searchkit.frames.zones import resolve_zone
@@ -99,7 +100,8 @@ class IndexBrowser(widgets.VBox):
     busy = traitlets.Bool(False, read_only=True, help="Whether a listing or drawing runs.")
     message = traitlets.Unicode("", read_only=True, help="The status line, as plain text.")
 
-    def __init__(self, client: Client, *, tz: str = "UTC", **kwargs: Any) -> None:
+    def __init__(self, client: Client, *, tz: str | None = None, **kwargs: Any) -> None:
+        tz = "UTC" if tz is None else tz
         resolve_zone(tz)  # an unknown zone is refused here, before anything is built
         self._client = client
         self._indexes = IndexList()
@@ -298,14 +300,14 @@ class IndexBrowser(widgets.VBox):
             names_or_ids: Names or ids of listed indexes; a name picks every index so named.
 
         Raises:
-            KeyError: One of them names no listed index.
+            UnknownIndexError: One of them names no listed index (also a ``KeyError``).
         """
         wanted = [names_or_ids] if isinstance(names_or_ids, str) else list(names_or_ids)
         ids: list[str] = []
         for key in wanted:
             found = [i.id for i in self._indexes if key in (i.id, i.name)]
             if not found:
-                raise KeyError(f"no listed index has the name or id {key!r}")
+                raise UnknownIndexError(f"no listed index has the name or id {key!r}")
             ids += [i for i in found if i is not None and i not in ids]
         self._select.value = tuple(ids)
 
@@ -511,7 +513,7 @@ def _labelled(indexes: IndexList) -> list[tuple[str, str]]:
     ]
 
 
-def index_browser(client: Client, *, tz: str = "UTC") -> IndexBrowser:
+def index_browser(client: Client, *, tz: str | None = None) -> IndexBrowser:
     """Return a browser of the account's indexes with a throughput plot and a create form.
 
     The browser returns at once and lists the indexes on its worker thread; call
@@ -519,7 +521,8 @@ def index_browser(client: Client, *, tz: str = "UTC") -> IndexBrowser:
 
     Args:
         client: The client to list (and create) with.
-        tz: Initial time zone of the plot, an IANA name such as ``"Europe/Berlin"``.
+        tz: Initial time zone of the plot, an IANA name such as ``"Europe/Berlin"``;
+            None is UTC, the zone the service's instants are in.
 
     Returns:
         The browser (an ``ipywidgets.VBox``), listing, the first index to be selected.

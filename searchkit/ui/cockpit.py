@@ -26,6 +26,7 @@ import pandas as pd
 import traitlets
 
 from searchkit.errors import SearchKitError, ValidationError, describe_failure, mask_url
+from searchkit.frames.counting import ValueUnit
 from searchkit.frames.zones import resolve_zone
 from searchkit.render import cockpit_data as data
 from searchkit.render import cockpit_pictures as pictures
@@ -61,10 +62,11 @@ class QuotaCockpit(CockpitView):
         *,
         now: Any = None,
         field: str | None = None,
-        tz: str = "UTC",
-        value_unit: str = "per_second",
+        tz: str | None = None,
+        value_unit: ValueUnit = "per_second",
         refresh_every: float | None = None,
     ) -> None:
+        tz = "UTC" if tz is None else tz
         resolve_zone(tz)  # an unknown zone is refused here, before anything is built
         self._source = source
         self._now = now
@@ -380,8 +382,8 @@ def quota_cockpit(
     *,
     now: Any = None,
     field: str | None = None,
-    tz: str = "UTC",
-    value_unit: str = "per_second",
+    tz: str | None = None,
+    value_unit: ValueUnit = "per_second",
     refresh_every: float | None = None,
 ) -> QuotaCockpit:
     """Return a live view of which index runs out of its daily limit first, and when.

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 
 __all__ = ["TYPE_LABELS", "CreateIndexForm", "choice_of", "create_index_form"]
 
-#: What the plan dropdown shows for each type; ``fixed`` is offered but may be refused.
+#: What the type (plan) dropdown shows for each type; ``fixed`` is offered but may be refused.
 TYPE_LABELS: dict[str, str] = {
     "free": "free",
     "payg": "payg (pay as you go)",
@@ -108,7 +108,7 @@ class CreateIndexForm(widgets.VBox):
             description="Region", options=[(r, r) for r in REGIONS], value=REGIONS[0]
         )
         self._type = widgets.Dropdown(
-            description="Plan",
+            description="Type",
             options=[(TYPE_LABELS.get(t, t), t) for t in TYPES],
             value="free",
         )

@@ -306,13 +306,13 @@ def test_backtest_replays_each_day_and_hour_against_the_baselines():
     result = sk.backtest_forecast(raw, hours=[6, 18], limit=150_000)
     assert isinstance(result, sk.Backtest)
     days = pd.date_range("2026-11-16", "2026-11-21", freq="D", tz=UTC)
-    assert result.results["day"].tolist() == [d for d in days for _ in (6, 18)]
+    assert result.results["period"].tolist() == [d for d in days for _ in (6, 18)]
     assert result.results["hour"].tolist() == [6.0, 18.0] * 6
-    assert (result.results["actual"] == 201_600.0).all()
-    assert (result.results["forecast"] == 201_600.0).all()
+    assert (result.results["used_at_reset"] == 201_600.0).all()
+    assert (result.results["projected"] == 201_600.0).all()
     first = result.results.iloc[0]
-    assert first["actual_hit_at"] == pd.Timestamp("2026-11-16 19:13:20", tz=UTC)
-    assert first["forecast_hit_at"] == first["actual_hit_at"]
+    assert first["hit_at_actual"] == pd.Timestamp("2026-11-16 19:13:20", tz=UTC)
+    assert first["hit_at"] == first["hit_at_actual"]
     assert first["last_hour_pace"] == 21_600.0 + 18 * 3_600
     summary = result.summary
     assert list(summary.index) == [

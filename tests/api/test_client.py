@@ -38,7 +38,8 @@ def test_created_index_is_returned_typed_and_then_listed(client):
     assert len(index.token.get_secret_value()) >= 32
     assert len(index.read_only_token.get_secret_value()) >= 32
     assert index.token != index.read_only_token
-    assert index.throughput_raw and all(isinstance(p["x"], str) for p in index.throughput_raw)
+    points = index.throughput.points()
+    assert points and all(isinstance(p["x"], str) for p in points)
 
     listed = client.list_indexes()
     assert listed.names() == ["docs"]

@@ -95,7 +95,7 @@ def test_the_index_table_fits_the_notebook_and_opens_every_limit_on_demand(
     expect(compact).to_be_visible()
     heads = compact.locator("th").all_inner_texts()
     assert heads == [
-        "name", "id", "plan", "region",
+        "name", "id", "type", "region",
         "queries / day", "updates / day", "queries / s", "writes / s",
     ]  # fmt: skip
     room = area.bounding_box()

@@ -23,6 +23,7 @@ from searchkit.model.index import SearchIndex
 from searchkit.model.limits import LIMIT_FIELDS
 from searchkit.model.secret import MASK
 from searchkit.render.text import limits_text_table, terminal_safe, text_width
+from tests.conftest import FIXED_CLOCK
 from tests.faults.harness import FaultServer, hang, reply
 from tests.wall import HANG_S, stopwatch
 
@@ -34,15 +35,14 @@ RAW_CONTROL = re.compile(
 )
 
 
-@pytest.fixture
-def configured(emulator, monkeypatch):
-    monkeypatch.setenv("SEARCHKIT_BASE_URL", emulator.url)
-    monkeypatch.setenv("SEARCHKIT_USERNAME", emulator.username)
-    monkeypatch.setenv("SEARCHKIT_PASSWORD", emulator.password)
+def two_indexes(emulator):
     with emulator.client() as client:
         client.create_index("docs", region="eu-west-1", type="payg")
         client.create_index("tiny", region="us-central1", type="free")
-    return emulator
+
+
+# ``configured`` (tests/conftest.py) points the environment at this emulator.
+pytestmark = pytest.mark.emulator(seed=7, clock=FIXED_CLOCK, setup=two_indexes)
 
 
 def _run(*argv: str, timeout: float = 60, **kwargs) -> subprocess.CompletedProcess:
@@ -137,7 +137,7 @@ def test_list_json_leaves_throughput_out_unless_asked(configured, capsys):
     assert main(["list", "--format", "json", "--with-throughput"]) == 0
     full = capsys.readouterr().out
     with configured.client() as client:
-        counts = [len(i.throughput_raw) for i in client.list_indexes()]
+        counts = [len(i.throughput) for i in client.list_indexes()]
     assert [len(d["throughput_vector"]) for d in json.loads(full)] == counts
     assert min(counts) > 0 and len(full) > 10 * len(small)
 

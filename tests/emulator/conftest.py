@@ -1,4 +1,8 @@
-"""Fixtures of the emulator tests: a started emulator on port 0 and an authenticated session."""
+"""Fixtures of the emulator tests: the emulator's options here, users, an authenticated session.
+
+``emulator`` itself is tests/conftest.py's; here it has :data:`USER`, a fixed clock and a
+short window (:data:`EMULATOR_OPTIONS`).
+"""
 
 from __future__ import annotations
 
@@ -19,16 +23,13 @@ OTHER_USER = ("bob", "bob-pw-9d2e")
 READ_ONLY_USER = ("rita", "rita-pw-7a3b")
 
 
-def start_emulator() -> Emulator:
-    """Return a started in-memory emulator with :data:`USER`, a fixed clock and a short window."""
-    return Emulator(users=[USER], seed=11, clock=NOW, window_minutes=60).start()
+#: The emulator of these tests: :data:`USER`, a fixed clock, a short window.
+EMULATOR_OPTIONS = {"users": [USER], "seed": 11, "clock": NOW, "window_minutes": 60}
 
 
 @pytest.fixture
-def emulator() -> Iterator[Emulator]:
-    """Yield a started in-memory emulator; stop it afterwards."""
-    with start_emulator() as emu:
-        yield emu
+def emulator_options() -> dict[str, object]:
+    return dict(EMULATOR_OPTIONS)
 
 
 @pytest.fixture

@@ -9,7 +9,6 @@ import unicodedata
 import pytest
 import requests
 
-from searchkit.emulator import Emulator
 from searchkit.emulator.app import basic_credentials
 
 from .conftest import NOW
@@ -27,10 +26,7 @@ def basic(username: str, password: str, encoding: str = "utf-8") -> str:
     return "Basic " + base64.b64encode(f"{username}:{password}".encode(encoding)).decode()
 
 
-@pytest.fixture(scope="module")
-def emulator():
-    with Emulator(users=ACCOUNTS, seed=5, clock=NOW, window_minutes=1) as emu:
-        yield emu
+pytestmark = pytest.mark.emulator(shared=True, users=ACCOUNTS, seed=5, clock=NOW, window_minutes=1)
 
 
 @pytest.mark.parametrize(("username", "password"), ACCOUNTS, ids=[a[0] for a in ACCOUNTS])

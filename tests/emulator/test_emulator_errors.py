@@ -10,17 +10,14 @@ import requests
 
 from searchkit.emulator import Emulator
 
-from .conftest import USER, start_emulator
+from .conftest import EMULATOR_OPTIONS, USER
 
 CHALLENGE = 'Basic realm="searchkit-emulator", charset="UTF-8"'
 VALID = {"name": "docs", "region": "eu-west-1", "type": "free"}
 
 
-@pytest.fixture(scope="module")
-def emulator() -> Iterator[Emulator]:
-    """Share one emulator across this module: errors leave no state behind (checked)."""
-    with start_emulator() as emu:
-        yield emu
+# One emulator for the module: errors leave no state behind (checked below).
+pytestmark = pytest.mark.emulator(shared=True, **EMULATOR_OPTIONS)
 
 
 @pytest.fixture(autouse=True)

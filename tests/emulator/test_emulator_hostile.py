@@ -26,12 +26,20 @@ CHALLENGE = 'Basic realm="searchkit-emulator", charset="UTF-8"'
 LIMITS = {"header_timeout": 1.0, "body_timeout": 1.0, "idle_timeout": 1.0}
 
 
-@pytest.fixture
-def emulator(caplog: pytest.LogCaptureFixture) -> Iterator[Emulator]:
+pytestmark = pytest.mark.emulator(users=[USER], seed=3, clock=NOW, window_minutes=5, **LIMITS)
+
+
+@pytest.fixture(autouse=True)
+def _nothing_logged(
+    request: pytest.FixtureRequest, caplog: pytest.LogCaptureFixture
+) -> Iterator[None]:
+    # Set before the emulator starts, checked after it stopped (autouse fixtures wrap the
+    # others): no traceback, no "unexpected error" for anything a client can send.
+    if "emulator" not in request.fixturenames:
+        yield
+        return
     caplog.set_level(logging.WARNING, logger="searchkit.emulator")
-    with Emulator(users=[USER], seed=3, clock=NOW, window_minutes=5, **LIMITS) as emu:
-        yield emu
-    # No traceback, no "unexpected error" for anything a client can send.
+    yield
     assert [record.getMessage() for record in caplog.records] == []
 
 
@@ -305,7 +313,8 @@ def test_stop_returns_promptly_with_stalled_clients_connected():
     silent = connect(emu)
     dripping = connect(emu)
     dripping.sendall(b"GET /v2/search HTTP/1.1\r\n")
-    time.sleep(0.3)
+    # Both accepted: the request line is in the server's socket buffer, read even after stop.
+    assert wait_for(lambda: emu.open_connections == 2)
     stopper = threading.Thread(target=emu.stop)
 
     started = time.monotonic()
@@ -331,7 +340,7 @@ def test_stop_lets_an_answer_in_flight_finish():
         target=lambda: results.append(requests.get(f"{emu.url}/v2/search", auth=USER, timeout=5))
     )
     worker.start()
-    time.sleep(0.1)  # the request is in, its answer 0.2 s away
+    assert wait_for(lambda: emu.app.held == 1)  # the request is in, its answer < 0.3 s away
 
     emu.stop()
     worker.join(5)
@@ -405,7 +414,9 @@ def test_stop_returns_promptly_while_a_client_stalls_a_big_list():
     emu.start()
     sock = request_list_without_reading(emu)
     try:
-        time.sleep(1.0)  # let the answer fill the buffers and block the writer
+        # The answer has begun (its first bytes are here): it fills the small buffers and
+        # blocks the writer at once.
+        assert select.select([sock], [], [], HANG_S)[0] == [sock]
         stopper = threading.Thread(target=emu.stop)
         started = time.monotonic()
         stopper.start()

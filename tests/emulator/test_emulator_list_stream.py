@@ -25,15 +25,21 @@ def whole_list_text(emulator: Emulator) -> bytes:
     return json.dumps(indexes, ensure_ascii=False, separators=(",", ":")).encode()
 
 
-@pytest.fixture(scope="module")
-def emulator():
-    # A window that crosses the day boundary of the per-day value blocks.
-    with Emulator(users=[USER], seed=8, clock=NOW, zones=ZONES, window_minutes=1500) as emu:
-        for n, name in enumerate(NAMES * 3):
-            emu.store.create_index(
-                emu.account, name=name, region="us-central1", type=data.TYPES[n % 3]
-            )
-        yield emu
+def many_indexes(emu: Emulator) -> None:
+    for n, name in enumerate(NAMES * 3):
+        emu.store.create_index(emu.account, name=name, region="us-central1", type=data.TYPES[n % 3])
+
+
+# One emulator for the module; its window crosses the day boundary of the per-day value blocks.
+pytestmark = pytest.mark.emulator(
+    shared=True,
+    setup=many_indexes,
+    users=[USER],
+    seed=8,
+    clock=NOW,
+    zones=ZONES,
+    window_minutes=1500,
+)
 
 
 def test_the_streamed_list_equals_json_dumps_of_the_whole_list(emulator):

@@ -78,24 +78,28 @@ MAX_HANG_S = 4 * HANG_S
 
 
 @pytest.fixture
-def server():
-    with FaultServer(max_hang=MAX_HANG_S) as s:
-        yield s
+def server_options():
+    """Here ``server`` (tests/conftest.py) may hang far past what a bounded call allows."""
+    return {"max_hang": MAX_HANG_S}
 
 
 @pytest.fixture
 def client(server):
+    """Here a client is the harness's: of ``server``, with the harness's credentials."""
     with harness_client(server.url) as c:
         yield c
 
 
 @pytest.fixture
-def service():
-    """The emulator standing in for the real service behind the harness (real clock)."""
-    from searchkit.emulator import Emulator
+def emulator_options():
+    """Here the emulator stands in for the real service: the harness's account, real clock."""
+    return {"users": [(USERNAME, PASSWORD)], "window_minutes": 5}
 
-    with Emulator(users=[(USERNAME, PASSWORD)], window_minutes=5) as emu:
-        yield emu
+
+@pytest.fixture
+def service(emulator):
+    """The emulator standing in for the real service behind the harness (real clock)."""
+    return emulator
 
 
 @pytest.fixture

@@ -48,10 +48,10 @@ def point(x: str, y: float | None) -> dict:
 # --- limits ------------------------------------------------------------------------------
 
 
-def test_limits_frame_has_one_row_per_index_indexed_by_id():
+def test_limits_frame_has_one_row_per_index_indexed_by_index_id():
     raw = realistic_indexes(minutes=2)
     frame = limits_frame(raw)
-    assert frame.index.name == "id"
+    assert frame.index.name == "index_id"
     assert frame.index.tolist() == [r["id"] for r in raw]
     assert frame["name"].tolist() == [r["name"] for r in raw]
 
@@ -104,7 +104,7 @@ def test_empty_input_gives_empty_frame_with_the_same_columns_and_dtypes(empty):
     frame = limits_frame(empty)
     assert frame.empty and tuple(frame.columns) == LIMITS_COLUMNS
     assert {c: str(t) for c, t in frame.dtypes.items()} == EXPECTED_LIMIT_DTYPES
-    assert frame.index.name == "id"
+    assert frame.index.name == "index_id"
     assert list(limits_frame([], include_secrets=True).columns)[-2:] == [
         "token",
         "read_only_token",
@@ -490,7 +490,10 @@ def test_dirty_points_give_the_same_error_and_the_same_coerced_frame(entry):
 
 def test_y_abc_in_throughput_vector_is_an_invalid_response_not_a_value_error():
     index = SearchIndex.from_dict(DIRTY_THROUGHPUT[0])
-    with pytest.raises(InvalidResponseError, match=r"throughput_vector\[3\] of index 'dirty'"):
+    with (
+        pytest.raises(InvalidResponseError, match=r"throughput_vector\[3\] of index 'dirty'"),
+        pytest.deprecated_call(),
+    ):
         _ = index.throughput_vector
 
 

@@ -1,4 +1,7 @@
-"""The history tests' emulator: the demo set at a fixed noon, two hours of points a list."""
+"""The history tests' emulator: the demo set at a fixed noon, two hours of points a list.
+
+``emulator`` and ``client`` are tests/conftest.py's; here the emulator has these options.
+"""
 
 from __future__ import annotations
 
@@ -8,21 +11,19 @@ import pathlib
 
 import pytest
 
-from searchkit.emulator import Emulator
-
 NOON = dt.datetime(2026, 11, 20, 12, 0, tzinfo=dt.timezone.utc)
 
 
 @pytest.fixture
-def emu():
-    with Emulator(demo=True, seed=3, clock=NOON, window_minutes=120) as emulator:
-        yield emulator
+def emulator_options():
+    """The demo set at a fixed noon, two hours of points a list."""
+    return {"demo": True, "seed": 3, "clock": NOON, "window_minutes": 120}
 
 
 @pytest.fixture
-def client(emu):
-    with emu.client(max_retries=0) as c:
-        yield c
+def emu(emulator):
+    """The history tests' name for ``emulator``."""
+    return emulator
 
 
 def data_files(root: pathlib.Path, kind: str = "throughput") -> list[pathlib.Path]:

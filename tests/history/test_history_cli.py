@@ -11,17 +11,17 @@ import pytest
 
 from searchkit.cli.main import main
 from searchkit.history.store import History
+from tests.conftest import FIXED_CLOCK
 
 
-@pytest.fixture
-def configured(emulator, monkeypatch):
-    monkeypatch.setenv("SEARCHKIT_BASE_URL", emulator.url)
-    monkeypatch.setenv("SEARCHKIT_USERNAME", emulator.username)
-    monkeypatch.setenv("SEARCHKIT_PASSWORD", emulator.password)
+def two_indexes(emulator):
     with emulator.client() as client:
         client.create_index("docs", region="eu-west-1", type="free")
         client.create_index("shop", region="us-central1", type="payg")
-    return emulator
+
+
+# ``configured`` (tests/conftest.py) points the environment at this emulator.
+pytestmark = pytest.mark.emulator(seed=7, clock=FIXED_CLOCK, setup=two_indexes)
 
 
 def test_collect_prints_a_progress_line_per_round(configured, tmp_path, capsys):

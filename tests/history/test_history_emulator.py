@@ -21,7 +21,7 @@ NOON = dt.datetime(2026, 11, 20, 12, 0, tzinfo=dt.timezone.utc)
 def _points(emu: Emulator, name: str) -> dict[str, float]:
     with emu.client() as client:
         index = client.list_indexes().by_name(name)
-    return {p.x: p.y for p in index.throughput_vector}
+    return {p["x"]: p["y"] for p in index.throughput.points()}
 
 
 def test_a_minute_has_the_same_value_whenever_it_is_listed():

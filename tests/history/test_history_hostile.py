@@ -26,12 +26,6 @@ def good_points(minutes: range) -> list[dict[str, object]]:
     return [{"x": go(m), "y": 2.0} for m in minutes]
 
 
-@pytest.fixture
-def server():
-    with FaultServer() as fault_server:
-        yield fault_server
-
-
 def client_of(url: str, username: str = "collector") -> sk.Client:
     return sk.Client(username=username, password="pw-123456789", base_url=url, max_retries=0)
 

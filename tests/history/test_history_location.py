@@ -7,14 +7,10 @@ import pytest
 import searchkit as sk
 from searchkit.cli.main import main
 from searchkit.history.store import History
+from tests.conftest import FIXED_CLOCK
 
-
-@pytest.fixture
-def configured(emulator, monkeypatch):
-    monkeypatch.setenv("SEARCHKIT_BASE_URL", emulator.url)
-    monkeypatch.setenv("SEARCHKIT_USERNAME", emulator.username)
-    monkeypatch.setenv("SEARCHKIT_PASSWORD", emulator.password)
-    return emulator
+# ``configured`` (tests/conftest.py) points the environment at this emulator.
+pytestmark = pytest.mark.emulator(seed=7, clock=FIXED_CLOCK)
 
 
 def test_an_empty_location_is_refused_not_the_current_folder(

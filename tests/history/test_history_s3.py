@@ -7,7 +7,6 @@ import threading
 
 import pytest
 
-from searchkit.emulator import Emulator
 from searchkit.history.store import History
 
 pytest.importorskip("moto")
@@ -53,10 +52,8 @@ def options(endpoint: str) -> dict[str, str]:
     }
 
 
-@pytest.fixture
-def emu():
-    with Emulator(demo=True, seed=3, clock=NOON, window_minutes=60) as emulator:
-        yield emulator
+# ``emu`` (tests/history/conftest.py) with an hour of points a list.
+pytestmark = pytest.mark.emulator(demo=True, seed=3, clock=NOON, window_minutes=60)
 
 
 def keys(s3, bucket: str) -> list[str]:

@@ -38,7 +38,7 @@ def test_limits_in_force_are_those_each_collect_listed(tmp_path, emu, client):
     for hour, listed in enumerate(listings):
         at = f"2026-11-20 1{hour}:30"
         got = hist.limits(at=at)
-        expected = sk.limits_frame(listed).sort_values(["created", "id"], kind="stable")
+        expected = sk.limits_frame(listed).sort_values(["created", "index_id"], kind="stable")
         pd.testing.assert_frame_equal(
             got.drop(columns=["account", "collected_at"]), expected, check_exact=True
         )

@@ -16,8 +16,9 @@ import pyarrow.parquet as pq
 import pytest
 
 import searchkit as sk
+from searchkit import HistoryWarning
 from searchkit.emulator import Emulator
-from searchkit.history.layout import THROUGHPUT_SCHEMA, HistoryWarning
+from searchkit.history.layout import THROUGHPUT_SCHEMA
 from searchkit.history.store import History
 from tests.history.conftest import data_files as files
 from tests.history.conftest import stored_files

@@ -46,7 +46,11 @@ def test_every_spec_field_is_typed():
     assert index.created == dt.datetime(2025, 11, 22, 8, 26, 40, tzinfo=dt.timezone.utc)
     assert index.input_enrichment_enabled is True
     assert index.partner_email == ""
-    assert index.throughput_vector == (ThroughputPoint("2025-11-22 08:26:40.123 +0000 UTC", 3.5),)
+    assert index.throughput.points() == [{"x": "2025-11-22 08:26:40.123 +0000 UTC", "y": 3.5}]
+    with pytest.deprecated_call():  # the 0.1.0 view, one release more
+        assert index.throughput_vector == (
+            ThroughputPoint("2025-11-22 08:26:40.123 +0000 UTC", 3.5),
+        )
     assert index.extra == {}
 
 
@@ -66,7 +70,7 @@ def test_unknown_fields_enums_and_missing_fields_are_tolerated():
     assert index.extra == {"shard_count": 3}
     assert index.max_daily_queries is None
     assert index.created is None
-    assert index.throughput_vector == ()
+    assert len(index.throughput) == 0
 
 
 def test_vercel_email_is_read_as_partner_email():
@@ -345,8 +349,12 @@ def test_throughput_vector_names_a_point_it_cannot_represent():
     index = SearchIndex.from_dict(
         {"name": "docs", "throughput_vector": [{"x": "2026-01-01 00:00:00 +0000 UTC", "y": "abc"}]}
     )
-    with pytest.raises(
-        InvalidResponseError, match=r"throughput_vector\[0\] of index 'docs' has a non-numeric y"
+    with (
+        pytest.raises(
+            InvalidResponseError,
+            match=r"throughput_vector\[0\] of index 'docs' has a non-numeric y",
+        ),
+        pytest.deprecated_call(),
     ):
         _ = index.throughput_vector
 

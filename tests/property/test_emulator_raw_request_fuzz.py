@@ -29,11 +29,14 @@ PIECES = [
 raw_requests = st.lists(st.sampled_from(PIECES) | st.binary(max_size=20), max_size=30).map(b"".join)
 
 
-@pytest.fixture(scope="module")
-def emulator():
-    limits = {"header_timeout": 0.5, "body_timeout": 0.5, "idle_timeout": 0.5}
-    with Emulator(users=[USER], window_minutes=1, **limits) as emu:
-        yield emu
+pytestmark = pytest.mark.emulator(
+    shared=True,
+    users=[USER],
+    window_minutes=1,
+    header_timeout=0.5,
+    body_timeout=0.5,
+    idle_timeout=0.5,
+)
 
 
 def exchange(emulator: Emulator, data: bytes) -> bytes:

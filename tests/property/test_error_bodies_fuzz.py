@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 import searchkit as sk
 from searchkit.errors import MAX_MESSAGE_CHARS, error_for_status, server_message
 
-from ..faults.harness import FaultServer, reply
+from ..faults.harness import reply
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
@@ -69,14 +69,13 @@ def test_plain_text_body_is_the_message_cut_to_the_limit(text):
 # -- through the client -------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def server():
-    with FaultServer() as s:
-        yield s
+# ``server`` (tests/conftest.py): one FaultServer for the module's many examples.
+pytestmark = pytest.mark.server(shared=True)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def client(server):
+    """A client of ``server`` with a password of its own (none reaches a message)."""
     with sk.Client(
         username="u", password="pw-fuzz-Rr55-secret", base_url=server.url, timeout=2, max_retries=0
     ) as c:

@@ -211,13 +211,13 @@ def test_bytes_are_written_one_way(value, text):
     assert format_bytes(value) == text
 
 
-def test_limits_table_puts_the_name_first_with_short_ids_and_display_text():
+def test_limits_table_puts_the_name_first_keyed_by_index_id_with_display_text():
     frame = limits_frame(realistic_indexes(minutes=2))
     table = limits_table(frame)
-    assert list(table.columns[:3]) == ["name", "plan", "region"]
+    assert list(table.columns[:3]) == ["name", "type", "region"]
     assert list(table.columns[3:]) == [LIMIT_INFO[f].label for f in LIMIT_FIELDS]
-    assert table.index.name == "id"
-    assert table.index.tolist() == [i[:8] for i in frame.index]
+    assert table.index.name == "index_id"
+    assert table.index.tolist() == frame.index.tolist()
     assert table["queries / day"].tolist() == ["unlimited", "50,000,000", "10,000", "0", "—"]
     assert table["bandwidth / month"].tolist()[:3] == ["unlimited", "200 GB", "50 GB"]
     # The numeric frame is left alone.
@@ -304,7 +304,7 @@ def test_an_index_list_shows_eight_columns_and_the_rest_on_demand():
     compact, _, details = shown.partition('<details class="sk-details"')
     heads = re.findall(r"<th[^>]*>([^<]*)</th>", compact)
     assert heads == [
-        "name", "id", "plan", "region",
+        "name", "id", "type", "region",
         "queries / day", "updates / day", "queries / s", "writes / s",
     ]  # fmt: skip
     assert "every limit, endpoint and creation time</summary>" in details

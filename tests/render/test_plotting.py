@@ -357,19 +357,19 @@ def test_names_that_match_no_index_are_refused(indexes, ax):
         plot_throughput(indexes, ax=ax, names=["docs-search", "nope"])
 
 
-def test_past_max_lines_the_busiest_are_drawn_and_the_rest_counted(ax):
+def test_past_max_indexes_the_busiest_are_drawn_and_the_rest_counted(ax):
     raw = [raw_index(f"index-{n:02d}", minutes=5, seed=n) for n in range(30)]
     for n, index in enumerate(raw):
         for point in index["throughput_vector"]:
             point["y"] = float(n + 1)  # index-29 is the busiest
-    plot_throughput(raw, ax=ax, max_lines=20)
+    plot_throughput(raw, ax=ax, max_indexes=20)
     assert legend_labels(ax) == [f"index-{n:02d}" for n in range(29, 9, -1)]
     assert ax.get_legend().get_title().get_text() == "top 20 of 30 by volume\n(10 not shown)"
 
 
-def test_max_lines_none_draws_every_index(ax):
+def test_max_indexes_none_draws_every_index(ax):
     raw = [raw_index(f"index-{n:02d}", minutes=5, seed=n) for n in range(25)]
-    plot_throughput(raw, ax=ax, max_lines=None)
+    plot_throughput(raw, ax=ax, max_indexes=None)
     assert len(ax.get_lines()) == 25
     assert ax.get_legend().get_title().get_text() == "index"
 
@@ -403,7 +403,7 @@ def test_twenty_lines_have_twenty_different_looks(ax):
 
 
 def test_forty_lines_drawn_on_request_still_differ(ax):
-    plot_throughput(many_indexes(40), ax=ax, max_lines=None)
+    plot_throughput(many_indexes(40), ax=ax, max_indexes=None)
     looks = {
         (matplotlib.colors.to_hex(line.get_color()), line.get_linestyle())
         for line in ax.get_lines()

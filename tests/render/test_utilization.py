@@ -57,7 +57,7 @@ def test_dark_theme_draws_the_heatmap_for_a_dark_page_and_keeps_cell_numbers_rea
     plt.close(light.figure)
 
 
-def test_past_max_rows_the_most_used_indexes_are_drawn_and_the_rest_counted():
+def test_past_max_indexes_the_most_used_indexes_are_drawn_and_the_rest_counted():
     # 1,000 rows of labels are a black bar: draw the most used, say how many are left out.
     points = [{"x": f"2026-11-20 00:0{m}:00 +0000 UTC", "y": 1.0} for m in range(5)]
     raw = [
@@ -67,10 +67,10 @@ def test_past_max_rows_the_most_used_indexes_are_drawn_and_the_rest_counted():
             [("a-open", -1), ("b-low", 1000), ("c-high", 100), ("d-mid", 500), ("e-high", 100)]
         )
     ]  # fmt: skip
-    ax = sk.plot_utilization(raw, max_rows=3)
+    ax = sk.plot_utilization(raw, max_indexes=3)
     labels = [label.get_text() for label in ax.get_yticklabels()]
     ylabel = ax.get_ylabel()
-    every = sk.plot_utilization(raw, max_rows=None)
+    every = sk.plot_utilization(raw, max_indexes=None)
     every_labels = [label.get_text() for label in every.get_yticklabels()]
     plt.close(ax.figure)
     plt.close(every.figure)

@@ -453,7 +453,7 @@ def test_browser_lists_the_indexes_and_plots_the_first(demo_browser, demo_emulat
 
 def test_browser_table_shows_the_columns_that_matter_and_details_on_demand(demo_browser):
     table = part(demo_browser, "sk-table").value
-    for label in ("name", "id", "plan", "region", "queries / day", "writes / s"):
+    for label in ("name", "id", "type", "region", "queries / day", "writes / s"):
         assert f">{label}</th>" in table
     assert "endpoint" not in table and "vectors" not in table  # in the details, on demand
     details = part(demo_browser, "sk-details")
