@@ -303,7 +303,7 @@ def collect_overhead(indexes: int, repeat: int = 3) -> None:
                 # The evaluation alone (alertcore's half), again at the same instant.
                 previous = states_of(alert_records(hist))
                 started = time.perf_counter()
-                seen = observe(hist, config.rules, now, previous=previous)
+                seen = observe(hist, config.rules, now=now, previous=previous)
                 evaluate(config.rules, seen, now, previous)
                 evaluating.append(time.perf_counter() - started)
     best, evaluation = min(alerting), min(evaluating)
