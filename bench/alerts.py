@@ -328,8 +328,9 @@ def collect_overhead(indexes: int, repeat: int = 3) -> None:
         f"{repeat}): {best:.2f} s; the collect round: {min(rounds):.2f} s; the alert round "
         f"adds {best / min(rounds):.0%} (target <= 20%), of which the evaluation (observe + "
         f"evaluate) {evaluation:.2f} s and the journal, records and delivery {rest:.2f} s "
-        f"({rest / min(rounds):.0%} of the round). The first round, which fired {len(first.transitions)} and sent "
-        f"{len(first.delivery.sent)} messages: {first_time:.2f} s"
+        f"({rest / min(rounds):.0%} of the round). The first round, which fired "
+        f"{len(first.transitions)} and sent {len(first.delivery.sent)} messages: "
+        f"{first_time:.2f} s"
     )
 
 
