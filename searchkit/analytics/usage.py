@@ -22,6 +22,7 @@ import pandas as pd
 
 from searchkit.analytics.days import PointsReader
 from searchkit.analytics.periods import frame_tally, history_tally
+from searchkit.analytics.reading import listed_once
 from searchkit.errors import ValidationError
 from searchkit.frames.counting import (
     check_value_unit,
@@ -85,6 +86,7 @@ def utilization_ratio(used: Any, limit: Any) -> np.ndarray:
     return result
 
 
+@listed_once
 def usage_frame(
     source: Source,
     freq: str = "D",
