@@ -3,13 +3,15 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# The extras a fresh venv gets; .ci/run adds `spark` (pyspark, 456 MB: not for every edit loop).
+EXTRAS ?= dev,notebooks
 
 .PHONY: demo test test-fast lint format lab bench notebooks clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev,notebooks]'
+	$(PY) -m pip install --quiet -e '.[$(EXTRAS)]'
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -33,10 +35,23 @@ FAST_TESTS := tests --ignore=tests/browser --ignore=tests/load -m "not slow and 
 test-fast: $(STAMP)
 	$(PY) -m pytest $(FAST_TESTS)
 
+# Every figure the README gives, each printed beside the baseline it is compared with, measured
+# in the same run: parsing, start-up, the wire path, the history at scale, the forecast, S3
+# requests and row-group pruning (about 15 minutes on 2 cores). The slow ones, the 30-day
+# collected layout and the year (about 25 minutes more, 2.1 GiB written), run unless
+# `make bench QUICK=1`.
 bench: $(STAMP)
 	$(PY) bench/throughput.py
 	$(PY) bench/startup.py
+	$(PY) bench/list.py --indexes 1000 5000 --memory-indexes 1000
 	$(PY) bench/history.py
+	$(PY) bench/forecast.py --speed
+	$(PY) bench/s3.py
+	$(PY) bench/pruning.py
+ifndef QUICK
+	$(PY) bench/history.py --layouts --indexes 1000 --days 30
+	$(PY) bench/history.py --year --days 365 --indexes 1000
+endif
 
 # Re-run the example notebooks in place (after changing what they show), then drop the
 # per-cell execution timestamps so a re-run changes only what really changed.

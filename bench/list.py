@@ -114,6 +114,54 @@ def best_time(function: Callable[[], Any], repeat: int) -> float:
     return best
 
 
+def best_cpu(function: Callable[[], Any], repeat: int) -> float:
+    """The least CPU time of the process (all threads) over ``repeat`` runs: steadier than
+    wall time on a machine others share, and the client's decoding threads count."""
+    best = float("inf")
+    for _ in range(repeat):
+        gc.collect()
+        started = time.process_time()
+        result = function()
+        best = min(best, time.process_time() - started)
+        del result
+    return best
+
+
+# What --baseline runs with PYTHONPATH=SRC: the same list + frame against the same server,
+# through the public names every version has.
+_BASELINE = """
+import gc, json, sys, time
+import searchkit as sk
+client = sk.Client(username="bench", password="bench", base_url=sys.argv[1], timeout=120,
+                   max_retries=0)
+def run():
+    return sk.throughput_frame(client.list_indexes())
+run()
+wall = cpu = float("inf")
+for _ in range(int(sys.argv[2])):
+    gc.collect()
+    w, c = time.perf_counter(), time.process_time()
+    run()
+    wall, cpu = min(wall, time.perf_counter() - w), min(cpu, time.process_time() - c)
+print(json.dumps({"wall": wall, "cpu": cpu}))
+"""
+
+
+def baseline_code(source: str, url: str, repeat: int) -> dict[str, float]:
+    """Time the list + frame of the code in ``source`` (a source tree) on ``url``."""
+    import os
+    import subprocess
+
+    out = subprocess.run(
+        [sys.executable, "-c", _BASELINE, url, str(repeat)],
+        check=True,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": source},
+    ).stdout
+    return json.loads(out.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
 def traced(function: Callable[[], Any]) -> tuple[Any, float, float]:
     """Run once; return the result, the peak and the memory still held (bytes).
 
@@ -139,6 +187,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--indexes", type=int, nargs="+", default=[10, 100, 1000])
     parser.add_argument("--memory-indexes", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument(
+        "--baseline",
+        help="a source tree (e.g. git archive ebb8985 searchkit | tar -x -C SRC) whose list + "
+        "frame is timed on the same answers, beside this code's",
+    )
     args = parser.parse_args(argv)
 
     server = Server()
@@ -191,6 +244,20 @@ def main(argv: list[str] | None = None) -> int:
             f"{fast_read:>9.3f} {fast_read / baseline:>6.2f} | "
             f"{loads:>6.3f} {fast:>6.3f} {spec:>7.3f} {decode:>6.3f} {decode / loads:>10.2f}"
         )
+        cpu_base = best_cpu(lambda: session.get(server.url, auth=auth).json(), repeat)
+        cpu_ours = best_cpu(ours, repeat)
+        line = (
+            f"{'':>7} CPU time (all threads): requests.get().json() {cpu_base:.3f} s, "
+            f"list+frame {cpu_ours:.3f} s = {cpu_ours / cpu_base:.2f}x"
+        )
+        if args.baseline:
+            before = baseline_code(args.baseline, server.url, repeat)
+            line += (
+                f"; {args.baseline}: {before['wall']:.3f} s wall "
+                f"({before['wall'] / baseline:.2f}x), {before['cpu']:.3f} s CPU "
+                f"({before['cpu'] / cpu_base:.2f}x)"
+            )
+        print(line)
 
     server.body = body = build_body(args.memory_indexes)
     points = args.memory_indexes * POINTS_PER_INDEX

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["binary_size", "format_bytes"]
+__all__ = ["binary_size", "format_bytes", "format_duration"]
 
 
 def format_bytes(value: float) -> str:
@@ -40,3 +40,29 @@ def binary_size(count: int) -> str:
         if count >= factor:
             return f"{count / factor:.1f}".removesuffix(".0") + f" {unit}"
     return f"{count} bytes"
+
+
+#: A duration's units, largest first: (seconds in one, the unit's name).
+_DURATION_UNITS = ((86_400, "d"), (3_600, "h"), (60, "min"), (1, "s"))
+
+
+def format_duration(seconds: float) -> str:
+    """Return how long ``seconds`` last in at most two units, for people: ``2 h 5 min``.
+
+    The one way searchkit writes a duration (gaps, forecast notes, collect intervals,
+    alert holds): whole units, the largest two that are not zero, rounded down.
+
+    Example:
+        >>> format_duration(45), format_duration(600), format_duration(7_500)
+        ('45 s', '10 min', '2 h 5 min')
+        >>> format_duration(6 * 86_400 + 14 * 3_600 + 59), format_duration(0.5)
+        ('6 d 14 h', '0 s')
+    """
+    left = int(max(float(seconds), 0.0))
+    parts: list[tuple[int, str]] = []
+    for size, unit in _DURATION_UNITS:
+        count, left = divmod(left, size)
+        if count or parts:
+            parts.append((count, unit))
+    shown = [f"{count} {unit}" for count, unit in parts[:2] if count]
+    return " ".join(shown) or "0 s"

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from searchkit._units import format_duration
 from searchkit.alerts import machine as mc
 from searchkit.alerts.rules import DEFAULT_RULE, AlertRule, check_indexes
 from searchkit.analytics.forecast import forecast_limits
@@ -471,8 +472,7 @@ def _reason(rule: AlertRule, row: dict[str, Any], code: int, how: str) -> str:
 
 
 def _duration_text(delta: pd.Timedelta) -> str:
-    minutes = int(delta.total_seconds() // 60)
-    return f"{minutes} min" if minutes < 120 else f"{minutes / 60:g} h"
+    return format_duration(delta.total_seconds())
 
 
 def _transition(

@@ -17,6 +17,7 @@ import pandas as pd
 
 from searchkit.analytics import profile as pf
 from searchkit.analytics.forecast import check_field, field_limit
+from searchkit.analytics.reading import listed_once
 from searchkit.analytics.usage import is_history, source_frames
 from searchkit.errors import ValidationError
 from searchkit.frames.counting import check_value_unit
@@ -78,6 +79,7 @@ class Backtest:
         return f"<p>Backtest of {len(self.results)} forecasts</p>{table}"
 
 
+@listed_once
 def backtest_forecast(
     source: Source,
     *,

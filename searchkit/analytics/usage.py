@@ -29,6 +29,7 @@ from searchkit.analytics.limit_periods import (
     share_of_limit,
 )
 from searchkit.analytics.periods import frame_tally, history_tally
+from searchkit.analytics.reading import listed_once
 from searchkit.errors import ValidationError
 from searchkit.frames.counting import (
     check_value_unit,
@@ -77,6 +78,7 @@ def _field_limit(limits: pd.DataFrame, field: str | None) -> tuple[str, pd.Serie
 utilization_ratio = share_of_limit
 
 
+@listed_once
 def usage_frame(
     source: Source,
     freq: str = "D",

@@ -20,6 +20,7 @@ import sys
 import threading
 from typing import TYPE_CHECKING
 
+from searchkit._units import format_duration
 from searchkit.errors import (
     AuthenticationError,
     ConfigError,
@@ -71,9 +72,7 @@ def retry_delay(every: float, failures: int) -> float:
 
 
 def _seconds_text(seconds: float) -> str:
-    if seconds < 120:
-        return f"{seconds:g} s"
-    return f"{seconds / 60:g} min"
+    return format_duration(seconds)
 
 
 class _Stopper:
@@ -225,7 +224,7 @@ def add_store_option(parser: argparse.ArgumentParser) -> None:
 def store_location(text: str) -> str:
     """Check ``--store`` as argparse reads it: a text that cannot name a history is a usage
     error (exit 2, naming the option) before anything is opened or written."""
-    from searchkit.history.layout import check_location
+    from searchkit.history.location import check_location
 
     try:
         check_location(text)

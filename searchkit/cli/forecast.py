@@ -6,6 +6,7 @@ import argparse
 import math
 from typing import TYPE_CHECKING, Any
 
+from searchkit._units import format_duration
 from searchkit.cli.collect import add_store_option
 
 if TYPE_CHECKING:
@@ -78,19 +79,14 @@ def stale_note(as_of: pd.Timestamp, now: pd.Timestamp) -> str | None:
         >>> import pandas as pd
         >>> stale_note(pd.Timestamp("2026-11-19 09:00", tz="UTC"),
         ...            pd.Timestamp("2026-11-25 23:00", tz="UTC"))
-        'note: the history ends at 2026-11-19 09:00 UTC, 6 days 14 hours ago: this is the forecast for that day; collect to forecast today'
+        'note: the history ends at 2026-11-19 09:00 UTC, 6 d 14 h ago: this is the forecast for that day; collect to forecast today'
     """  # noqa: E501
     import pandas as pd
 
     late = now - as_of
     if late <= pd.Timedelta(hours=STALE_HOURS):
         return None
-    days, hours = late.days, late.seconds // 3600
-    ago = (
-        f"{days} day{'s' * (days != 1)} {hours} hour{'s' * (hours != 1)}"
-        if days
-        else f"{hours} hours"
-    )
+    ago = format_duration(late.total_seconds())
     return (
         f"note: the history ends at {as_of:%Y-%m-%d %H:%M} UTC, {ago} ago: this is the "
         "forecast for that day; collect to forecast today"
@@ -186,7 +182,7 @@ def forecast_text(forecast: pd.DataFrame, shown: int | None = None) -> str:
     Names are shown with control characters escaped, and the columns stay aligned for
     wide (CJK, emoji) names.
     """
-    from searchkit.render.text import aligned_table, terminal_safe
+    from searchkit.render.text import aligned_table, clip, terminal_safe
 
     if forecast.empty:
         return "no indexes in the history"
@@ -195,7 +191,7 @@ def forecast_text(forecast: pd.DataFrame, shown: int | None = None) -> str:
     hits = hits_limit(ordered).to_numpy()
     records: list[dict[Any, Any]] = ordered.to_dict("records")
     for row in records:
-        row["name"] = terminal_safe(row["name"] if isinstance(row["name"], str) else "—")
+        row["name"] = clip(terminal_safe(row["name"] if isinstance(row["name"], str) else "—"))
     hitting = int(hits.sum())
     lines = [
         f"forecast as of {first['as_of']:%Y-%m-%d %H:%M} UTC, to the reset at "

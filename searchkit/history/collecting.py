@@ -168,7 +168,6 @@ def behind_record(
         days=(first_day, None),
         columns=list(KEY),
         filter=ds.field("index_id").isin(ids),
-        prune={"index_id": ids.to_pylist()},
     )
     unstored = older.filter(pa.array(~dedupe.stored_mask(older, stored)))
     return pa.concat_tables([fresh, unstored])

@@ -58,7 +58,9 @@ def compact_day(layout: Layout, kind: str, day: str, counts: collections.Counter
             counts["snapshots_thinned"] += table.num_rows - kept.num_rows
             table = kept
         if len(paths) > 1:
-            stamp = int(pc.max(table["collected_at"]).value)
+            # Named after the files it replaces: a reader's one listing of an object
+            # store then sees them or it (Layout.files).
+            stamp = layout.after(paths, int(pc.max(table["collected_at"]).value))
             merged = layout.write(kind, day, table, stamp)
             counts["partitions"] += 1
             counts["files_removed"] += sum(layout.remove(path) for path in paths)

@@ -36,11 +36,13 @@ def footprint(layout: Layout) -> tuple[dict[str, StoredFiles], tuple[str, ...]]:
     Raises:
         HistoryError: The location cannot be listed (a permission, the store unreachable).
     """
+    # Listed first: on an object store the datasets' listings below are taken from it.
+    every = _every_file(layout)
     # What readers read, by the layout's one rule (which also warns about strays).
     kind_of = {path: kind for kind in SCHEMAS for _, path, _ in layout.files(kind)}
     counts = {kind: [0, 0] for kind in (*SCHEMAS, OTHER)}
     others = []
-    for path, size in _every_file(layout):
+    for path, size in every:
         kind = kind_of.get(path, OTHER)
         counts[kind][0] += 1
         counts[kind][1] += size
@@ -53,11 +55,7 @@ def footprint(layout: Layout) -> tuple[dict[str, StoredFiles], tuple[str, ...]]:
 def _every_file(layout: Layout) -> list[tuple[str, int]]:
     """Return ``(path, size)`` of every regular file under the root, links not followed."""
     if not layout.local:  # an object store has no links and lists a prefix in one call
-        selector = pafs.FileSelector(layout.root, recursive=True, allow_not_found=True)
-        try:
-            infos = layout.fs.get_file_info(selector)
-        except OSError as exc:
-            raise HistoryError(f"cannot list the history at {layout.location!r}: {exc}") from exc
+        infos = layout.everything()
         return [
             (info.path, int(info.size or 0)) for info in infos if info.type == pafs.FileType.File
         ]

@@ -7,9 +7,10 @@ import dataclasses
 import numpy as np
 import pandas as pd
 
+from searchkit._units import format_duration
 from searchkit.frames.counting import DEFAULT_INTERVAL, median_spacing
 
-__all__ = ["GAP_FACTOR", "Gap", "day_gaps", "duration", "listing_gap"]
+__all__ = ["GAP_FACTOR", "Gap", "day_gaps", "listing_gap"]
 
 #: A step longer than this many usual sampling intervals is a gap.
 GAP_FACTOR = 1.5
@@ -33,18 +34,10 @@ class Gap:
     def __str__(self) -> str:
         return (
             f"gap in {self.name!r}: nothing between {self.stored_until:%Y-%m-%d %H:%M:%S} and "
-            f"{self.listed_from:%Y-%m-%d %H:%M:%S} UTC ({duration(self.missing)}); "
+            f"{self.listed_from:%Y-%m-%d %H:%M:%S} UTC "
+            f"({format_duration(self.missing.total_seconds())}); "
             "collect more often than the service's window"
         )
-
-
-def duration(delta: pd.Timedelta) -> str:
-    """Say how long ``delta`` lasts, e.g. ``"1 d 2 h 5 min"``."""
-    minutes = int(delta.total_seconds() // 60)
-    days, minutes = divmod(minutes, 1440)
-    hours, minutes = divmod(minutes, 60)
-    parts = [f"{days} d"] * bool(days) + [f"{hours} h"] * bool(hours) + [f"{minutes} min"]
-    return " ".join(parts)
 
 
 def day_gaps(frame: pd.DataFrame, previous: dict[tuple[str, str], pd.Timestamp]) -> list[Gap]:

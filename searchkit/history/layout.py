@@ -13,20 +13,21 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import functools
 import os
 import re
-import time
-import urllib.parse
+import threading
 import uuid
 import warnings
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, ParamSpec, Protocol, TypeVar
 
 import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from searchkit.errors import HistoryError, ValidationError, mask_url, redact
+from searchkit.errors import HistoryError
+from searchkit.history import locks
 from searchkit.history.texts import TEXT, encoded_table, is_text
 from searchkit.model.limits import LIMIT_FIELDS
 
@@ -43,9 +44,8 @@ __all__ = [
     "WRITE_OPTIONS",
     "HistoryWarning",
     "Layout",
-    "check_location",
+    "one_listing",
     "remove_quietly",
-    "split_credentials",
 ]
 
 TIMESTAMP = pa.timestamp("ns", tz="UTC")
@@ -93,7 +93,6 @@ ROLLUP_SCHEMA = pa.schema(
         ("last_point", TIMESTAMP),
         ("quarter_value_sum", pa.list_(pa.float64())),
         ("quarter_points", pa.list_(pa.int64())),
-        ("quarter_invalid", pa.list_(pa.int64())),
         ("first_point", TIMESTAMP),
     ]
 )
@@ -106,7 +105,6 @@ OPTIONAL = {
         "last_point",
         "quarter_value_sum",
         "quarter_points",
-        "quarter_invalid",
         "first_point",
     )
 }
@@ -134,111 +132,6 @@ ATTEMPTS = 5
 STALE = dt.timedelta(hours=1)
 
 
-#: Schemes a location may name; anything else is refused at once (pyarrow would try, and
-#: e.g. gs:// waits a minute for cloud credentials): pass ``filesystem=`` for those.
-SCHEMES = ("file", "s3")
-
-
-def check_location(location: str) -> None:
-    """Refuse a location text that cannot name a history, before anything is opened.
-
-    Raises:
-        ValidationError: The location is empty or blank, names an unsupported scheme, or
-            an ``s3://`` location names no bucket (credentials in it are masked).
-    """
-    if not location.strip():
-        raise ValidationError(
-            "location is empty: give a folder, or an s3://BUCKET/PREFIX URL (an empty "
-            "location would write into the current folder)"
-        )
-    if "://" not in location:
-        return
-    shown = mask_url(location)
-    scheme, _, rest = location.partition("://")
-    if scheme.lower() not in SCHEMES:
-        raise ValidationError(
-            f"location {shown!r}: the scheme {scheme + '://'!r} is not supported; give a "
-            "folder, file:// or s3://BUCKET/PREFIX, or pass filesystem= (a pyarrow "
-            "FileSystem) for another store"
-        )
-    bucket = rest.rpartition("@")[2] if "@" in rest.partition("/")[0] else rest
-    if scheme.lower() == "s3" and not bucket.partition("/")[0].partition("?")[0]:
-        raise ValidationError(f"location {shown!r} names no bucket: use s3://BUCKET/PREFIX")
-
-
-# The user information of an s3:// location: a user part, then an optional secret that may
-# hold ``/`` and ``@`` (so it runs to the last ``@``), as errors.mask_url reads it.
-_CREDENTIALS = re.compile(r"(?s)^(?:([^/@:]*):(.*)|([^/@:]+))@")
-
-
-def split_credentials(rest: str) -> tuple[str | None, str | None, str]:
-    """Split ``KEY:SECRET@bucket/prefix`` (what follows ``s3://``) into its parts.
-
-    Returns:
-        The user (access key) and secret, percent-decoded, or None when the location holds
-        none, and the location without them (``bucket/prefix``).
-    """
-    match = _CREDENTIALS.match(rest)
-    if match is None:
-        return None, None, rest
-    user = match.group(1) if match.group(1) is not None else match.group(3)
-    password = match.group(2)
-    return (
-        urllib.parse.unquote(user),
-        None if password is None else urllib.parse.unquote(password),
-        rest[match.end() :],
-    )
-
-
-def open_location(
-    location: str,
-    filesystem: pafs.FileSystem | None,
-    storage_options: dict[str, Any] | None,
-) -> tuple[pafs.FileSystem, str]:
-    """Return the filesystem and root path a history location names.
-
-    Raises:
-        ValidationError: The location is empty, names an unsupported scheme, or an
-            ``s3://`` location names no bucket.
-        HistoryError: pyarrow cannot open it. Credentials written in the location are
-            masked in every message (:func:`~searchkit.errors.mask_url`).
-    """
-    if filesystem is not None:
-        return filesystem, location.rstrip("/")
-    check_location(location)
-    if "://" not in location:
-        return pafs.LocalFileSystem(), os.path.abspath(location)
-    shown = mask_url(location)
-    scheme, _, rest = location.partition("://")
-    if scheme == "s3" and storage_options is not None:
-        options = dict(storage_options)
-        user, password, rest = split_credentials(rest)
-        if user is not None and "access_key" not in options:
-            # pyarrow's own reading of s3://KEY:SECRET@bucket, kept when options are given.
-            options.update(access_key=user, secret_key=password or "")
-        try:
-            return pafs.S3FileSystem(**options), rest.rstrip("/")
-        except (TypeError, pa.ArrowInvalid, OSError) as exc:
-            known = [user, password, *(v for v in options.values() if isinstance(v, str))]
-            raise HistoryError(
-                f"cannot open history location {shown!r}: storage_options: "
-                f"{redact(str(exc), known)}"
-            ) from None
-    try:
-        fs, root = pafs.FileSystem.from_uri(location)
-    except (pa.ArrowInvalid, OSError) as exc:
-        if shown == location:
-            raise HistoryError(f"cannot open history location {location!r}: {exc}") from exc
-        # pyarrow's text repeats the location, credentials and all, or where they break it.
-        raise HistoryError(
-            f"cannot open history location {shown!r} ({type(exc).__name__}); pass "
-            "credentials as storage_options={'access_key': ..., 'secret_key': ...} or in "
-            "the AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY environment variables, not in "
-            "the location"
-        ) from None
-    return fs, root.rstrip("/")
-
-
 class Layout:
     """The files of one history: list them by kind and day, write one whole.
 
@@ -256,6 +149,43 @@ class Layout:
         #: Paths whose schema was checked already (files never change once written).
         self.checked: set[str] = set()
         self._warned: set[str] = set()
+        # The listings of the current listing() scope, by dataset ("" the whole store).
+        self._listings: dict[str, object] | None = None
+        self._depth = 0
+        self._scope_lock = threading.Lock()
+
+    @contextlib.contextmanager
+    def listing(self) -> Iterator[None]:
+        """Share one listing of each dataset among every read inside (a public call).
+
+        On an object store each dataset (``throughput``, ``limits``, ``rollups``) is then
+        listed with one recursive LIST for the whole call, whatever the days it reads;
+        this layout's own writes and deletes drop what they change. Nested scopes, and the
+        threads a call reads with, share the outermost one. Local folders are listed as
+        asked (that costs no request).
+        """
+        with self._scope_lock:
+            self._depth += 1
+            if self._depth == 1:
+                self._listings = {}
+        try:
+            yield
+        finally:
+            with self._scope_lock:
+                self._depth -= 1
+                if self._depth == 0:
+                    self._listings = None
+
+    def everything(self) -> list[pafs.FileInfo]:
+        """Every entry under the root, from one recursive LIST (an object store only),
+        kept for the :meth:`listing` scope: the datasets' listings are taken from it."""
+        listings = self._listings
+        if listings is not None and "" in listings:
+            return listings[""]  # type: ignore[return-value]
+        found = self._list(self.root, recursive=True)
+        if listings is not None:
+            listings[""] = found
+        return found
 
     def days(self, kind: str) -> list[str]:
         """Return the UTC days (``YYYY-MM-DD``) with a folder of ``kind``, oldest first.
@@ -263,6 +193,8 @@ class Layout:
         One listing of the ``kind`` folder alone. Folders that are not the layout's
         (``day=notadate``, a link out of the store) are skipped and named in a warning.
         """
+        if not self.local:
+            return self._listed(kind)[0]
         infos = self._list(f"{self.root}/{kind}")
         days, stray = [], []
         for info in infos:
@@ -280,13 +212,25 @@ class Layout:
         return sorted(days)
 
     def files(
-        self, kind: str, first: str | None = None, last: str | None = None
+        self, kind: str, first: str | None = None, last: str | None = None, *, fresh: bool = False
     ) -> list[tuple[str, str, int]]:
         """Return ``(day, path, size)`` of every finished data file of ``kind``, by day.
 
-        Only the day folders between ``first`` and ``last`` (inclusive) are listed, so the
-        cost follows the files asked for, not the files stored.
+        Locally only the day folders between ``first`` and ``last`` (inclusive) are listed,
+        so the cost follows the files asked for. On an object store the whole dataset is
+        one LIST request (a page per 1,000 files), taken once per :meth:`listing` scope
+        (``fresh``: taken again). One listing is enough for a reader there: S3 lists keys
+        in name order, and a compaction uploads its merged file, named after every file it
+        replaces (:meth:`after`), before it deletes any of them; so a listing that misses
+        a replaced file (deleted before the listing passed its name, hence after the
+        upload completed) lists the merged file, which it reaches later.
         """
+        if not self.local:
+            return [
+                entry
+                for entry in self._listed(kind, fresh)[1]
+                if (first is None or entry[0] >= first) and (last is None or entry[0] <= last)
+            ]
         found = []
         for day in self.days(kind):
             if (first is not None and day < first) or (last is not None and day > last):
@@ -297,12 +241,67 @@ class Layout:
                     continue
                 if base.startswith((".", "_")):
                     continue  # a temporary file of a writer still at work, or not ours
-                if self.local and os.path.islink(info.path):
+                if os.path.islink(info.path):
                     self._warn_stray([f"{kind}/day={day}/{base}"])
                     continue
                 found.append((day, info.path, int(info.size or 0)))
         found.sort()
         return found
+
+    def _listed(
+        self, kind: str, fresh: bool = False
+    ) -> tuple[list[str], list[tuple[str, str, int]]]:
+        """The days and files of ``kind`` on an object store: one recursive listing, kept
+        for the :meth:`listing` scope this call runs in."""
+        cache = self._listings
+        if cache is not None and not fresh and kind in cache:
+            return cache[kind]  # type: ignore[return-value]
+        folder = f"{self.root}/{kind}"
+        days: set[str] = set()
+        files, stray = [], []
+        if cache is not None and not fresh and "" in cache:  # the whole store, listed once
+            infos = [i for i in self.everything() if i.path.startswith(folder + "/")]
+        else:
+            infos = self._list(folder, recursive=True)
+        for info in infos:
+            inside, _, base = info.path[len(folder) + 1 :].partition("/")
+            if inside.startswith((".", "_")) or (not base and info.type != pafs.FileType.Directory):
+                continue  # a marker, a lock, or a file beside the day folders: not data
+            day = inside[4:] if inside.startswith("day=") else ""
+            if not _is_day(day):
+                stray.append(f"{kind}/{inside}")
+                continue
+            days.add(day)
+            if (
+                base
+                and "/" not in base
+                and info.type == pafs.FileType.File
+                and base.endswith(".parquet")
+                and not base.startswith((".", "_"))
+            ):
+                files.append((day, info.path, int(info.size or 0)))
+        self._warn_stray(sorted(set(stray)))
+        listed = (sorted(days), sorted(files))
+        if cache is not None:
+            cache[kind] = listed
+        return listed
+
+    @staticmethod
+    def after(paths: list[str], stamp: int) -> int:
+        """A stamp for a file that replaces ``paths``: ``stamp``, or more so that its name
+        (``part-<stamp>-...``) sorts after each of theirs (see :meth:`files`)."""
+        for path in paths:
+            found = re.match(r"part-(\d+)-", path.rpartition("/")[2])
+            if found:
+                stamp = max(stamp, int(found.group(1)) + 1)
+        return stamp
+
+    def _forget(self, path: str) -> None:
+        """Drop the scope's listings that hold ``path`` (this layout changed it)."""
+        cache = self._listings
+        if cache is not None:
+            cache.pop(path[len(self.root) + 1 :].partition("/")[0], None)
+            cache.pop("", None)
 
     def newest_day(self, kind: str) -> str | None:
         """The newest UTC day holding a file of ``kind`` (listing only the newest folders)."""
@@ -311,9 +310,10 @@ class Layout:
                 return day
         return None
 
-    def _list(self, folder: str) -> list[pafs.FileInfo]:
-        """List one folder (not its subfolders); a missing folder lists as empty."""
-        selector = pafs.FileSelector(folder, recursive=False, allow_not_found=True)
+    def _list(self, folder: str, recursive: bool = False) -> list[pafs.FileInfo]:
+        """List one folder (not its subfolders, unless ``recursive``); a missing folder
+        lists as empty."""
+        selector = pafs.FileSelector(folder, recursive=recursive, allow_not_found=True)
         for attempt in range(ATTEMPTS):
             try:
                 return list(self.fs.get_file_info(selector))
@@ -398,6 +398,7 @@ class Layout:
         name = f"part-{stamp}-{uuid.uuid4().hex}.parquet"
         final = f"{folder}/{name}"
         table = stored(table)
+        self._forget(final)
         try:
             if not self.local:
                 # An object store makes an object visible only once its upload completed.
@@ -421,6 +422,7 @@ class Layout:
     def remove(self, path: str) -> bool:
         """Delete one file; return whether this call deleted it (gone or kept: False)."""
         self.checked.discard(path)
+        self._forget(path)
         try:
             self.fs.delete_file(path)
         except OSError:
@@ -431,10 +433,12 @@ class Layout:
     def lock(self, kind: str, day: str) -> Iterator[bool]:
         """Hold a day's compaction lock; yield False when another compactor holds it.
 
-        Local folders only (an exclusive create); on an object store two compactions may
-        both merge a day, which costs a duplicate file that readers and the next
-        compaction drop. A lock older than :data:`STALE` belongs to a killed compactor and
-        is taken over.
+        Local folders only (an exclusive create, holding this process's pid and host); on
+        an object store nothing is locked and two compactions may both merge a day, which
+        costs a duplicate file that readers and the next compaction drop. A lock whose
+        holder is gone (same host, no such pid) or older than :data:`STALE` (the only
+        rule for a holder on another host) is taken over; a day skipped is named in a
+        :class:`HistoryWarning` saying who holds it (see :mod:`searchkit.history.locks`).
         """
         if not self.local:
             yield True
@@ -443,15 +447,22 @@ class Layout:
         held = False
         for _ in range(2):
             try:
-                os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
-                held = True
-                break
+                fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
             except FileExistsError:
-                if not _older_than(path, STALE):
+                gone, why = locks.verdict(path, STALE)
+                if not gone:
+                    warnings.warn(f"{kind} day {day} skipped: {why}", HistoryWarning, stacklevel=4)
                     break
                 remove_quietly(self.fs, path)
+                continue
             except FileNotFoundError:
                 break  # the day folder is gone: nothing to compact
+            try:
+                os.write(fd, locks.holder_text())
+            finally:
+                os.close(fd)
+            held = True
+            break
         try:
             yield held
         finally:
@@ -459,18 +470,31 @@ class Layout:
                 remove_quietly(self.fs, path)
 
 
+class _HasLayout(Protocol):
+    _layout: Layout
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def one_listing(method: Callable[_P, _R]) -> Callable[_P, _R]:
+    """Run a History method in one :meth:`Layout.listing` scope (its first argument's)."""
+
+    @functools.wraps(method)
+    def scoped(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        owner: _HasLayout = args[0]  # type: ignore[assignment]
+        with owner._layout.listing():
+            return method(*args, **kwargs)
+
+    return scoped
+
+
 class HistoryWarning(UserWarning):
     """The history holds something that is not its layout; it was skipped."""
 
 
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
-
-
-def _older_than(path: str, age: dt.timedelta) -> bool:
-    try:
-        return time.time() - os.stat(path).st_mtime > age.total_seconds()
-    except OSError:
-        return True
 
 
 def _is_day(text: str) -> bool:

@@ -9,29 +9,30 @@ per point), deduplicated by :func:`~searchkit.history.dedupe.unique_points`, the
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Iterable, Mapping
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.dataset as ds
 
 from searchkit.errors import ValidationError
 from searchkit.frames.zones import Instant, utc_instant
 from searchkit.history import reader
 from searchkit.history.dedupe import Points, unique_points
-from searchkit.history.layout import THROUGHPUT_SCHEMA, Layout
+from searchkit.history.layout import THROUGHPUT_SCHEMA, TIMESTAMP, Layout
 
-__all__ = ["read_points", "span"]
+__all__ = ["read_points", "selection", "span"]
 
 Span = tuple[
-    pd.Timestamp | None, pd.Timestamp | None, tuple[str | None, str | None], dict[str, Any]
+    pd.Timestamp | None, pd.Timestamp | None, tuple[str | None, str | None], ds.Expression | None
 ]
 
 
 def span(start: Instant | None, end: Instant | None) -> Span:
-    """Return the instants ``start`` and ``end`` name, their UTC days, and the time range
-    row groups are pruned to (``{"time": (first_ns, last_ns)}``).
+    """Return the instants ``start`` and ``end`` name, their UTC days, and the condition
+    on ``time`` they make (None when both are None): what a read filters rows with and
+    pyarrow prunes row groups by.
 
     Raises:
         ValidationError: ``start`` or ``end`` is no time, or ``end`` comes before ``start``.
@@ -43,10 +44,51 @@ def span(start: Instant | None, end: Instant | None) -> Span:
         None if lo is None else f"{lo:%Y-%m-%d}",
         None if hi is None else f"{(hi - pd.Timedelta(1, 'ns')):%Y-%m-%d}",
     )
-    prune: dict[str, Any] = {
-        "time": (None if lo is None else lo.value, None if hi is None else hi.value - 1)
-    }
-    return lo, hi, days, prune
+    condition = None
+    if lo is not None:
+        condition = ds.field("time") >= pa.scalar(lo.value, TIMESTAMP)
+    if hi is not None:
+        below = ds.field("time") < pa.scalar(hi.value, TIMESTAMP)
+        condition = below if condition is None else condition & below
+    return lo, hi, days, condition
+
+
+def selection(
+    start: Instant | None,
+    end: Instant | None,
+    *,
+    names: Iterable[str] | str | None = None,
+    index_ids: Iterable[str] | str | None = None,
+) -> tuple[tuple[str | None, str | None], ds.Expression | None]:
+    """Return the UTC days and the one condition a read of points between ``start`` and
+    ``end`` (of these names and ids) needs: pyarrow prunes row groups by it, then rows.
+
+    Raises:
+        ValidationError: As :func:`span`, or ``names`` or ``index_ids`` holds something
+            other than text.
+    """
+    _, _, days, condition = span(start, end)
+    for column, given, what in (("name", names, "names"), ("index_id", index_ids, "index_ids")):
+        if given is not None:
+            allowed = ds.field(column).isin(pa.array(_texts(given, what), pa.string()))
+            condition = allowed if condition is None else condition & allowed
+    return days, condition
+
+
+def _texts(value: Iterable[str] | str, name: str) -> list[str]:
+    """Return one text or several as a list (a text is one, not its letters), checked."""
+    if isinstance(value, str):
+        return [value]
+    try:
+        items = list(value)
+    except TypeError:
+        raise ValidationError(
+            f"{name} must be a text or several texts, got {type(value).__name__}"
+        ) from None
+    for position, item in enumerate(items):
+        if not isinstance(item, str):
+            raise ValidationError(f"{name} must hold texts only: item {position} is {item!r}")
+    return items
 
 
 def read_points(
@@ -60,7 +102,7 @@ def read_points(
     ``rename`` maps index ids to the names to show (see
     :func:`~searchkit.history.dedupe.unique_points`).
     """
-    _, _, days, prune = span(lo, hi)
+    _, _, days, prune = span(lo, hi)  # row groups pruned by time; rows cut below
     low = lo.value if lo is not None else np.iinfo(np.int64).min
     high = hi.value if hi is not None else np.iinfo(np.int64).max
 

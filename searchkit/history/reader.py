@@ -1,10 +1,11 @@
-"""Reading the history's files: day ranges, row-group pruning, retries around compactions."""
+"""Reading the history's files: day ranges, row groups pyarrow prunes, retries around
+compactions, and a read refused before it starts when it would not fit in memory."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.dataset as ds
@@ -12,64 +13,119 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from searchkit.errors import HistoryError
+from searchkit.history import budget
 from searchkit.history.layout import ATTEMPTS, SCHEMAS, Layout
 from searchkit.history.texts import TEXT, encoded, encoded_table
 
-__all__ = ["read", "read_file", "row_groups"]
+__all__ = ["Planned", "plan_file", "read", "read_planned"]
 
 # Files are read in parallel: pyarrow decodes without holding the GIL, and on an object store
 # the requests overlap. Locally two readers match a small machine and keep memory low (each
 # reader thread holds its own allocator arenas).
 _READERS = 8
 _LOCAL_READERS = 2
-# Nanoseconds per unit of a stored timestamp (files store microseconds; older ones nanos).
-_PER_UNIT = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
+# On an object store a request costs tens of milliseconds and money, bytes in the same
+# region almost nothing: a read of files up to this size in all is done by fetching each
+# file whole (a HEAD and one GET: pyarrow's open asks for the size) and reading its footer
+# and row groups from memory. A larger read takes each file's footer first (so a read that
+# would not fit is refused before its data is fetched), then its row groups by ranges.
+_WHOLE = 256 << 20
+_FORMAT = ds.ParquetFileFormat()
 
 
-def read_file(
+@dataclass(frozen=True)
+class Planned:
+    """One file's footer read: the row groups a read wants from it, and their rows."""
+
+    path: str
+    metadata: pq.FileMetaData
+    groups: list[int]
+    data: pa.Buffer | None  # the whole file, when fetched so
+
+    @property
+    def rows(self) -> int:
+        return sum(self.metadata.row_group(group).num_rows for group in self.groups)
+
+
+def plan_file(
+    layout: Layout, kind: str, path: str, size: int, prune: ds.Expression | None, whole: bool
+) -> Planned:
+    """Read one file's footer (``whole``: the whole file), check its columns, and keep the
+    row groups whose statistics can match ``prune`` (pyarrow's own pruning:
+    ``ParquetFileFragment.subset``).
+
+    On an object store this is one GET of the footer (the size comes from the listing), or
+    a HEAD and one GET of the whole file.
+    """
+    data = None
+    try:
+        if whole:
+            with layout.fs.open_input_file(path) as handle:
+                data = handle.read_buffer()
+            fragment = _FORMAT.make_fragment(pa.BufferReader(data))
+        else:
+            fragment = _FORMAT.make_fragment(path, layout.fs, file_size=size or None)
+        metadata = fragment.metadata  # reads the footer
+        layout.check(kind, path, metadata.schema.to_arrow_schema())
+        if prune is None:
+            groups = list(range(metadata.num_row_groups))
+        else:
+            groups = [group.id for group in fragment.subset(prune).row_groups]
+    except (FileNotFoundError, HistoryError):
+        raise
+    except (pa.ArrowException, OSError) as exc:
+        raise _unreadable(layout, path, exc) from exc
+    return Planned(path, metadata, groups, data)
+
+
+def read_planned(
     layout: Layout,
     kind: str,
-    path: str,
+    planned: Planned,
     columns: list[str],
     filter: ds.Expression | None,
-    prune: dict[str, Any],
 ) -> pa.Table | None:
-    """Read one file's row groups that the statistics allow, then filter its rows.
+    """Read the row groups ``planned`` keeps, then filter their rows.
 
     Text columns are decoded as dictionaries (each distinct text once, from the file's
     dictionary pages), whatever type their writer gave them.
     """
+    if not planned.groups:
+        return None
     expected = SCHEMAS[kind]
     texts = [f.name for f in expected if f.type == TEXT]
     try:
-        with layout.fs.open_input_file(path) as handle:
-            parquet = pq.ParquetFile(handle)
-            layout.check(kind, path, parquet.schema_arrow)
-            parquet = pq.ParquetFile(handle, metadata=parquet.metadata, read_dictionary=texts)
-            groups = row_groups(parquet, prune)
-            if not groups:
-                return None
+        with (
+            pa.BufferReader(planned.data)
+            if planned.data is not None
+            else layout.fs.open_input_file(planned.path)
+        ) as source:
+            parquet = pq.ParquetFile(source, metadata=planned.metadata, read_dictionary=texts)
             present = [name for name in columns if name in parquet.schema_arrow.names]
-            table = parquet.read_row_groups(groups, columns=present, use_threads=False)
-            for name in columns:
-                if name not in present:  # an OPTIONAL column an older writer did not write
-                    field = expected.field(name)
-                    table = table.append_column(field, pa.nulls(table.num_rows, field.type))
-            table = table.select(columns)
-    except (FileNotFoundError, HistoryError):
+            table = parquet.read_row_groups(planned.groups, columns=present, use_threads=False)
+        for name in columns:
+            if name not in present:  # an OPTIONAL column an older writer did not write
+                field = expected.field(name)
+                table = table.append_column(field, pa.nulls(table.num_rows, field.type))
+        table = table.select(columns)
+    except FileNotFoundError:
         raise
     except (pa.ArrowException, OSError) as exc:
-        if _gone(layout, path):
-            # An object store says so in its own words: a compaction deleted the file.
-            raise FileNotFoundError(path) from exc
-        raise HistoryError(
-            f"{path} is not a readable Parquet file ({exc}); it may be truncated or "
-            "corrupt: move it out of the history to continue (nothing else is affected)"
-        ) from exc
+        raise _unreadable(layout, planned.path, exc) from exc
     wanted = pa.schema([expected.field(name) for name in columns])
     if table.schema != wanted:
         table = _conform(table, wanted)  # a compatible writer's types (large strings, us times)
     return table.filter(filter) if filter is not None else table
+
+
+def _unreadable(layout: Layout, path: str, exc: Exception) -> Exception:
+    if _gone(layout, path):
+        # An object store says so in its own words: a compaction deleted the file.
+        return FileNotFoundError(path)
+    return HistoryError(
+        f"{path} is not a readable Parquet file ({exc}); it may be truncated or "
+        "corrupt: move it out of the history to continue (nothing else is affected)"
+    )
 
 
 def _conform(table: pa.Table, wanted: pa.Schema) -> pa.Table:
@@ -90,37 +146,38 @@ def read(
     days: tuple[str | None, str | None] = (None, None),
     columns: Sequence[str] | None = None,
     filter: ds.Expression | None = None,
-    prune: dict[str, Any] | None = None,
+    prune: ds.Expression | None = None,
     encode: bool = True,
 ) -> pa.Table:
     """Read the files of ``kind`` for the UTC days in ``days`` (inclusive).
 
-    Only the day folders in range are listed as candidates, and inside each file only
-    the row groups whose statistics can match ``prune`` (``{column: values}`` for text,
-    ``{"time": (first_ns, last_ns)}``) are decoded; ``filter`` then selects rows. Text
-    columns come as one sorted dictionary each (``encode=False``: as read, a dictionary
-    per row group, for a caller that numbers texts itself).
+    Only the files of the days in range are read, and inside each file only the row groups
+    whose statistics can match ``prune`` (an expression over the file's columns; by default
+    ``filter``) are decoded; ``filter`` then selects rows. Text columns come as one sorted
+    dictionary each (``encode=False``: as read, a dictionary per row group, for a caller
+    that numbers texts itself).
+
+    Raises:
+        HistoryError: A file is foreign or corrupt, the history kept changing, or the read
+            would take more memory than :func:`~searchkit.history.budget.limit` allows
+            (before anything but the files' footers is read).
     """
     schema = SCHEMAS[kind]
     wanted = list(columns or schema.names)
     needed = wanted if filter is None else list(schema.names)
     first, last = days
-
-    def listed() -> list[str]:
-        return [path for _, path, _ in layout.files(kind, first, last)]
-
-    paths = listed()
+    prune = filter if prune is None else prune
+    files = layout.files(kind, first, last)
     for attempt in range(ATTEMPTS):
-        if not paths:
+        if not files:
             return schema.empty_table().select(wanted)
+        readers = _LOCAL_READERS if layout.local else _READERS
         try:
-            readers = _LOCAL_READERS if layout.local else _READERS
-            with ThreadPoolExecutor(max_workers=min(readers, len(paths))) as pool:
+            with ThreadPoolExecutor(max_workers=min(readers, len(files))) as pool:
+                plans = _plans(pool, layout, kind, files, prune)
+                budget.check(kind, days, sum(p.rows for p in plans), needed)
                 parts = list(
-                    pool.map(
-                        lambda path: read_file(layout, kind, path, needed, filter, prune or {}),
-                        paths,
-                    )
+                    pool.map(lambda p: read_planned(layout, kind, p, needed, filter), plans)
                 )
         except FileNotFoundError as exc:
             # A compaction deleted a file after we listed it: its rows are in a newer
@@ -130,16 +187,21 @@ def read(
                     f"the {kind} history at {layout.location!r} kept changing while it was "
                     f"read ({exc}); nothing is lost: try again"
                 ) from exc
-            paths = listed()
+            files = layout.files(kind, first, last, fresh=True)
             continue
         except pa.ArrowException as exc:
             raise HistoryError(f"cannot read the {kind} history: {exc}") from exc
-        # A directory listing taken while a compaction renames its file in and deletes
-        # the old ones may miss both; the same listing after the read proves it did not.
-        again = listed()
-        if set(again) != set(paths) and attempt < ATTEMPTS - 1:
-            paths = again
-            continue
+        if layout.local:
+            # A directory read while a compaction renames its merged file in and deletes
+            # the old ones may miss both (readdir's order is not the names'); the same
+            # listing after the read proves it did not. An object store lists keys in
+            # name order and a compaction uploads the merged file, named after every file
+            # it replaces, before it deletes them (see Layout.files): one listing is
+            # enough there, and it costs no request more.
+            again = layout.files(kind, first, last, fresh=True)
+            if set(again) != set(files) and attempt < ATTEMPTS - 1:
+                files = again
+                continue
         tables = [part for part in parts if part is not None and part.num_rows]
         if not tables:
             return schema.empty_table().select(wanted)
@@ -149,56 +211,20 @@ def read(
     raise AssertionError("unreachable")  # pragma: no cover
 
 
+def _plans(
+    pool: ThreadPoolExecutor,
+    layout: Layout,
+    kind: str,
+    files: list[tuple[str, str, int]],
+    prune: ds.Expression | None,
+) -> list[Planned]:
+    """Plan each file's read (see :data:`_WHOLE` for when a file is fetched whole)."""
+    whole = not layout.local and sum(size for _, _, size in files) <= _WHOLE
+    return list(pool.map(lambda f: plan_file(layout, kind, f[1], f[2], prune, whole), files))
+
+
 def _gone(layout: Layout, path: str) -> bool:
     try:
         return bool(layout.fs.get_file_info(path).type == pafs.FileType.NotFound)
     except OSError:
         return False
-
-
-def row_groups(parquet: pq.ParquetFile, prune: dict[str, Any]) -> list[int]:
-    """Return the row groups whose min/max statistics can hold the wanted values."""
-    metadata = parquet.metadata
-    count = metadata.num_row_groups
-    if not prune:
-        return list(range(count))
-    position = {metadata.schema.column(i).name: i for i in range(metadata.num_columns)}
-    arrow = parquet.schema_arrow
-    checks: list[tuple[int, str, Any]] = []
-    for column, wanted in prune.items():
-        if column not in position:
-            continue
-        if column == "time":
-            kind = arrow.field("time").type
-            scale = _PER_UNIT.get(kind.unit) if pa.types.is_timestamp(kind) else None
-            if scale is not None:
-                lo, hi = wanted  # nanoseconds, compared in the file's unit
-                checks.append(
-                    (
-                        position[column],
-                        "range",
-                        (None if lo is None else lo // scale, None if hi is None else hi // scale),
-                    )
-                )
-        else:
-            checks.append((position[column], "values", sorted(wanted)))
-    keep = []
-    for group in range(count):
-        row_group = metadata.row_group(group)
-        ok = True
-        for place, how, allowed in checks:
-            stats = row_group.column(place).statistics
-            if stats is None or not stats.has_min_max:
-                continue
-            if how == "range":
-                lo, hi = allowed
-                low, high = stats.min_raw, stats.max_raw
-                ok = (lo is None or high >= lo) and (hi is None or low <= hi)
-            else:
-                low, high = stats.min, stats.max
-                ok = any(low <= value <= high for value in allowed)
-            if not ok:
-                break
-        if ok:
-            keep.append(group)
-    return keep

@@ -26,6 +26,7 @@ writing), :mod:`~searchkit.history.reader` (reads, row-group pruning),
 from __future__ import annotations
 
 import collections
+import contextlib
 import datetime as dt
 import os
 import time
@@ -38,11 +39,12 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 
-from searchkit.errors import HistoryError, ValidationError, mask_url
+from searchkit.errors import HistoryError, mask_url
 from searchkit.frames.frames import Indexes, limits_frame, throughput_frame
 from searchkit.frames.zones import Instant, TimeZone, resolve_zone, utc_instant
 from searchkit.history import accounts, dedupe, reader, screen
 from searchkit.history import newest as record_of
+from searchkit.history.arguments import check_columns, check_day, check_days
 from searchkit.history.collecting import (
     advance_record,
     index_changes,
@@ -59,11 +61,20 @@ from searchkit.history.layout import (
     THROUGHPUT_SCHEMA,
     TIMESTAMP,
     Layout,
-    open_location,
+    one_listing,
 )
-from searchkit.history.points import read_points, span
+from searchkit.history.location import open_location
+from searchkit.history.points import read_points, selection, span
 from searchkit.history.reports import CollectSummary, HistoryInfo
-from searchkit.history.rollups import DaySums, Detail, current, day_sums, refresh, refresh_recent
+from searchkit.history.rollups import (
+    DaySums,
+    Detail,
+    current,
+    day_sums,
+    refresh,
+    refresh_recent,
+)
+from searchkit.history.rollups import read as read_rollups
 from searchkit.history.scan import history_info
 from searchkit.history.snapshots import limits_table, snapshot_frame, unchanged
 
@@ -132,6 +143,16 @@ class History:
         return f"History({self._location!r})"
 
     # --- files -------------------------------------------------------------------------
+    def reading(self) -> contextlib.AbstractContextManager[None]:
+        """Share one listing of the store among the reads inside ``with hist.reading():``.
+
+        Each call lists what it reads once; inside this, on an object store, each dataset
+        is listed once (one LIST request) for every call made in it (``forecast_limits``
+        and ``usage_frame`` read a History so). Files written meanwhile by another
+        collector show in the next scope.
+        """
+        return self._layout.listing()
+
     def _read(self, kind: str, **kwargs: Any) -> pa.Table:
         return reader.read(self._layout, kind, **kwargs)
 
@@ -140,6 +161,7 @@ class History:
 
     # --- collect -----------------------------------------------------------------------
 
+    @one_listing
     def collect(
         self,
         client: Client,
@@ -273,6 +295,7 @@ class History:
 
     # --- read --------------------------------------------------------------------------
 
+    @one_listing
     def throughput(
         self,
         start: Instant | None = None,
@@ -310,25 +333,12 @@ class History:
                 holds something other than text.
         """
         zone = resolve_zone(tz, default=dt.timezone.utc) or dt.timezone.utc
-        lo, hi, days, prune = span(start, end)
-        condition = None
-        if lo is not None:
-            condition = _and(condition, ds.field("time") >= pa.scalar(lo.value, TIMESTAMP))
-        if hi is not None:
-            condition = _and(condition, ds.field("time") < pa.scalar(hi.value, TIMESTAMP))
-        if names is not None:
-            wanted = _texts(names, "names")
-            condition = _and(condition, ds.field("name").isin(pa.array(wanted, pa.string())))
-        if index_ids is not None:
-            ids = pa.array(_texts(index_ids, "index_ids"), pa.string())
-            condition = _and(condition, ds.field("index_id").isin(ids))
-        if names is not None:
-            prune["name"] = wanted
-        if index_ids is not None:
-            prune["index_id"] = ids.to_pylist()
-        table = self._read("throughput", days=days, filter=condition, prune=prune)
+        days, condition = selection(start, end, names=names, index_ids=index_ids)
+        # One condition: pyarrow prunes row groups by it, then filters rows by it.
+        table = self._read("throughput", days=days, filter=condition)
         return dedupe.tidy(table, zone, self._current_names())
 
+    @one_listing
     def points(self, start: Instant | None = None, end: Instant | None = None) -> dedupe.Points:
         """Return the points :meth:`throughput` would (``start`` inclusive, ``end``
         exclusive), in its order and with its names, as arrays instead of a frame: for code
@@ -337,6 +347,7 @@ class History:
         lo, hi, _, _ = span(start, end)
         return read_points(self._layout, lo, hi, self._current_names())
 
+    @one_listing
     def days(self, kind: str = "throughput") -> list[str]:
         """Return the UTC days (``YYYY-MM-DD``) holding files of ``kind``, oldest first.
 
@@ -345,6 +356,7 @@ class History:
         """
         return sorted({day for day, _, _ in self._files(kind)})
 
+    @one_listing
     def snapshots(self, columns: Sequence[str] | None = None) -> pd.DataFrame:
         """Return every stored limits snapshot (one row per index and collect).
 
@@ -358,6 +370,7 @@ class History:
         frame: pd.DataFrame = self._read("limits", columns=columns).to_pandas()
         return frame
 
+    @one_listing
     def newest_time(self) -> pd.Timestamp | None:
         """Return the newest stored point's time (reading only the newest day)."""
         newest = self._layout.newest_day("throughput")
@@ -387,6 +400,7 @@ class History:
         self._names_cache = (paths, names)
         return names
 
+    @one_listing
     def limits(self, at: Instant | None = None) -> pd.DataFrame:
         """Return the limits as of an instant: each index's latest snapshot up to ``at``.
 
@@ -413,6 +427,7 @@ class History:
 
     # --- maintenance ---------------------------------------------------------------------
 
+    @one_listing
     def compact(self) -> dict[str, int]:
         """Merge each day's files into one, dropping duplicate points (the latest wins).
 
@@ -461,6 +476,7 @@ class History:
         if counts["rollups_written"]:
             refresh_recent(self._layout, yesterday)
 
+    @one_listing
     def refresh_rollups(self, days: Iterable[str] | None = None) -> int:
         """Write the daily rollup of each day whose rollup is missing or stale.
 
@@ -477,8 +493,9 @@ class History:
         if days is None:
             today = f"{pd.Timestamp.now(tz='UTC'):%Y-%m-%d}"
             days = [day for day in self._layout.days("throughput") if day < today]
-        return sum(refresh(self._layout, day) for day in days)
+        return sum(refresh(self._layout, day) for day in check_days(days, "days"))
 
+    @one_listing
     def rollups(self, columns: Sequence[str] | None = None) -> pd.DataFrame:
         """Return the daily rollups that still summarise their day's points exactly.
 
@@ -494,16 +511,22 @@ class History:
             listed must be read from the points.
         """
         lists = ("hourly", "quarter")
-        wanted = list(columns or [c for c in ROLLUP_SCHEMA.names if not c.startswith(lists)])
+        wanted = [c for c in ROLLUP_SCHEMA.names if not c.startswith(lists)]
+        if columns is not None:
+            wanted = check_columns(columns, ROLLUP_SCHEMA.names, "columns") or wanted
         keys = dict.fromkeys(["account", "index_id", "period", "source", *wanted])
-        table = current(self._read("rollups", columns=list(keys)), current_sources(self._layout))
+        table = current(
+            read_rollups(self._layout, (None, None), list(keys)), current_sources(self._layout)
+        )
         return table.select(wanted).to_pandas()  # type: ignore[no-any-return]
 
+    @one_listing
     def hourly(self, first: str, last: str) -> dict[str, DaySums]:
         """Return each UTC day's hours from ``first`` to ``last`` (``YYYY-MM-DD``) where its
         rollup is current: what ``forecast_limits`` bins instead of the day's points."""
         return self.sums(first, last, detail="hour")
 
+    @one_listing
     def sums(self, first: str, last: str, *, detail: Detail = "day") -> dict[str, DaySums]:
         """Return what each UTC day's points sum to, from ``first`` to ``last``
         (``YYYY-MM-DD``), for the days whose rollup is current and holds valid figures.
@@ -519,8 +542,10 @@ class History:
             from their points (``usage_frame`` and ``forecast_limits`` do so): the same
             figures, to the last bit.
         """
+        first, last = check_day(first, "first"), check_day(last, "last")
         return day_sums(self._layout, first, last, self._current_names(), detail=detail)
 
+    @one_listing
     def info(self) -> HistoryInfo:
         """Summarise the history: indexes, time span, points, files and bytes, gaps.
 
@@ -541,6 +566,8 @@ class History:
         Reading a location where nothing is finds no points, as an empty history does;
         call this first to tell a mistyped location from a history not collected yet.
         """
+        if not self._layout.local and self._layout.everything():
+            return  # objects under the prefix: a folder (listed once for the call, info())
         try:
             found = self._fs.get_file_info(self._root)
             if found.type == pafs.FileType.NotFound and self._fs.type_name == "s3":
@@ -561,27 +588,7 @@ class History:
             )
 
 
-def _texts(value: Iterable[str] | str, name: str) -> list[str]:
-    """Return one text or several as a list (a text is one, not its letters), checked."""
-    if isinstance(value, str):
-        return [value]
-    try:
-        items = list(value)
-    except TypeError:
-        raise ValidationError(
-            f"{name} must be a text or several texts, got {type(value).__name__}"
-        ) from None
-    for position, item in enumerate(items):
-        if not isinstance(item, str):
-            raise ValidationError(f"{name} must hold texts only: item {position} is {item!r}")
-    return items
-
-
 def _items(indexes: Any) -> list[Any]:
     if isinstance(indexes, dict) or hasattr(indexes, "throughput_vector"):
         return [indexes]
     return list(indexes)
-
-
-def _and(left: ds.Expression | None, right: ds.Expression) -> ds.Expression:
-    return right if left is None else left & right

@@ -167,7 +167,7 @@ def test_without_past_days_the_pace_carries_the_day_and_says_so():
     assert row["method"] == "pace"
     assert row["reason"] == (
         "no past day to learn a rhythm from: the rest of the day at the pace of the last "
-        "60 min, band 0.5x-2x; collect a History for more"
+        "1 h, band 0.5x-2x; collect a History for more"
     )
 
 
@@ -272,7 +272,7 @@ def test_stale_data_forecast_nothing_for_today_and_say_when_they_end():
     assert np.isnan(row["projected"]) and pd.isna(row["hit_at"])
     assert row["method"] == ""
     assert row["reason"] == (
-        "stale: the data end at 2026-11-17 09:55 UTC, 5 h before now; nothing forecast "
+        "stale: the data end at 2026-11-17 09:55 UTC, 5 h 5 min before now; nothing forecast "
         "for today: collect again (searchkit collect) and retry"
     )
 

@@ -212,9 +212,37 @@ def test_a_forecast_older_than_two_hours_is_said_not_to_be_today_s():
     as_of = pd.Timestamp("2026-11-19 09:00", tz="UTC")
     assert stale_note(as_of, as_of + pd.Timedelta(hours=2)) is None
     assert stale_note(as_of, as_of + pd.Timedelta(hours=3, minutes=59)) == (
-        "note: the history ends at 2026-11-19 09:00 UTC, 3 hours ago: this is the forecast "
+        "note: the history ends at 2026-11-19 09:00 UTC, 3 h 59 min ago: this is the forecast "
         "for that day; collect to forecast today"
     )
     assert stale_note(as_of, as_of + pd.Timedelta(days=1, hours=1)).split(", ")[1] == (
-        "1 day 1 hour ago: this is the forecast for that day; collect to forecast today"
+        "1 d 1 h ago: this is the forecast for that day; collect to forecast today"
     )
+
+
+def test_forecast_of_a_store_without_limits_says_what_is_missing_and_exits_1(tmp_path, capsys):
+    # Issue 29 item 7: a first collect killed between its points and its limits leaves
+    # throughput/ without limits/; `history` reports the indexes, `forecast` said "no
+    # indexes in the history" and exited 0.
+    import shutil
+
+    store = tmp_path / "h"
+    noon = dt.datetime(2026, 11, 20, 12, 0, tzinfo=dt.timezone.utc)
+    with Emulator(demo=True, seed=3, clock=noon, window_minutes=60) as emu:
+        with emu.client() as client:
+            sk.History(store).collect(client, now=emu.now())
+    shutil.rmtree(store / "limits")
+
+    assert main(["history", "--store", str(store)]) == 0
+    assert "  indexes   6\n" in capsys.readouterr().out
+    assert main(["forecast", "--store", str(store)]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (
+        f"searchkit: the history at {store} holds throughput points but no limits (its "
+        "limits/ folder is missing or empty, as a first collect stopped before writing them "
+        "leaves it): collect once more (searchkit collect --store LOCATION) to store the "
+        "limits, then forecast. [HistoryError]\n"
+    )
+    with pytest.raises(sk.HistoryError, match="holds throughput points but no limits"):
+        sk.forecast_limits(sk.History(store))

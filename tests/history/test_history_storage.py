@@ -1,6 +1,6 @@
 """The history's storage at scale and under hostile layouts: rollups, compaction by collect,
 stray folders, links out of the store, concurrent compactors, one tie-break, bounded collects,
-and engines that read the files without flags."""
+and engines that read the files without flags (Spark: test_history_spark.py)."""
 
 from __future__ import annotations
 
@@ -175,9 +175,10 @@ def test_a_second_compactor_skips_a_day_another_holds(tmp_path):
     day = tmp_path / "h/throughput/day=2026-11-20"
     write_points(day / "part-1-a.parquet", 1.0, 1)
     write_points(day / "part-2-b.parquet", 2.0, 2)
-    (day / "_compacting.lock").touch()  # another compactor at work
+    (day / "_compacting.lock").touch()  # another compactor at work (an older searchkit)
 
-    result = History(tmp_path / "h").compact()
+    with pytest.warns(HistoryWarning, match="its holder is not recorded"):
+        result = History(tmp_path / "h").compact()
 
     assert (result["partitions"], result["files_removed"], result["days_skipped"]) == (0, 0, 1)
     assert sorted(p.name for p in day.glob("*.parquet")) == ["part-1-a.parquet", "part-2-b.parquet"]
@@ -255,38 +256,6 @@ def test_dask_reads_the_store_and_agrees_on_the_total(tmp_path, emu, client):
         ["account", "index_id", "time"], keep="last"
     )
     assert round(deduped["value"].sum(), 6) == round(total, 6)
-
-
-@pytest.mark.slow
-def test_spark_reads_the_store_without_settings_and_agrees_on_the_total(tmp_path, emu, client):
-    pytest.importorskip("pyspark")
-    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
-        pytest.skip("Spark needs Java")
-    from pyspark.sql import SparkSession
-    from pyspark.sql import functions as F
-
-    hist = History(tmp_path / "h")
-    collect_across_midnight(hist, emu, client)
-    spark = SparkSession.builder.master("local[1]").appName("searchkit-test").getOrCreate()
-    try:
-        points = spark.read.parquet(str(tmp_path / "h/throughput"))
-        distinct = points.dropDuplicates(["account", "index_id", "time"])
-        total = distinct.agg(F.sum("value")).collect()[0][0]
-        count = distinct.count()
-        # The rollups too, their hours as arrays: one row per index and hour of the closed day.
-        rollups = spark.read.parquet(str(tmp_path / "h/rollups"))
-        hours = rollups.select(F.explode("hourly_points").alias("points")).collect()
-        last = rollups.agg(F.max(F.unix_micros("last_point"))).collect()[0][0]
-    finally:
-        spark.stop()
-
-    assert count == len(hist.throughput())
-    expected = sk.usage_frame(hist, value_unit="per_point")["operations"].sum()
-    assert round(total, 6) == round(expected, 6)
-    stored = hist.rollups()
-    assert len(hours) == 24 * len(stored) == 24 * 6
-    assert sum(row["points"] for row in hours) == stored["points"].sum()
-    assert pd.Timestamp(last, unit="us", tz="UTC") == stored["last_point"].max()
 
 
 def test_a_minute_listed_twice_counts_once_from_a_list_and_from_the_history(tmp_path, emu, client):
@@ -436,3 +405,104 @@ def test_points_read_in_file_order_or_shuffled_give_the_same_tidy_frame():
     frame = dedupe.tidy(twice, dt.timezone.utc)
     assert len(frame) == 15
     assert frame["value"].tolist()[4] == -1.0
+
+
+# -- a compactor killed while holding a day's lock (issue 29, item 17) ----------------------
+
+HOLD = """
+import sys, time
+from searchkit.history.store import History
+hist = History(sys.argv[1])
+with hist._layout.lock("throughput", "2026-11-20") as held:
+    print("held" if held else "not held", flush=True)
+    time.sleep(600)
+"""
+
+
+def hold_the_lock(store: pathlib.Path):
+    """A real process holding the day's lock, as a compactor does while it merges."""
+    import subprocess
+    import sys
+
+    process = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(store)], stdout=subprocess.PIPE, text=True
+    )
+    assert process.stdout is not None
+    assert process.stdout.readline() == "held\n"
+    return process
+
+
+def test_a_lock_whose_holder_was_killed_is_taken_over_at_once(tmp_path):
+    import signal
+
+    day = tmp_path / "h/throughput/day=2026-11-20"
+    write_points(day / "part-1-a.parquet", 1.0, 1)
+    write_points(day / "part-2-b.parquet", 2.0, 2)
+    holder = hold_the_lock(tmp_path / "h")
+    holder.send_signal(signal.SIGKILL)
+    holder.wait(timeout=60)
+    assert (day / "_compacting.lock").exists()  # left behind, fresh
+
+    result = History(tmp_path / "h").compact()
+
+    assert (result["partitions"], result["files_removed"], result["days_skipped"]) == (1, 2, 0)
+    assert not (day / "_compacting.lock").exists()
+    assert History(tmp_path / "h").throughput()["value"].tolist() == [2.0]
+
+
+def test_a_killed_holder_does_not_stop_refresh_rollups(tmp_path):
+    import signal
+
+    day = tmp_path / "h/throughput/day=2026-11-20"
+    write_points(day / "part-1-a.parquet", 1.0, 1)
+    holder = hold_the_lock(tmp_path / "h")
+    holder.send_signal(signal.SIGKILL)
+    holder.wait(timeout=60)
+
+    assert History(tmp_path / "h").refresh_rollups(["2026-11-20"]) == 1
+
+
+def test_a_day_skipped_for_a_live_holder_says_who_holds_it(tmp_path):
+    import socket
+
+    day = tmp_path / "h/throughput/day=2026-11-20"
+    write_points(day / "part-1-a.parquet", 1.0, 1)
+    write_points(day / "part-2-b.parquet", 2.0, 2)
+    holder = hold_the_lock(tmp_path / "h")
+    try:
+        with pytest.warns(HistoryWarning) as caught:
+            result = History(tmp_path / "h").compact()
+        with pytest.warns(HistoryWarning) as again:
+            written = History(tmp_path / "h").refresh_rollups(["2026-11-20"])
+    finally:
+        holder.kill()
+        holder.wait(timeout=60)
+
+    assert result["days_skipped"] == 1 and written == 0
+    (message,) = {str(w.message) for w in [*caught, *again]}
+    assert message.startswith(
+        f"throughput day 2026-11-20 skipped: another compactor holds its lock (pid "
+        f"{holder.pid} on this host, since "
+    )
+    assert message.endswith("); it is taken over once that process is gone")
+    assert socket.gethostname()  # the lock names the host: the pid is checked only there
+
+
+def test_a_lock_from_another_host_is_kept_for_an_hour_and_says_so(tmp_path):
+    import json
+
+    day = tmp_path / "h/throughput/day=2026-11-20"
+    write_points(day / "part-1-a.parquet", 1.0, 1)
+    write_points(day / "part-2-b.parquet", 2.0, 2)
+    holder = {"pid": 1, "host": "elsewhere.example", "since": "2026-11-20 10:00:00 UTC"}
+    (day / "_compacting.lock").write_text(json.dumps(holder))
+
+    with pytest.warns(HistoryWarning) as caught:
+        result = History(tmp_path / "h").compact()
+
+    assert result["days_skipped"] == 1
+    assert [str(w.message) for w in caught] == [
+        "throughput day 2026-11-20 skipped: another compactor holds its lock (pid 1 on host "
+        "'elsewhere.example', since 2026-11-20 10:00:00 UTC); a lock whose holder cannot be "
+        "checked from here is taken over once it is 60 minutes old"
+    ]

@@ -1,0 +1,80 @@
+"""moto's S3 server on loopback, counting the requests it answers (by the server, not a mock).
+
+Used by the S3 tests and by ``bench/requests.py``: each request the server answers is
+counted as ``LIST`` (a GET of a bucket: ListObjects), ``GET``, ``HEAD``, ``PUT``,
+``DELETE`` or ``POST`` (a multi-object delete), so a test can say how many requests a call
+made.
+"""
+
+from __future__ import annotations
+
+import collections
+import threading
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from moto.moto_server.werkzeug_app import (
+    DomainDispatcherApplication,
+    MotoRequestHandler,
+    create_backend_app,
+)
+from moto.server import ThreadedMotoServer
+from werkzeug.serving import make_server
+
+__all__ = ["CountingMotoServer", "options"]
+
+
+def options(endpoint: str) -> dict[str, str]:
+    """``storage_options`` for a History on this server (moto takes any credentials)."""
+    return {
+        "endpoint_override": endpoint,
+        "scheme": "http",
+        "access_key": "testing",
+        "secret_key": "testing",
+        "region": "us-east-1",
+    }
+
+
+class CountingMotoServer(ThreadedMotoServer):  # type: ignore[misc]
+    """A moto server on 127.0.0.1 (a free port) that counts the requests it answers."""
+
+    def __init__(self) -> None:
+        super().__init__(ip_address="127.0.0.1", port=0, verbose=False)
+        self._lock = threading.Lock()
+        self.counts: collections.Counter[str] = collections.Counter()
+
+    @property
+    def endpoint(self) -> str:
+        host, port = self.get_host_and_port()
+        return f"http://{host}:{port}"
+
+    def reset(self) -> None:
+        with self._lock:
+            self.counts.clear()
+
+    def counted(self) -> dict[str, int]:
+        """The requests answered since the last :meth:`reset`, by kind."""
+        with self._lock:
+            return dict(self.counts)
+
+    def _count(self, environ: dict[str, Any]) -> None:
+        method = environ["REQUEST_METHOD"]
+        path = environ.get("PATH_INFO", "/").strip("/")
+        kind = method
+        if method == "GET" and "/" not in path:  # the bucket itself: a listing
+            kind = "LIST"
+        with self._lock:
+            self.counts[kind] += 1
+
+    def _server_entry(self) -> None:
+        app = DomainDispatcherApplication(create_backend_app)
+
+        def counting(environ: dict[str, Any], start: Callable[..., Any]) -> Iterable[bytes]:
+            self._count(environ)
+            return app(environ, start)  # type: ignore[no-any-return]
+
+        self._server = make_server(
+            self._ip_address, self._port, counting, True, request_handler=MotoRequestHandler
+        )
+        self._server_ready_event.set()
+        self._server.serve_forever()

@@ -1,0 +1,121 @@
+"""The requests a History makes on S3, counted by moto's server on loopback (not a mock).
+
+Each dataset (throughput, limits, rollups) is listed once per call with one LIST, whatever
+the days it holds; a file read is a HEAD and one GET. So the LISTs of ``forecast_limits``,
+``usage_frame``, ``info()`` and ``collect`` are the same on a store of 3 days and of 9, and
+the README states the numbers.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import shutil
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+import pytest
+
+import searchkit as sk
+from searchkit.emulator import Emulator
+from searchkit.history.layout import THROUGHPUT_SCHEMA, WRITE_OPTIONS
+from searchkit.history.store import History
+
+pytest.importorskip("moto")
+boto3 = pytest.importorskip("boto3")
+
+from tests.history.s3server import CountingMotoServer, options  # noqa: E402
+
+NOON = dt.datetime(2026, 11, 20, 12, 0, tzinfo=dt.timezone.utc)
+
+
+@pytest.fixture(scope="module")
+def server():
+    moto = CountingMotoServer()
+    moto.start()
+    try:
+        yield moto
+    finally:
+        moto.stop()
+
+
+def past_day(root, day: pd.Timestamp, ids: list[str], names: list[str], account: str) -> None:
+    """A compacted past day: one point an hour per index, one file, as collect writes it."""
+    times = day.value + np.arange(24, dtype=np.int64) * 3_600_000_000_000
+    table = pa.table(
+        {
+            "account": [account] * 24 * len(ids),
+            "index_id": np.repeat(ids, 24).tolist(),
+            "name": np.repeat(names, 24).tolist(),
+            "time": np.tile(times, len(ids)),
+            "value": np.ones(24 * len(ids)),
+            "collected_at": np.full(24 * len(ids), day.value + 86_400_000_000_000),
+        },
+        schema=THROUGHPUT_SCHEMA,
+    )
+    folder = root / f"throughput/day={day:%Y-%m-%d}"
+    folder.mkdir(parents=True)
+    pq.write_table(table, folder / f"part-{day.value}-past.parquet", **WRITE_OPTIONS)
+
+
+def s3_store(tmp_path, server, emu, days: int) -> History:
+    """A store of ``days`` past days with their rollups and today's collect, on S3."""
+    root = tmp_path / f"local-{days}"
+    local = History(root)
+    with emu.client() as client:
+        local.collect(client, now=emu.now())
+    limits = local.limits()
+    account = str(local.snapshots()["account"].iloc[0])
+    ids, names = [str(i) for i in limits.index], [str(n) for n in limits["name"]]
+    for back in range(days, 0, -1):
+        past_day(
+            root, pd.Timestamp(NOON).normalize() - pd.Timedelta(days=back), ids, names, account
+        )
+    assert local.refresh_rollups(local.days()[:-1]) == days
+    s3 = boto3.client(
+        "s3",
+        endpoint_url=server.endpoint,
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+        region_name="us-east-1",
+    )
+    bucket = f"requests-{days}"
+    s3.create_bucket(Bucket=bucket)
+    fs = pafs.S3FileSystem(**options(server.endpoint))
+    pafs.copy_files(str(root), f"{bucket}/usage", destination_filesystem=fs)
+    shutil.rmtree(root)
+    return History(f"s3://{bucket}/usage", storage_options=options(server.endpoint))
+
+
+def counted(server: CountingMotoServer, call) -> dict[str, int]:
+    server.reset()
+    call()
+    return server.counted()
+
+
+@pytest.mark.parametrize("days", [3, 9])
+def test_reads_list_each_dataset_once_whatever_the_days(tmp_path, server, days):
+    with Emulator(demo=True, seed=3, clock=NOON, window_minutes=60) as emu:
+        hist = s3_store(tmp_path, server, emu, days)
+
+        forecast = counted(server, lambda: sk.forecast_limits(hist))
+        usage = counted(server, lambda: sk.usage_frame(hist))
+        info = counted(server, hist.info)
+        read = counted(server, hist.throughput)
+        emu.advance(600)
+        with emu.client() as client:
+            collect = counted(server, lambda: hist.collect(client, now=emu.now()))
+
+    # One LIST per dataset read, whatever the days; a HEAD and one GET per file read:
+    # forecast_limits reads each past day's rollup, today's points twice (the forecast's
+    # instant, then its bins) and the newest limits twice (the limits, then the names).
+    assert forecast == {"LIST": 3, "HEAD": days + 4, "GET": days + 4}
+    assert usage == {"LIST": 3, "HEAD": days + 3, "GET": days + 3}
+    # info(): the whole store in one LIST, then every day's points.
+    assert info == {"LIST": 1, "HEAD": days + 1, "GET": days + 1}
+    assert read == {"LIST": 2, "HEAD": days + 1, "GET": days + 1}
+    # A collect within the day: the same whatever the days stored. Each file written is a
+    # multipart upload (POST, PUT, POST): today's points and the record of the newest.
+    assert collect == {"LIST": 3, "HEAD": 5, "GET": 6, "POST": 4, "PUT": 2}
