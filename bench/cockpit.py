@@ -200,6 +200,9 @@ def main() -> None:
         written.write_dataset(root, args.indexes, args.days - 1, rollups=True)
         write_today(root, args.indexes, range(TICKS))
         print(f"store written in {time.perf_counter() - started:.0f} s")
+    for extra in (root / "throughput" / f"day={written.END:%Y-%m-%d}").glob("part-*.parquet"):
+        if int(extra.name.split("-")[1]) > NOW.value:  # an earlier run's refresh: undone
+            extra.unlink()
     print(
         f"store: {args.indexes:,} indexes x {args.days} days ({args.days - 1} compacted with "
         f"rollups, today as {TICKS} ten-minute collect files up to {NOW:%H:%M} UTC)"

@@ -31,7 +31,8 @@ against reading the days it bins with ``History.throughput``, a day at a time.
 
 Usage: .venv/bin/python bench/history.py [--indexes 1000] [--days 30] [--keep DIR]
        .venv/bin/python bench/history.py --layouts [--baseline SRC] [--indexes 200] [--days 7]
-       .venv/bin/python bench/history.py --year --days 365 --indexes 1000
+       .venv/bin/python bench/history.py --year --days 365 --indexes 1000 [--keep DIR]
+           [--zones America/New_York,Asia/Kolkata,Pacific/Chatham] [--baseline SRC]
        .venv/bin/python bench/history.py --collect [--indexes 1000] [--rounds 5]
 """
 
@@ -234,10 +235,16 @@ def measure(root: str, what: str, engine: str, arg: str) -> dict[str, float]:
         started = time.perf_counter()
         if what == "one-index":
             frame = hist.throughput(names=[arg])
-        elif what == "usage":
+        elif what == "usage":  # arg: the zone ("-": the default, UTC)
             import searchkit as sk
 
-            frame = sk.usage_frame(hist)
+            frame = sk.usage_frame(hist) if arg == "-" else sk.usage_frame(hist, tz=arg)
+        elif what == "rollup-read":  # plain pyarrow: the columns a zone's usage needs
+            columns = ["index_id", "period", "interval_seconds", "quarter_value_sum"]
+            columns += ["quarter_points", "invalid"]
+            frame = pd.DataFrame(
+                index=range(pq.read_table(Path(root, "rollups"), columns=columns).num_rows)
+            )
         elif what == "compact":
             frame = pd.DataFrame(hist.compact(), index=[0])
         elif what == "refresh":
@@ -403,8 +410,9 @@ def bench_layouts(root: Path, indexes: int, days: int, baseline: str | None) -> 
     )
 
 
-def bench_year(root: Path, indexes: int, days: int) -> None:
-    """usage_frame and forecast_limits on a long compacted history with its rollups."""
+def bench_year(root: Path, indexes: int, days: int, zones: list[str], baseline: str | None) -> None:
+    """usage_frame (in each of ``zones``) and forecast_limits on a long compacted history
+    with its rollups; with ``baseline``, usage_frame of that code too, in the same run."""
     points = indexes * days * MINUTES
     if (root / "throughput").exists():  # --keep DIR of an earlier run: measured again
         written = "written by an earlier run"
@@ -421,6 +429,22 @@ def bench_year(root: Path, indexes: int, days: int) -> None:
         f"usage_frame(hist), all indexes x {days} days: {usage['seconds']:.2f} s, "
         f"{int(usage['rows']):,} rows, +{usage['read_mib']:.0f} MiB (targets < 10 s, < 1 GiB)"
     )
+    floor = run_measure(root, "rollup-read", "searchkit", "-", 1)
+    print(
+        f"plain pyarrow read of the rollups' quarter columns (what a zone's usage needs): "
+        f"{floor['seconds']:.2f} s, +{floor['read_mib']:.0f} MiB"
+    )
+    for zone in zones:
+        ours = run_measure(root, "usage", "searchkit", zone, 1)
+        line = (
+            f"usage_frame(hist, tz={zone!r}): {ours['seconds']:.2f} s, {int(ours['rows']):,} "
+            f"rows, +{ours['read_mib']:.0f} MiB = {ours['seconds'] / usage['seconds']:.2f}x UTC, "
+            f"{ours['seconds'] / floor['seconds']:.2f}x the plain read (target < 3 s)"
+        )
+        if baseline:
+            old = run_measure(root, "usage", "searchkit", zone, 1, source=baseline)
+            line += f"; baseline code {old['seconds']:.2f} s, +{old['read_mib']:.0f} MiB"
+        print(line)
     forecast = run_measure(root, "forecast", "searchkit", "-", 1)
     read = run_measure(root, "forecast-days", "searchkit", "-", 1)
     plain = run_measure(root, "forecast-days", "searchkit", "plain", 1)
@@ -453,6 +477,11 @@ def main() -> None:
         help="usage_frame and forecast_limits on --days compacted days with rollups "
         "(a year: --year --days 365 --indexes 1000; needs ~2.2 GB of disk)",
     )
+    parser.add_argument(
+        "--zones",
+        default="America/New_York,Asia/Kolkata,Pacific/Chatham",
+        help="with --year: the zones usage_frame is measured in beside UTC",
+    )
     parser.add_argument("--measure", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure:
@@ -475,7 +504,7 @@ def main() -> None:
     if args.year:
         root = Path(args.keep or tempfile.mkdtemp(prefix="searchkit-year-bench-"))
         try:
-            bench_year(root, args.indexes, args.days)
+            bench_year(root, args.indexes, args.days, args.zones.split(","), args.baseline)
         finally:
             if not args.keep:
                 shutil.rmtree(root, ignore_errors=True)

@@ -30,7 +30,9 @@ and on synthetic ones; ``bench/forecast.py`` prints the comparison):
 4. **Band.** The same forecast made at the same time of day on each of the last 28
    complete days gives the index's own errors (log of real rest / forecast rest); the
    band is their quantiles at 1 - q and q, q = 0.87 (n + 1) / n for n errors (split-
-   conformal, with its finite-sample correction; the extremes up to 6 days). The level
+   conformal, with its finite-sample correction; the extremes up to 6 days, and with 5 to
+   8 days an extreme error 10x beyond the next one counts as that one, so one odd day, a
+   one-minute spike, cannot blow up a young store's band). The level
    0.87 is the backtests': errors drift, so 0.9 held 84-88% of outcomes on most real
    traces, 0.87 held 75-89% on each, about 80% on most. With 3 to 8 days the band is
    widened by half its spread each side, with fewer it is a fixed 0.5x-2x of the rest
@@ -60,7 +62,12 @@ import pandas as pd
 from searchkit.analytics import profile as pf
 from searchkit.analytics.days import PointsReader
 from searchkit.analytics.reading import listed_once
-from searchkit.analytics.reasons import no_data_reasons, reasons
+from searchkit.analytics.reasons import (
+    no_data_reasons,
+    reasons,
+    require_limits,
+    say_points_after,
+)
 from searchkit.analytics.usage import DAILY_FIELDS, is_history, source_frames, utilization_ratio
 from searchkit.errors import ValidationError
 from searchkit.frames.counting import check_value_unit
@@ -207,6 +214,8 @@ def forecast_limits(
     Raises:
         ValidationError: ``field`` is not forecastable, ``now`` is not a time, or
             ``pace_window`` is not a positive duration.
+        HistoryError: a History holds throughput points but no limits (a first collect
+            stopped between the two): the message says to collect once more.
 
     Example:
         >>> sk.forecast_limits(sk.History("usage-history"))  # doctest: +SKIP
@@ -217,7 +226,13 @@ def forecast_limits(
     check_value_unit(value_unit)
     present = pd.Timestamp.now(tz="UTC")
     bins, limits, moment = _load(source, asked, present, value_unit)
-    return _rows(bins, limits, label, moment, window)
+    later = bins.future.copy()
+    if asked is not None:  # points after an explicit now are not news: only ignored
+        bins.future[:] = 0
+    out = _rows(bins, limits, label, moment, window)
+    if asked is not None:
+        say_points_after(out, bins, later, source, moment)
+    return out
 
 
 def forecast_parts(
@@ -235,6 +250,8 @@ def forecast_parts(
     asked = _check_now(now)
     check_value_unit(value_unit)
     bins, limits, moment = _load(source, asked, pd.Timestamp.now(tz="UTC"), value_unit)
+    if asked is not None:  # points after an explicit now are not news: only ignored
+        bins.future[:] = 0
     tau = (moment - moment.normalize()) / pd.Timedelta(hours=1)
     return _rows(bins, limits, label, moment, window), bins, _plan(bins, tau, window)
 
@@ -245,6 +262,7 @@ def _load(
     """Bin the days the forecast looks at, up to the forecast's instant, and find it."""
     if is_history(source):
         limits = source.limits()
+        require_limits(source, limits)
         reader = PointsReader(source)  # today's points: read to find the instant, then binned
         moment = asked or _history_now(source, reader, present, value_unit)
         first = moment.normalize() - (_DAYS_READ - 1) * pf.DAY
@@ -256,8 +274,6 @@ def _load(
         moment = asked or _data_now(tp, present, value_unit)
         first = moment.normalize() - (_DAYS_READ - 1) * pf.DAY
         bins = pf.bins_from_frame(tp, value_unit, first, _DAYS_READ, moment.value)
-    if asked is not None:  # points after an explicit now are not news: only ignored
-        bins.future[:] = 0
     return bins, limits, moment
 
 
@@ -408,9 +424,17 @@ def _plan(bins: pf.Bins, tau: float, window: pd.Timedelta) -> dict[str, np.ndarr
     low, high = low[:, -1].copy(), high[:, -1].copy()
     pace = _pace(bins, tau, window)
     future = pf.future_share(tau)
+    # An index whose complete past days all had no operations has a usual day of 0 (no
+    # profile to scale): the rest of the day is 0 too while today has none either; once
+    # today has some, its pace says more than those days.
+    idle = (method == "") & (ref.past_days[:, -1] > 0) & (ref.level[:, -1] == 0)
+    quiet_today = bins.ops[:, -1].sum(axis=1) == 0
+    amounts[idle & quiet_today] = 0.0
+    method[idle & quiet_today] = "profile"
+    low[idle], high[idle] = 1.0, 1.0
     if bins.days > 1:  # the same hours of yesterday, when the data hold them
         covered = (bins.cov[:, -2] * future).sum(axis=1) >= 0.95 * future.sum()
-        use = (method == "") & covered & (future.sum() > 0)
+        use = (method == "") & ~idle & covered & (future.sum() > 0)
         amounts[use] = bins.ops[use, -2] * future
         method[use] = "yesterday"
     use = (method == "") & np.isfinite(pace)
@@ -429,6 +453,7 @@ def _plan(bins: pf.Bins, tau: float, window: pd.Timedelta) -> dict[str, np.ndarr
         "calibrated": np.where(wide, 0, calibrated[:, -1]),
         "past_days": ref.past_days[:, -1] if count else np.zeros(0),
         "stale": stale,
+        "idle": idle,
     }
 
 

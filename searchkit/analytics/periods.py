@@ -148,7 +148,8 @@ def day_sums(
         slot = (nanos - day) // QUARTER_NS
         flat = codes * QUARTERS + slot
         sums = binned(flat, clean, invalid, count * QUARTERS)
-        return runs(tuple(s.reshape(count, QUARTERS) for s in sums), labels)  # type: ignore[arg-type]
+        values, valid, invalid = (part.reshape(count, QUARTERS) for part in sums)
+        return runs((values, valid, invalid), labels)
     periods, at = np.unique(period_starts(nanos, zone, freq), return_inverse=True)
     size = len(periods)
     sums = binned(codes * size + at, clean, invalid, count * size)
@@ -156,16 +157,18 @@ def day_sums(
 
 
 def runs(
-    quarters: tuple[np.ndarray, np.ndarray, np.ndarray], labels: np.ndarray
+    quarters: tuple[np.ndarray, np.ndarray, np.ndarray | None], labels: np.ndarray
 ) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """Quarter sums [indexes, 96] (values, valid, invalid) as sums per period: the periods
-    and the sums [indexes, periods], each period's quarters added left to right."""
+    """Quarter sums [indexes, 96] (values, valid, invalid points; None: none invalid) as
+    sums per period: the periods and the sums [indexes, periods], each period's quarters
+    added left to right."""
     starts = np.flatnonzero(np.append(True, labels[1:] != labels[:-1]))
     values, valid, invalid = quarters
+    counted = np.add.reduceat(valid, starts, axis=1)
     summed = (
         run_sums(values, starts),
-        np.add.reduceat(valid, starts, axis=1),
-        np.add.reduceat(invalid, starts, axis=1),
+        counted,
+        np.zeros_like(counted) if invalid is None else np.add.reduceat(invalid, starts, axis=1),
     )
     return labels[starts], summed
 
@@ -203,12 +206,12 @@ def history_tally(
 
 
 def _add_sums(tally: Tally, sums: DaySums, labels: np.ndarray, value_unit: str) -> None:
-    assert sums.invalid is not None
-    quarters = (sums.value_sums, sums.points, sums.invalid)
     if sums.value_sums.shape[1] == 1:  # the whole day, one period
         periods = labels[:1]
-    else:
-        periods, quarters = runs(quarters, labels)
+        assert sums.invalid is not None
+        quarters = (sums.value_sums, sums.points, sums.invalid)
+    else:  # by quarter: a day without invalid points (see DaySums)
+        periods, quarters = runs((sums.value_sums, sums.points, None), labels)
     _note(tally, sums.ids, sums.names, sums.seconds)
     tally.add(sums.ids, periods, quarters, unit_scales(value_unit, interval_seconds(sums.seconds)))
 

@@ -1,8 +1,8 @@
-"""Why a forecast row is not a calibrated forecast: the words of ``reason``.
+"""Why a forecast row is what it is: the ``reason`` texts of :func:`~searchkit.forecast_limits`.
 
-:func:`~searchkit.forecast_limits` leaves ``reason`` empty for a forecast with a calibrated
-band; otherwise it says what is missing (points, past days, a reported limit) or why
-nothing was forecast (stale data), in one sentence a person can act on.
+Kept apart from the arithmetic (:mod:`searchkit.analytics.forecast`): one place words what
+is missing (no points, no limit, stale data, no past day, an idle index, a band from few
+days) and what to do about it.
 """
 
 from __future__ import annotations
@@ -14,15 +14,50 @@ import pandas as pd
 
 from searchkit._units import format_duration
 from searchkit.analytics import profile as pf
+from searchkit.analytics.usage import is_history
+from searchkit.errors import HistoryError
 
-__all__ = ["age", "no_data_reasons", "reasons"]
+__all__ = [
+    "NO_DATA",
+    "NO_POINTS",
+    "age",
+    "no_data_reasons",
+    "reasons",
+    "require_limits",
+    "say_points_after",
+]
+
+NO_POINTS = "no throughput points for this index"
+#: The same, when no index has a point to bin at all.
+NO_DATA = "no throughput points"
+
+
+def say_points_after(
+    out: pd.DataFrame, bins: pf.Bins, later: np.ndarray, source: Any, moment: pd.Timestamp
+) -> None:
+    """An explicit ``now`` before an index's first point: say the points come after it."""
+    empty = out["reason"].isin([NO_POINTS, NO_DATA])
+    if not empty.any():
+        return
+    newest = source.newest_time() if is_history(source) else None
+    row_of = {str(i): n for n, i in enumerate(bins.ids)}
+    when = f"{moment:%Y-%m-%d %H:%M} UTC"
+    for index_id in out.index[empty]:
+        n = row_of.get(str(index_id), -1)
+        if n >= 0 and later[n] > 0:
+            after = f"{later[n]:,} point(s) after it"
+        elif newest is not None and newest >= moment:
+            after = f"the history holds points after it, up to {newest:%Y-%m-%d %H:%M} UTC"
+        else:
+            continue
+        out.loc[index_id, "reason"] = (
+            f"no throughput points before now ({when}); {after}: give a later now, or none "
+            "for the present"
+        )
 
 
 def no_data_reasons(limit: np.ndarray, found: np.ndarray) -> list[str]:
-    return [
-        "the service did not report this limit" if np.isnan(v) else "no throughput points"
-        for v in limit
-    ]
+    return ["the service did not report this limit" if np.isnan(v) else NO_DATA for v in limit]
 
 
 def reasons(
@@ -34,7 +69,7 @@ def reasons(
     window: pd.Timedelta,
 ) -> list[str]:
     """Why each row is not a calibrated forecast (empty when it is)."""
-    out = []
+    reasons = []
     for pos, i in enumerate(rows):
         notes = []
         if i >= 0 and bins.future[i]:
@@ -44,17 +79,26 @@ def reasons(
         if np.isnan(limit[pos]):
             notes.append("the service did not report this limit")
         elif i < 0 or bins.newest[i] == pf.NO_TIME:
-            notes.append("no throughput points for this index")
+            notes.append(NO_POINTS)
         else:
             notes.extend(_method_notes(bins, plan, int(i), moment, window))
-        out.append("; ".join(notes))
-    return out
+        reasons.append("; ".join(notes))
+    return reasons
 
 
 def _method_notes(
     bins: pf.Bins, plan: dict[str, np.ndarray], i: int, moment: pd.Timestamp, window: Any
 ) -> list[str]:
     method = plan["method"][i]
+    days = plan["past_days"][i]
+    if plan["idle"][i] and not plan["stale"][i] and method in ("profile", "pace"):
+        rest = (
+            "the rest of the day is forecast 0"
+            if method == "profile"
+            else f"today has some: the rest of the day at the pace of the last "
+            f"{age(pd.Timedelta(window))}, band 0.5x-2x"
+        )
+        return [f"idle: the last {days} complete day(s) had no operations; {rest}"]
     if plan["stale"][i]:
         end = pd.Timestamp(int(bins.newest[i]), unit="ns", tz="UTC")
         return [
@@ -87,3 +131,23 @@ def _method_notes(
 
 def age(delta: pd.Timedelta) -> str:
     return format_duration(delta.total_seconds())
+
+
+def require_limits(history: Any, limits: pd.DataFrame) -> None:
+    """Refuse to forecast a History that holds points but no limits, saying what to do.
+
+    Without limits there is no index to forecast, and an empty answer would read as "no
+    indexes" while the points are there: a first collect killed between writing its points
+    and its limits leaves such a store.
+
+    Raises:
+        HistoryError: the history has throughput points and no limits snapshot.
+    """
+    if not limits.empty or history.newest_time() is None:
+        return
+    raise HistoryError(
+        f"the history at {history.location} holds throughput points but no limits (its "
+        "limits/ folder is missing or empty, as a first collect stopped before writing them "
+        "leaves it): collect once more (searchkit collect --store LOCATION) to store the "
+        "limits, then forecast"
+    )

@@ -168,7 +168,7 @@ def forecast_text(forecast: pd.DataFrame, shown: int | None = None) -> str:
     Names are shown with control characters escaped, and the columns stay aligned for
     wide (CJK, emoji) names.
     """
-    from searchkit.render.text import aligned_table, terminal_safe
+    from searchkit.render.text import aligned_table, clip, terminal_safe
 
     if forecast.empty:
         return "no indexes in the history"
@@ -177,7 +177,7 @@ def forecast_text(forecast: pd.DataFrame, shown: int | None = None) -> str:
     hits = hits_limit(ordered).to_numpy()
     records: list[dict[Any, Any]] = ordered.to_dict("records")
     for row in records:
-        row["name"] = terminal_safe(row["name"] if isinstance(row["name"], str) else "—")
+        row["name"] = clip(terminal_safe(row["name"] if isinstance(row["name"], str) else "—"))
     hitting = int(hits.sum())
     lines = [
         f"forecast as of {first['as_of']:%Y-%m-%d %H:%M} UTC, to the reset at "

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from searchkit.cli import alerts as alerts_command
 from searchkit.cli import forecast as forecast_command
+from searchkit.cli.output import OutputError, guarded, silence
 from searchkit.cli.parser import build_parser
 from searchkit.errors import ConfigError, SearchKitError, describe_failure
 from searchkit.model.index import SECRET_FIELDS
@@ -326,7 +327,24 @@ def _error_line(exc: SearchKitError) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; return the exit status."""
+    """Run the command line; return the exit status.
+
+    Output that cannot be written (a full disk, ``> /dev/full``) is one error line and
+    exit 1; a closed pipe (``| head``) is exit 0.
+    """
+    try:
+        with guarded():
+            return _run(argv)
+    except OutputError as exc:
+        silence()
+        print(f"searchkit: cannot write the output: {exc} [OSError]", file=sys.stderr)
+        return 1
+    except BrokenPipeError:
+        silence()
+        return 0
+
+
+def _run(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return COMMANDS[args.command](args)
@@ -341,8 +359,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
-    except BrokenPipeError:
-        return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

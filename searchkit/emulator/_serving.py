@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from werkzeug.serving import BaseWSGIServer, ThreadedWSGIServer, WSGIRequestHandler
 
+from searchkit.emulator._fields import field_problem
 from searchkit.emulator.app import MalformedChunkError
 
 if TYPE_CHECKING:
@@ -263,6 +264,9 @@ class RequestHandler(WSGIRequestHandler):
             # Stopping cut the header short: answering it would act on half a request.
             self.close_connection = True
             self._write_quietly(error_bytes(503, "the emulator is shutting down"))
+            return False
+        if parsed and (problem := field_problem(self.headers)) is not None:
+            self.send_error(400, problem)  # RFC 9112: never guess which field is meant
             return False
         if parsed:
             self.enter(BODY)

@@ -28,14 +28,15 @@ from typing import Any, NamedTuple
 from zoneinfo import ZoneInfo
 
 __all__ = [
-    "DEMO_INDEXES",
     "LIMIT_FIELDS",
+    "MINUTES_PER_DAY",
     "PRESETS",
     "REGIONS",
     "REGION_CODES",
+    "THROUGHPUT_SCALE",
     "TYPES",
+    "Rhythm",
     "ThroughputVector",
-    "demo_series_seed",
     "format_go_time",
     "new_endpoint",
     "new_password",
@@ -108,8 +109,10 @@ PRESETS: Mapping[str, Mapping[str, int]] = MappingProxyType(
 
 # Relative traffic level per plan, so free indexes look quieter than paid ones in plots. Read as
 # operations per second (the usage assumption of searchkit.analytics.usage), a free index then does
-# 0.25 to 25 operations a second: between one and a hundred times its daily limits.
-_THROUGHPUT_SCALE: Mapping[str, float] = MappingProxyType({"free": 0.05, "payg": 1.0, "fixed": 2.5})
+# 0.015 to 1.5 operations a second: from a fifteenth of its daily limits (queries + updates,
+# 20,000 operations) to six and a half times them, two thirds of them for the median index, as
+# the free indexes of a real account mostly stay under their limits and a few outgrow them.
+THROUGHPUT_SCALE: Mapping[str, float] = MappingProxyType({"free": 0.003, "payg": 1.0, "fixed": 2.5})
 
 _ADJECTIVES = (
     "amber", "bold", "brave", "calm", "clever", "cosmic", "crisp", "daring", "eager", "fancy",
@@ -236,6 +239,8 @@ def _jitter_ns(minute: int) -> int:
 
 
 _BLOCK = 1440
+#: Minutes in a day: series are computed in day-long blocks aligned on the epoch.
+MINUTES_PER_DAY = _BLOCK
 
 
 def _blocks(first_minute: int, count: int) -> Iterator[tuple[int, int, int]]:
@@ -298,12 +303,12 @@ class _ValuesBlock:
         self.noise = shape.uniform(0.06, 0.2)
         # A daily three-minute maintenance gap guarantees exact zeros in any one-day window.
         self.gap_start = shape.randrange(_BLOCK)
-        self.rhythm = _Rhythm.draw(shape)
+        self.rhythm = Rhythm.draw(shape)
         self.lo = self.hi = 0
         self.values = array("d")
 
 
-class _Rhythm(NamedTuple):
+class Rhythm(NamedTuple):
     """A series' days: weekends, day-to-day variation, a slow trend, burst episodes.
 
     Drawn after the daily shape from the same generator, so a series keeps its daily curve;
@@ -318,7 +323,7 @@ class _Rhythm(NamedTuple):
     burst_chance: float
 
     @classmethod
-    def draw(cls, shape: random.Random) -> _Rhythm:
+    def draw(cls, shape: random.Random) -> Rhythm:
         return cls(
             weekend=shape.uniform(0.45, 1.05),
             spread=shape.uniform(0.03, 0.15),
@@ -414,13 +419,15 @@ def throughput_vector(
     zone: str = "UTC",
     window_minutes: int = 1440,
     plan: str = "payg",
+    created: float | None = None,
 ) -> list[dict[str, Any]]:
     """Return the synthetic per-minute throughput of one index.
 
     Points are the ``window_minutes`` whole minutes before the one containing ``now``, each
     sampled a fraction of a second after the minute. The values follow a daily curve with
     noise, rare bursts and a few exact zeros, and depend only on ``series_seed`` and the
-    minute, so overlapping windows agree.
+    minute, so overlapping windows agree. Minutes that begin before ``created`` are 0: an
+    index has no traffic before it exists, so a new index starts at zero operations.
 
     Args:
         series_seed: The index's stored series seed.
@@ -428,17 +435,28 @@ def throughput_vector(
         zone: IANA zone the timestamps are rendered in.
         window_minutes: How many points to return.
         plan: The index type; free indexes get quieter traffic.
+        created: The index's creation time in epoch seconds; ``None`` for a series without
+            a beginning.
 
     Returns:
         A list of ``{"x": <Go time text>, "y": <float>}``, oldest first.
     """
     first = math.floor(now) // 60 - window_minutes
-    scale = _THROUGHPUT_SCALE.get(plan, 1.0)
+    scale = THROUGHPUT_SCALE.get(plan, 1.0)
+    unborn = _unborn(first, window_minutes, created)
     xs = _timeline(zone, first, window_minutes)
     ys = _values(series_seed, first, window_minutes, scale)
+    ys[:unborn] = array("d", bytes(8 * unborn))
     vector = ThroughputVector({"x": x, "y": y} for x, y in zip(xs, ys, strict=True))
-    vector.json = _encoded(series_seed, first, window_minutes, zone, scale)
+    vector.json = _encoded(series_seed, first, window_minutes, zone, scale, unborn)
     return vector
+
+
+def _unborn(first_minute: int, count: int, created: float | None) -> int:
+    """How many minutes of a window begin before ``created`` (epoch seconds)."""
+    if created is None:
+        return 0
+    return min(count, max(0, math.ceil(created / 60) - first_minute))
 
 
 def throughput_json(
@@ -448,6 +466,7 @@ def throughput_json(
     zone: str = "UTC",
     window_minutes: int = 1440,
     plan: str = "payg",
+    created: float | None = None,
 ) -> str:
     """Return the compact JSON text of :func:`throughput_vector`, without its objects.
 
@@ -459,9 +478,10 @@ def throughput_json(
         ``json.dumps(throughput_vector(...), separators=(",", ":"))``.
     """
     first = math.floor(now) // 60 - window_minutes
-    scale = _THROUGHPUT_SCALE.get(plan, 1.0)
+    scale = THROUGHPUT_SCALE.get(plan, 1.0)
+    unborn = _unborn(first, window_minutes, created)
     # The uncached encoder: caching whole texts costs up to 0.5 MB per index and window.
-    return str(_encoded.__wrapped__(series_seed, first, window_minutes, zone, scale))
+    return str(_encoded.__wrapped__(series_seed, first, window_minutes, zone, scale, unborn))
 
 
 class ThroughputVector(list[dict[str, Any]]):
@@ -476,89 +496,12 @@ class ThroughputVector(list[dict[str, Any]]):
 
 
 @lru_cache(maxsize=1024)
-def _encoded(series_seed: int, first_minute: int, count: int, zone: str, scale: float) -> str:
+def _encoded(
+    series_seed: int, first_minute: int, count: int, zone: str, scale: float, unborn: int = 0
+) -> str:
     xs = _timeline(zone, first_minute, count)
     ys = _values(series_seed, first_minute, count, scale)
+    ys[:unborn] = array("d", bytes(8 * unborn))  # the minutes before the index existed
     # Go time texts are plain ASCII (digits, letters, "+-:. ") and float repr is exactly what
     # the json module writes, so formatting directly gives json.dumps's output, faster.
     return "[" + ",".join(f'{{"x":"{x}","y":{y!r}}}' for x, y in zip(xs, ys, strict=True)) + "]"
-
-
-_DAY = 86_400
-
-# (name, region, type, zone, age in seconds, partner_email); oldest first so that the
-# list order (by creation time) matches this table.
-DEMO_INDEXES: tuple[tuple[str, str, str, str, int, str], ...] = (
-    ("docs-search", "eu-west-1", "payg", "UTC", 412 * _DAY + 3_723, ""),
-    ("product-catalog", "us-central1", "payg", "America/New_York", 230 * _DAY + 51_002, ""),
-    ("support-tickets", "eu-west-1", "free", "Europe/Berlin", 97 * _DAY + 7_777, ""),
-    ("news-archive", "us-central1", "fixed", "UTC", 41 * _DAY + 30_303, "ops@example.com"),
-    ("code-snippets", "us-central1", "free", "Asia/Kathmandu", 9 * _DAY + 12_345, ""),
-    ("legal-contracts", "eu-west-1", "payg", "America/Sao_Paulo", 2 * _DAY + 4_321, ""),
-)
-
-
-# Traffic the demo set must show against its daily limits, for usage forecasts to have
-# something to say (searchkit.analytics.usage reads a value as operations per second):
-# "past": beyond max_daily_queries + max_daily_updates within 15 minutes of UTC midnight, so
-# already over it at any later hour; "on course": 1.2 to 1.5 times that sum over a day, so
-# under it in the morning and projected to cross it in the evening (about 16:00-20:00 UTC).
-DEMO_TRAFFIC: Mapping[str, str] = MappingProxyType(
-    {"support-tickets": "past", "code-snippets": "on course"}
-)
-
-
-def _series_shape(series_seed: int, plan: str) -> tuple[float, float, float, _Rhythm]:
-    """Return (mean level, amplitude, peak, rhythm) of a series, as :class:`_ValuesBlock`
-    draws them."""
-    shape = random.Random(series_seed)
-    base = 10 ** shape.uniform(0.7, 2.7) * _THROUGHPUT_SCALE.get(plan, 1.0)
-    amplitude, peak = shape.uniform(0.35, 0.8), shape.uniform(0.0, 1.0)
-    shape.uniform(0.06, 0.2)  # noise
-    shape.randrange(_BLOCK)  # the maintenance gap
-    return base, amplitude, peak, _Rhythm.draw(shape)
-
-
-def _calm(rhythm: _Rhythm) -> bool:
-    """A rhythm steady enough for a demo story told on any day: weekends as weekdays,
-    days within about 10% of each other, no trend or bursts to speak of."""
-    return (
-        rhythm.weekend >= 0.93
-        and rhythm.spread <= 0.07
-        and rhythm.trend <= 0.05
-        and rhythm.burst_chance <= 0.2
-    )
-
-
-@lru_cache(maxsize=64)
-def demo_series_seed(name: str, plan: str) -> int | None:
-    """Return the series seed giving demo index ``name`` its :data:`DEMO_TRAFFIC`, if any.
-
-    Seeds are drawn from a generator keyed by the name until one's traffic level fits and
-    its day-to-day rhythm is calm (so the story holds on any day), so the demo's free
-    indexes show the same usage whatever the emulator's seed.
-
-    Args:
-        name: A demo index name.
-        plan: Its type, whose preset holds the daily limits.
-
-    Returns:
-        The seed, or ``None`` for an index without a traffic target.
-    """
-    target = DEMO_TRAFFIC.get(name)
-    if target is None:
-        return None
-    daily = PRESETS[plan]["max_daily_queries"] + PRESETS[plan]["max_daily_updates"]
-    draw = random.Random(f"searchkit-demo-series:{name}")
-    while True:
-        seed = draw.getrandbits(63)
-        base, amplitude, peak, rhythm = _series_shape(seed, plan)
-        if not _calm(rhythm):
-            continue
-        if target == "past":
-            # The rate over the first quarter hour of the day carries it past the limit.
-            at_midnight = base * (1.0 + amplitude * math.cos(_TAU * -peak))
-            if at_midnight * 15 * 60 >= 1.3 * daily:
-                return seed
-        elif 1.2 * daily <= base * _DAY <= 1.5 * daily:
-            return seed

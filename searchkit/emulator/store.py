@@ -24,7 +24,7 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from searchkit.emulator import data
+from searchkit.emulator import data, demo
 from searchkit.emulator._passwords import DUMMY_HASH, check_password, hash_password
 from searchkit.emulator._sqlite import (
     INSERT_INDEX,
@@ -274,9 +274,9 @@ class Store:
                 "zone": zone,
                 "creation_time": now - age,
                 "partner_email": partner_email,
-                "series_seed": data.demo_series_seed(name, plan),
+                "series_seed": demo.demo_series_seed(name, plan),
             }
-            for name, region, plan, zone, age, partner_email in data.DEMO_INDEXES
+            for name, region, plan, zone, age, partner_email in demo.DEMO_INDEXES
         ]
         return self.create_many(account, specs, only_if_empty=True)
 
@@ -453,6 +453,7 @@ class Store:
                 zone=values["zone"],
                 window_minutes=self._window,
                 plan=values["type"],
+                created=values["creation_time"],
             )
             yield f'{head[:-1]},"throughput_vector":{vector}}}'
 
@@ -537,6 +538,7 @@ class Store:
             zone=values["zone"],
             window_minutes=self._window,
             plan=values["type"],
+            created=values["creation_time"],
         )
         return index
 

@@ -214,17 +214,15 @@ def run_sums(values: np.ndarray, starts: Any) -> np.ndarray:
     """Sum runs of columns of ``values`` [rows, bins], one after the other in bin order.
 
     ``starts`` are the first bin of each run (ascending, the first 0): the result has a
-    column per run. Each row's run is summed left to right, one addition at a time, so a
-    run's sum depends only on its bins' sums, wherever they come from.
+    column per run. Each row's run is summed left to right, one addition at a time
+    (``np.add.accumulate``, never a pairwise sum), so a run's sum depends only on its bins'
+    sums, wherever they come from.
     """
     starts = np.asarray(starts, dtype=np.int64)
     ends = np.append(starts[1:], values.shape[1])
-    out = np.zeros((values.shape[0], len(starts)), dtype=values.dtype)
+    out = np.empty((values.shape[0], len(starts)), dtype=values.dtype)
     for run, (low, high) in enumerate(zip(starts.tolist(), ends.tolist(), strict=True)):
-        total = values[:, low].copy()
-        for column in range(low + 1, high):
-            total += values[:, column]
-        out[:, run] = total
+        out[:, run] = np.add.accumulate(values[:, low:high], axis=1)[:, -1]
     return out
 
 

@@ -17,7 +17,6 @@ import functools
 import os
 import re
 import threading
-import time
 import uuid
 import warnings
 from collections.abc import Callable, Iterator
@@ -28,6 +27,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from searchkit.errors import HistoryError
+from searchkit.history import locks
 from searchkit.history.texts import TEXT, encoded_table, is_text
 from searchkit.model.limits import LIMIT_FIELDS
 
@@ -93,7 +93,6 @@ ROLLUP_SCHEMA = pa.schema(
         ("last_point", TIMESTAMP),
         ("quarter_value_sum", pa.list_(pa.float64())),
         ("quarter_points", pa.list_(pa.int64())),
-        ("quarter_invalid", pa.list_(pa.int64())),
         ("first_point", TIMESTAMP),
     ]
 )
@@ -106,7 +105,6 @@ OPTIONAL = {
         "last_point",
         "quarter_value_sum",
         "quarter_points",
-        "quarter_invalid",
         "first_point",
     )
 }
@@ -435,10 +433,12 @@ class Layout:
     def lock(self, kind: str, day: str) -> Iterator[bool]:
         """Hold a day's compaction lock; yield False when another compactor holds it.
 
-        Local folders only (an exclusive create); on an object store two compactions may
-        both merge a day, which costs a duplicate file that readers and the next
-        compaction drop. A lock older than :data:`STALE` belongs to a killed compactor and
-        is taken over.
+        Local folders only (an exclusive create, holding this process's pid and host); on
+        an object store nothing is locked and two compactions may both merge a day, which
+        costs a duplicate file that readers and the next compaction drop. A lock whose
+        holder is gone (same host, no such pid) or older than :data:`STALE` (the only
+        rule for a holder on another host) is taken over; a day skipped is named in a
+        :class:`HistoryWarning` saying who holds it (see :mod:`searchkit.history.locks`).
         """
         if not self.local:
             yield True
@@ -447,15 +447,22 @@ class Layout:
         held = False
         for _ in range(2):
             try:
-                os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
-                held = True
-                break
+                fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
             except FileExistsError:
-                if not _older_than(path, STALE):
+                gone, why = locks.verdict(path, STALE)
+                if not gone:
+                    warnings.warn(f"{kind} day {day} skipped: {why}", HistoryWarning, stacklevel=4)
                     break
                 remove_quietly(self.fs, path)
+                continue
             except FileNotFoundError:
                 break  # the day folder is gone: nothing to compact
+            try:
+                os.write(fd, locks.holder_text())
+            finally:
+                os.close(fd)
+            held = True
+            break
         try:
             yield held
         finally:
@@ -488,13 +495,6 @@ class HistoryWarning(UserWarning):
 
 
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
-
-
-def _older_than(path: str, age: dt.timedelta) -> bool:
-    try:
-        return time.time() - os.stat(path).st_mtime > age.total_seconds()
-    except OSError:
-        return True
 
 
 def _is_day(text: str) -> bool:

@@ -16,8 +16,9 @@ values: the sum of each hour's values, invalid and missing ones counted as 0, in
 order, as ``forecast_limits`` sums a day's points), ``hourly_points`` (24 counts, invalid
 values left out, as ``points``) and ``last_point`` (the time of the index's last point that
 day). The day's quarter-hours, for usage in any zone and period (every real zone's hours
-and midnights fall on a UTC quarter-hour): ``quarter_value_sum``, ``quarter_points`` and
-``quarter_invalid`` (96 values each, as the hours), and ``first_point``. ``value_sum`` is
+and midnights fall on a UTC quarter-hour): ``quarter_value_sum`` and ``quarter_points`` (96
+values each, as the hours), and ``first_point``; a day with invalid values is read from its
+points where its periods split it. ``value_sum`` is
 the sum of the quarters' sums (:func:`~searchkit.frames.counting.run_sums`), so a day read
 whole and a day read by quarters count alike. The lists are null when the day's files hold
 points dated on other days (no writer but a foreign one puts them there): the forecast and
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -40,6 +42,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from searchkit.errors import HistoryError
 from searchkit.frames.counting import (
     DAY_NS,
     DEFAULT_SECONDS,
@@ -55,10 +58,10 @@ from searchkit.frames.counting import (
 )
 from searchkit.history import reader, texts
 from searchkit.history.dedupe import tidy
-from searchkit.history.layout import ROLLUP_SCHEMA, TIMESTAMP, Layout
+from searchkit.history.layout import ROLLUP_SCHEMA, TIMESTAMP, HistoryWarning, Layout
 
 _HOURLY = ["hourly_value_sum", "hourly_points", "last_point"]
-_QUARTERLY = ["quarter_value_sum", "quarter_points", "quarter_invalid", "first_point"]
+_QUARTERLY = ["quarter_value_sum", "quarter_points", "first_point"]
 #: What :func:`day_sums` gives a day's sums by: the whole day, its hours or its quarters.
 Detail = Literal["day", "hour", "quarter"]
 
@@ -70,6 +73,7 @@ __all__ = [
     "current",
     "day_sums",
     "is_current",
+    "read",
     "refresh",
     "refresh_recent",
     "replace",
@@ -129,6 +133,37 @@ def replace(layout: Layout, day: str, table: pa.Table, points: pa.Table) -> None
         layout.remove(path)
 
 
+def read(
+    layout: Layout, days: tuple[str | None, str | None], columns: Sequence[str] | None = None
+) -> pa.Table:
+    """Read the rollups of ``days`` (UTC, inclusive). A rollup that cannot be read (corrupt,
+    truncated, foreign) never blocks: its day's rollups are left out and named in a
+    :class:`HistoryWarning`, the day's points answer for it, and the next collect,
+    compaction or :meth:`~searchkit.History.refresh_rollups` rewrites it."""
+    try:
+        return reader.read(layout, "rollups", days=days, columns=columns)
+    except HistoryError:
+        pass  # read again day by day, leaving out the days that cannot be read
+    parts, left_out = [], []
+    for day in sorted({day for day, _, _ in layout.files("rollups", *days)}):
+        try:
+            parts.append(reader.read(layout, "rollups", days=(day, day), columns=columns))
+        except HistoryError as exc:
+            left_out.append(f"{day} ({exc})")
+    if left_out:
+        warnings.warn(
+            HistoryWarning(
+                f"rollups ignored in the history at {layout.location!r}: "
+                f"{'; '.join(left_out)}; their days are read from their points, and the "
+                "next collect or refresh_rollups() rewrites them"
+            ),
+            stacklevel=2,
+        )
+    if not parts:
+        return ROLLUP_SCHEMA.empty_table().select(list(columns or ROLLUP_SCHEMA.names))
+    return pa.concat_tables(parts)
+
+
 def _names(layout: Layout, day: str) -> list[str]:
     return sorted(path.rpartition("/")[2] for _, path, _ in layout.files("throughput", day, day))
 
@@ -137,7 +172,7 @@ def is_current(layout: Layout, day: str, source: str) -> bool:
     """Whether ``day``'s stored rollup summarises exactly the files ``source`` names (and
     was written with its hours and quarters: an older writer's is stale)."""
     columns = ["period", "source", "last_point", "first_point"]
-    table = reader.read(layout, "rollups", days=(day, day), columns=columns)
+    table = read(layout, (day, day), columns)
     if table.num_rows == 0 or table["last_point"].null_count or table["first_point"].null_count:
         return False
     return bool(current(table, {day: source}).num_rows == table.num_rows)
@@ -170,7 +205,7 @@ def rollup(points: pa.Table, day: str, source: str) -> pa.Table:
     names = pa.array(frame["name"].array[last])
     accounts = pa.array(frame["account"].array[last])
     operations = value_sum * np.where(np.isnan(seconds), DEFAULT_SECONDS, seconds)
-    hours = _bins(flat, nanos, raw, bad, period, count, HOUR_NS, HOURS)[:2]
+    hours = _bins(flat, nanos, raw, bad, period, count, HOUR_NS, HOURS)
     oldest = np.full(count, np.iinfo(np.int64).max, dtype=np.int64)
     np.minimum.at(oldest, flat, nanos)
     newest = np.full(count, np.iinfo(np.int64).min, dtype=np.int64)
@@ -205,17 +240,17 @@ def _bins(
     size: int,
 ) -> list[pa.Array]:
     """A day's ``size`` bins of ``width`` ns per index from its sorted unique points: the
-    value sums, valid and invalid points (see the module); nulls for points of other days."""
+    value sums and valid points (see the module); nulls for points of other days."""
     slot = (nanos - period) // width
-    types = [pa.list_(pa.float64()), pa.list_(pa.int64()), pa.list_(pa.int64())]
+    types = [pa.list_(pa.float64()), pa.list_(pa.int64())]
     if len(slot) and (slot.min() < 0 or slot.max() >= size):  # points of other days
         return [pa.nulls(count, kind) for kind in types]
     # Summed by np.bincount in time order: the points' bins wherever they are made.
-    sums, valid, invalid = binned(codes * size + slot, clean_values(raw, bad), bad, count * size)
+    sums, valid, _ = binned(codes * size + slot, clean_values(raw, bad), bad, count * size)
     offsets = pa.array(np.arange(count + 1, dtype=np.int32) * size)
     return [
         pa.ListArray.from_arrays(offsets, pa.array(values, kind.value_type))
-        for values, kind in zip((sums, valid, invalid), types, strict=True)
+        for values, kind in zip((sums, valid), types, strict=True)
     ]
 
 
@@ -230,12 +265,14 @@ class DaySums:
     names: list[Any]  # at the day's last point, or the name ``rename`` gives
     value_sums: np.ndarray  # [n, bins] the bin's values summed; bins: 1, 24 or 96
     points: np.ndarray  # [n, bins] valid points per bin
-    invalid: np.ndarray | None  # [n, bins] invalid points per bin (None by hour: not kept)
+    # [n, bins] invalid points per bin; None by hour and by quarter (not kept: a day with
+    # invalid points is read from its points where its periods split it)
+    invalid: np.ndarray | None
     seconds: np.ndarray  # [n] median sampling interval, NaN for a single point
     last_point: np.ndarray  # [n] epoch ns of the index's last point
 
 
-_LISTS: dict[str, list[str]] = {"hour": _HOURLY[:2], "quarter": _QUARTERLY[:3]}
+_LISTS: dict[str, list[str]] = {"hour": _HOURLY[:2], "quarter": [*_QUARTERLY[:2], "invalid"]}
 _DAY = ["value_sum", "points", "invalid"]
 
 
@@ -249,7 +286,7 @@ def day_sums(
     lists = _LISTS.get(detail, _DAY)
     keys = ["account", "index_id", "name", "period", "interval_seconds", "source"]
     columns = list(dict.fromkeys([*keys, "last_point", "first_point", *lists]))
-    table = reader.read(layout, "rollups", days=(first, last), columns=columns)
+    table = read(layout, (first, last), columns)
     if table.num_rows == 0:
         return {}
     by_day: dict[str, list[str]] = {}
@@ -258,56 +295,93 @@ def day_sums(
     table = current(table, {day: signature(names) for day, names in by_day.items()})
     if table.num_rows == 0:
         return {}
-    days = table["period"].combine_chunks().cast(pa.int64()).to_numpy() // DAY_NS
+    days = _int64(table["period"]) // DAY_NS
     if (np.diff(days) < 0).any():
         order = np.argsort(days, kind="stable")
         table, days = table.take(pa.array(order)), days[order]
+    figures, bad_rows = _figures(table, lists)
+    # A day answers only if every row of it does: written by a searchkit that keeps quarters
+    # (first_point), with bins (no points of other days), valid figures, one row per id.
+    bad_rows |= _null(table["first_point"]) | _null(table["last_point"])
+    id_codes, id_texts = texts.codes(table["index_id"])
+    ids = np.asarray([*id_texts.to_pylist(), ""], dtype=object)[id_codes]
+    name_codes, name_texts = texts.codes(table["name"])
+    names = np.asarray([*name_texts.to_pylist(), None], dtype=object)[name_codes]
+    seconds = table["interval_seconds"].to_numpy().astype(np.float64)
+    last_point = _int64(table["last_point"])
     heads = np.flatnonzero(np.append(True, days[1:] != days[:-1]))
     out: dict[str, DaySums] = {}
     for head, end in zip(heads.tolist(), [*heads[1:].tolist(), len(days)], strict=True):
-        sums = _one_day(table.slice(head, end - head), lists, rename)
-        if sums is not None:
-            out[sums.day] = sums
+        part = slice(head, end)
+        if bad_rows[part].any() or len(set(id_codes[part].tolist())) < end - head:
+            continue  # see above; an id in two accounts: the points' rule merges them
+        label = str(np.datetime64(int(days[head]), "D"))
+        day_ids = ids[part].tolist()
+        sums, points, *invalid = (values[part] for values in figures)
+        out[label] = DaySums(
+            day=label,
+            ids=day_ids,
+            names=[rename.get(i, n) for i, n in zip(day_ids, names[part].tolist(), strict=True)],
+            value_sums=sums,
+            points=points,
+            invalid=invalid[0] if invalid else None,
+            seconds=seconds[part],
+            last_point=last_point[part],
+        )
     return out
 
 
-def _one_day(rows: pa.Table, lists: list[str], rename: Mapping[str, str]) -> DaySums | None:
-    """A day's :class:`DaySums` from its current rollup rows, or None where they cannot
-    answer for its points (an older writer's, a foreign writer's, figures no sum has)."""
-    if rows["first_point"].null_count or rows["last_point"].null_count:
-        return None  # an older writer's: stale
-    ids = [str(i) for i in rows["index_id"].to_pylist()]
-    if len(set(ids)) < len(ids):
-        return None  # an id in two accounts (the points' rule merges them)
-    columns = [rows[name].combine_chunks() for name in lists]
-    if any(column.null_count for column in columns):
-        return None  # no bins: points of other days
-    if lists is _DAY:
-        figures = [column.to_numpy(zero_copy_only=False)[:, None] for column in columns]
-    else:
-        size = HOURS if lists == _HOURLY[:2] else QUARTERS
-        if any((pc.list_value_length(c).to_numpy() != size).any() for c in columns):
-            return None  # not a day's bins: a foreign writer's
-        flat = [pc.list_flatten(c) for c in columns]
-        if any(values.null_count for values in flat):
-            return None  # a bin without a figure: the same
-        figures = [values.to_numpy().reshape(-1, size) for values in flat]
-    sums, points, *bad = figures
-    if not np.isfinite(sums).all() or (sums < 0).any() or (points < 0).any():
-        return None  # no sum of valid values is negative or infinite: the same
-    if bad and (bad[0] < 0).any():
-        return None
-    names = [rename.get(i, n) for i, n in zip(ids, rows["name"].to_pylist(), strict=True)]
-    return DaySums(
-        day=str(np.datetime64(int(rows["period"][0].value), "ns").astype("datetime64[D]")),
-        ids=ids,
-        names=names,
-        value_sums=np.asarray(sums, np.float64),
-        points=np.asarray(points, np.int64),
-        invalid=np.asarray(bad[0], np.int64) if bad else None,
-        seconds=rows["interval_seconds"].to_numpy().astype(np.float64),
-        last_point=rows["last_point"].combine_chunks().cast(pa.int64()).to_numpy(),
-    )
+def _figures(table: pa.Table, lists: list[str]) -> tuple[list[np.ndarray], np.ndarray]:
+    """The figures of ``lists`` per row [rows, bins] (views of the column where it can),
+    and which rows have none or figures no sum of valid values has."""
+    bad = np.zeros(table.num_rows, dtype=bool)
+    figures: list[np.ndarray] = []
+    for name in lists:
+        column = table[name].combine_chunks()
+        if name == "invalid" and lists is not _DAY:  # by quarter: days without any only
+            bad |= pc.fill_null(column, 1).to_numpy() != 0
+            continue
+        if lists is _DAY:
+            bad |= _null(column)
+            figures.append(pc.fill_null(column, 0).to_numpy()[:, None])
+            continue
+        size = HOURS if name.startswith("hourly") else QUARTERS
+        lengths = pc.fill_null(pc.list_value_length(column), 0).to_numpy()
+        whole = lengths == size
+        bad |= ~whole  # none (points of other days), or not a day's bins
+        flat = pc.list_flatten(column)
+        if flat.null_count:  # a bin without a figure: its row has none
+            holder = np.repeat(np.arange(len(lengths)), lengths)
+            bad[holder[_null(flat)]] = True
+            flat = pc.fill_null(flat, 0)
+        numbers = flat.to_numpy()
+        if whole.all():
+            figures.append(numbers.reshape(-1, size))  # a view: no copy
+            continue
+        values = np.zeros((table.num_rows, size), dtype=numbers.dtype)
+        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])[whole]
+        values[whole] = numbers[(starts[:, None] + np.arange(size)).ravel()].reshape(-1, size)
+        figures.append(values)  # rows of other lengths: zeros, and bad
+    # No sum of valid values is negative, infinite or NaN, no count negative: checked on
+    # each row's extremes (no array of a flag per figure).
+    sums, points, *invalid = figures
+    with np.errstate(invalid="ignore"):
+        bad |= ~(sums.min(axis=1) >= 0) | ~np.isfinite(sums.max(axis=1))
+    bad |= points.min(axis=1) < 0
+    if invalid:
+        bad |= invalid[0].min(axis=1) < 0
+    return figures, bad
+
+
+def _null(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
+    """Which entries of ``column`` are null."""
+    return np.asarray(pc.is_null(column).to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def _int64(column: pa.ChunkedArray) -> np.ndarray:
+    """Instants (or integers) as int64 NumPy values, nulls as 0."""
+    values: np.ndarray = pc.fill_null(column.combine_chunks().cast(pa.int64()), 0).to_numpy()
+    return values
 
 
 def current(rows: pa.Table, sources: dict[str, str]) -> pa.Table:
@@ -319,18 +393,23 @@ def current(rows: pa.Table, sources: dict[str, str]) -> pa.Table:
     if rows.num_rows == 0:
         return rows
     days = rows["period"].combine_chunks().cast(pa.int64()).to_numpy() // DAY_NS
-    day_names = np.datetime_as_string(days.astype("datetime64[D]"))
-    wanted = pd.Series(day_names, dtype=object).map(sources).fillna("").to_numpy()
+    distinct, day_of = np.unique(days, return_inverse=True)
+    labels = np.datetime_as_string(distinct.astype("datetime64[D]"))
+    wanted = np.asarray([sources.get(str(label), "") for label in labels], dtype=object)
     source_codes, source_texts = texts.codes(rows["source"])
-    keep = wanted == np.asarray([*source_texts.to_pylist(), None], dtype=object)[source_codes]
-    kept = rows.filter(pa.array(keep))
+    stored = np.asarray([*source_texts.to_pylist(), None], dtype=object)  # -1: None
+    # Compared per (day, source) pair, not per row: a few texts whatever the rows.
+    width = len(stored)
+    pairs, pair_of = np.unique(day_of * width + (source_codes % width), return_inverse=True)
+    same = wanted[pairs // width] == stored[pairs % width]
+    keep = same[pair_of]
+    kept = rows if keep.all() else rows.filter(pa.array(keep))
     if "index_id" not in kept.column_names or kept.num_rows < 2:
         return kept
-    keys = pd.DataFrame(
-        {
-            "day": days[keep],
-            "account": texts.codes(kept["account"])[0],
-            "index_id": texts.codes(kept["index_id"])[0],
-        }
-    )
+    account = texts.codes(kept["account"])[0] + 1
+    index_id = texts.codes(kept["index_id"])[0] + 1
+    key = (day_of[keep] * (account.max() + 1) + account) * (index_id.max() + 1) + index_id
+    if len(np.unique(key)) == len(key):
+        return kept  # one row per (day, account, index) already
+    keys = pd.DataFrame({"day": days[keep], "account": account, "index_id": index_id})
     return kept.filter(pa.array(~keys.duplicated(keep="last").to_numpy()))

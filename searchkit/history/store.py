@@ -44,6 +44,7 @@ from searchkit.frames.frames import Indexes, limits_frame, throughput_frame
 from searchkit.frames.zones import Instant, TimeZone, resolve_zone, utc_instant
 from searchkit.history import accounts, dedupe, reader, screen
 from searchkit.history import newest as record_of
+from searchkit.history.arguments import check_columns, check_day, check_days
 from searchkit.history.collecting import (
     advance_record,
     index_changes,
@@ -65,7 +66,15 @@ from searchkit.history.layout import (
 from searchkit.history.location import open_location
 from searchkit.history.points import read_points, selection, span
 from searchkit.history.reports import CollectSummary, HistoryInfo
-from searchkit.history.rollups import DaySums, Detail, current, day_sums, refresh, refresh_recent
+from searchkit.history.rollups import (
+    DaySums,
+    Detail,
+    current,
+    day_sums,
+    refresh,
+    refresh_recent,
+)
+from searchkit.history.rollups import read as read_rollups
 from searchkit.history.scan import history_info
 from searchkit.history.snapshots import limits_table, snapshot_frame, unchanged
 
@@ -484,7 +493,7 @@ class History:
         if days is None:
             today = f"{pd.Timestamp.now(tz='UTC'):%Y-%m-%d}"
             days = [day for day in self._layout.days("throughput") if day < today]
-        return sum(refresh(self._layout, day) for day in days)
+        return sum(refresh(self._layout, day) for day in check_days(days, "days"))
 
     @one_listing
     def rollups(self, columns: Sequence[str] | None = None) -> pd.DataFrame:
@@ -502,9 +511,13 @@ class History:
             listed must be read from the points.
         """
         lists = ("hourly", "quarter")
-        wanted = list(columns or [c for c in ROLLUP_SCHEMA.names if not c.startswith(lists)])
+        wanted = [c for c in ROLLUP_SCHEMA.names if not c.startswith(lists)]
+        if columns is not None:
+            wanted = check_columns(columns, ROLLUP_SCHEMA.names, "columns") or wanted
         keys = dict.fromkeys(["account", "index_id", "period", "source", *wanted])
-        table = current(self._read("rollups", columns=list(keys)), current_sources(self._layout))
+        table = current(
+            read_rollups(self._layout, (None, None), list(keys)), current_sources(self._layout)
+        )
         return table.select(wanted).to_pandas()  # type: ignore[no-any-return]
 
     @one_listing
@@ -529,6 +542,7 @@ class History:
             from their points (``usage_frame`` and ``forecast_limits`` do so): the same
             figures, to the last bit.
         """
+        first, last = check_day(first, "first"), check_day(last, "last")
         return day_sums(self._layout, first, last, self._current_names(), detail=detail)
 
     @one_listing

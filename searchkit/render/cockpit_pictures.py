@@ -32,7 +32,7 @@ __all__ = ["FIGURE_SIZE", "cockpit_html", "daily_pngs", "day_pngs", "draw_daily"
 #: Inches at 100 dpi: 940 x 380 pixels, the width of a notebook's output area.
 FIGURE_SIZE = (9.4, 3.8)
 # Room for the y label and its plain-number ticks, the title, and the legend below the bars.
-_MARGINS = {"left": 0.1, "right": 0.97, "top": 0.92, "bottom": 0.22}
+_MARGINS = {"left": 0.12, "right": 0.97, "top": 0.92, "bottom": 0.22}
 
 
 def _pngs(draw: Any) -> tuple[bytes, bytes]:

@@ -253,6 +253,12 @@ def field_words(field: str) -> str:
     return limit_words(field)
 
 
+def _hit_words(text: str) -> str:
+    if text.startswith(("reached", "never", "not today", "—")):
+        return f"limit {text}" if text.startswith("reached") else f"hit: {text}"
+    return f"hit at {text}"
+
+
 def detail_html(row: pd.Series, zone: dt.tzinfo) -> str:
     """The selected row in full: every number, the method and the whole reason."""
     e = html.escape
@@ -264,7 +270,7 @@ def detail_html(row: pd.Series, zone: dt.tzinfo) -> str:
         'font-size:13px;margin:4px 0">'
         f"<b>{e(str(row['name']))}</b> · limit {e(cells['limit'])} {e(words)} · "
         f"used {e(cells['used'])} · projected {e(cells['projected (10-90)'])} · "
-        f"<span class='sk-hit'>hit at {e(cells['hit at (earliest-latest)'])}</span> · "
+        f"<span class='sk-hit'>{e(_hit_words(cells['hit at (earliest-latest)']))}</span> · "
         f"method {e(cells['method'])} · backtest {e(cells['backtest'])}<br>"
         f"<span style='color:var(--jp-ui-font-color2,#666)'>{e(reason)}</span></div>"
     )

@@ -15,7 +15,9 @@ if TYPE_CHECKING:
     pass
 
 __all__ = [
+    "MAX_CELL",
     "aligned_table",
+    "clip",
     "limits_csv_text",
     "limits_text_table",
     "terminal_safe",
@@ -76,6 +78,31 @@ def text_width(text: str) -> int:
     return width if width >= 0 else sum(max(wcwidth(char), 0) for char in text)
 
 
+#: Widest a table cell is shown, in terminal columns: a longer text (a 10,000-character
+#: index name) is cut with "…", so one cell cannot pad every row of a table to its width.
+MAX_CELL = 100
+
+
+def clip(text: str, width: int = MAX_CELL) -> str:
+    """Return ``text`` cut to ``width`` terminal columns, ending in "…" when it was cut.
+
+    Example:
+        >>> clip("docs"), clip("x" * 100, 10), clip("文書文書文書", 7)
+        ('docs', 'xxxxxxxxx…', '文書文…')
+    """
+    if text_width(text) <= width:
+        return text
+    from wcwidth import wcwidth
+
+    kept, used = [], 0
+    for char in text:
+        used += max(wcwidth(char), 0)
+        if used > width - 1:
+            break
+        kept.append(char)
+    return "".join(kept) + "…"
+
+
 def _pad(text: str, width: int, *, right: bool) -> str:
     gap = " " * max(width - text_width(text), 0)
     return gap + text if right else text + gap
@@ -127,18 +154,24 @@ def limits_text_table(
     if show_secrets:
         head += ["token", "read_only_token"]
     numeric = {head.index(LIMIT_INFO[f].label.replace(" / ", "/")) for f in LIMIT_FIELDS}
-    return aligned_table(head, rows, right=numeric)
+    tokens = {len(head) - 2, len(head) - 1} if show_secrets else set()
+    return aligned_table(head, rows, right=numeric, whole=tokens)
 
 
 def aligned_table(
-    head: Sequence[str], rows: Iterable[Sequence[str]], right: Collection[int] = ()
+    head: Sequence[str],
+    rows: Iterable[Sequence[str]],
+    right: Collection[int] = (),
+    whole: Collection[int] = (),
 ) -> str:
     """Return ``head`` and ``rows`` as columns two spaces apart, without a final newline.
 
     Widths are terminal columns (:func:`text_width`), so wide names (CJK, emoji) keep the
     columns aligned; the columns numbered in ``right`` are right-aligned, the others
-    left-aligned; trailing spaces are dropped. The cells are written as given: pass them
-    through :func:`terminal_safe` first when they hold text from elsewhere.
+    left-aligned; trailing spaces are dropped. A cell wider than :data:`MAX_CELL` is cut
+    with "…" (:func:`clip`), except in the columns numbered in ``whole`` (tokens to copy).
+    The cells are otherwise written as given: pass them through :func:`terminal_safe`
+    first when they hold text from elsewhere.
 
     Example:
         >>> print(aligned_table(["name", "used"], [["文書", "1,000"], ["docs-search", "7"]],
@@ -147,7 +180,10 @@ def aligned_table(
         文書         1,000
         docs-search      7
     """
-    table = [list(head), *(list(row) for row in rows)]
+    cut = [list(row) for row in rows]
+    for row in cut:
+        row[:] = [cell if c in whole else clip(cell) for c, cell in enumerate(row)]
+    table = [list(head), *cut]
     widths = [max(text_width(r[c]) for r in table) for c in range(len(head))]
     return "\n".join(
         "  ".join(_pad(cell, widths[c], right=c in right) for c, cell in enumerate(row)).rstrip()

@@ -265,7 +265,8 @@ class QuotaCockpit(CockpitView):
                 )
             with self._state:
                 if generation == self._generation:
-                    self.show_picture(light, dark, options["name"])
+                    # The instant drawn is in the picture's text: a refresh shows in it.
+                    self.show_picture(light, dark, f"{options['name']} as of {day.as_of:%H:%M} UTC")
         except Exception as exc:
             log.warning("the quota cockpit could not draw: %s", describe_failure(exc))
             with self._state:

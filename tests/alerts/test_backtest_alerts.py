@@ -129,3 +129,16 @@ def test_hit_rates_are_the_share_of_right_breach_calls_per_index():
     assert hit_rates(raw) == {"id-steady": 1.0}
     assert hit_rates(raw, now="2026-11-17 12:00") == {"id-steady": 1.0}
     assert hit_rates(raw, index_ids=["id-other"]) == {}
+
+
+def test_a_history_replays_the_same_incidents_as_the_points_it_was_collected_from(tmp_path):
+    from searchkit.emulator import Emulator
+
+    raw = [raw_index("steady", [1.0] * 8 + [2.0])]
+    hist = sk.History(str(tmp_path / "h"))
+    with Emulator() as emu, emu.client() as client:
+        hist.collect(client, indexes=raw, now=emu.now())
+    from_history = sk.backtest_alerts(hist, every="10min")
+    from_points = sk.backtest_alerts(raw, every="10min")
+    pd.testing.assert_frame_equal(from_history.incidents, from_points.incidents)
+    pd.testing.assert_frame_equal(from_history.summary, from_points.summary)

@@ -67,33 +67,38 @@ def test_the_evening_index_fires_in_the_morning_and_breaches_once_at_the_crossin
             emu.advance(3600)
 
     assert summaries[0] == "alerts: new 1 firing; 1 firing now; sent 1, failed 0"
-    assert summaries[1:16] == ["alerts: no change; 1 firing now; sent 0, failed 0"] * 15
-    assert summaries[16] == "alerts: new 1 breached; 0 firing now; sent 1, failed 0"
+    # code-snippets crosses its limit at 20:50 (the day's points, each value x 60 s)
+    points = history.throughput(start=DAY, names=["code-snippets"]).sort_values("time")
+    crossed = points["time"][(points["value"] * 60).cumsum().to_numpy() >= 20_000].iloc[0]
+    assert crossed.floor("min") == pd.Timestamp("2026-11-21 20:50", tz="UTC")
+    assert summaries[1:15] == ["alerts: no change; 1 firing now; sent 0, failed 0"] * 14
+    assert summaries[15] == "alerts: new 1 breached; 0 firing now; sent 1, failed 0"  # 21:00
+    assert summaries[16] == "alerts: no change; 0 firing now; sent 0, failed 0"
     [(key1, *first), (key2, *second)] = posts(receiver)
     body = json.loads(receiver.seen("POST")[0].body)
     index_id = body["commonLabels"]["index_id"]
     assert body["commonAnnotations"]["description"].splitlines() == [
         "[FIRING] code-snippets max_daily_queries+max_daily_updates: expected to hit the "
-        "limit at 21:08 UTC",
+        "limit at 20:44 UTC",
         f"Index code-snippets ({index_id}), limit max_daily_queries+max_daily_updates: used "
-        "9,254 of 20,000 (46%).",
-        "Expected to hit the limit at 2026-11-21 21:08 UTC (band 20:54 UTC to 21:18 UTC).",
+        "6,760 of 20,000 (34%).",
+        "Expected to hit the limit at 2026-11-21 20:44 UTC (band 20:16 UTC to 21:07 UTC).",
         "Data collected at 2026-11-21 05:59 UTC.",
         "Backtest: its forecasts called the day right 100% of the time.",
-        "Projected low 24,362 >= 100% of the limit 20,000.",
+        "Projected low 24,680 >= 100% of the limit 20,000.",
         f"Rule forecast; incident {key1}.",
     ]
     assert key1 == key2  # one incident, the same key in both messages
     label = "code-snippets max_daily_queries+max_daily_updates"
     assert first == [
         "firing",
-        "2026-11-21 21:08 UTC",
-        f"[FIRING] {label}: expected to hit the limit at 21:08 UTC",
+        "2026-11-21 20:44 UTC",
+        f"[FIRING] {label}: expected to hit the limit at 20:44 UTC",
     ]
     assert second == [
         "breached",
-        "2026-11-21 21:15 UTC",
-        f"[BREACHED] {label}: the limit was hit at 21:15 UTC",
+        "2026-11-21 20:50 UTC",
+        f"[BREACHED] {label}: the limit was hit at 20:50 UTC",
     ]
 
 

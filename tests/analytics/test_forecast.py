@@ -355,23 +355,26 @@ def test_the_demo_s_morning_forecast_says_code_snippets_crosses_its_limit_this_e
         with emu.client() as client:
             forecast = sk.forecast_limits(client.list_indexes()).set_index("name")
     snippets, tickets = forecast.loc["code-snippets"], forecast.loc["support-tickets"]
-    # 8,431.2 operations (usage_frame's figure); the hours' sums, each times 60 s, add up
+    # 7,597.2 operations (usage_frame's figure); the hours' sums, each times 60 s, add up
     # to it but for the last bit.
-    assert (snippets["used"], snippets["limit"]) == (8_431.200000000003, 20_000.0)
+    assert (snippets["used"], snippets["limit"]) == (7_597.199999999999, 20_000.0)
     assert snippets["method"] == "profile"
-    assert snippets["hit_at"] == pd.Timestamp("2026-11-20 22:26:09", tz=UTC)
-    assert snippets["hit_at_earliest"] == pd.Timestamp("2026-11-20 22:13:24", tz=UTC)
-    assert snippets["hit_at_latest"] == pd.Timestamp("2026-11-20 22:56:31", tz=UTC)
-    assert tickets["used"] > tickets["limit"]  # already past, since 00:07
-    assert tickets["hit_at"] == pd.Timestamp("2026-11-20 00:07:00", tz=UTC)
+    assert snippets["hit_at"] == pd.Timestamp("2026-11-20 19:26:48", tz=UTC)
+    assert snippets["hit_at_earliest"] == pd.Timestamp("2026-11-20 19:16:52", tz=UTC)
+    assert snippets["hit_at_latest"] == pd.Timestamp("2026-11-20 20:00:22", tz=UTC)
+    # support-tickets is about to pass its limit: in 43 minutes, at 06:43
+    assert tickets["used"] < tickets["limit"]
+    assert tickets["hit_at"] == pd.Timestamp("2026-11-20 06:42:58", tz=UTC)
 
-    # And so it goes: the day's points, listed at midnight, cross at 22:28.
+    # And so it goes: the day's points, listed at midnight, cross at 19:22.
     midnight = dt.datetime(2026, 11, 21, tzinfo=dt.timezone.utc)
     with Emulator(demo=True, seed=2026, clock=midnight) as emu, emu.client() as client:
         day = sk.throughput_frame(client.list_indexes())
     points = day[day["name"] == "code-snippets"].sort_values("time")
     crossed = points["time"][(points["value"] * 60).cumsum().to_numpy() >= 20_000].iloc[0]
-    assert crossed == pd.Timestamp("2026-11-20 22:28:00.565742218", tz=UTC)
+    assert crossed == pd.Timestamp("2026-11-20 19:22:00.009235", tz=UTC)
+    morning_points = points[points["time"] < pd.Timestamp(morning)]
+    assert snippets["used"] == pytest.approx((morning_points["value"] * 60).sum(), rel=1e-12)
     assert snippets["hit_at_earliest"] <= crossed <= snippets["hit_at_latest"]
 
 

@@ -107,11 +107,11 @@ def test_the_demo_data_show_one_index_past_and_one_on_course():
         forecast = sk.forecast_limits(client.list_indexes()).set_index("name")
     past, on_course = forecast.loc["support-tickets"], forecast.loc["code-snippets"]
     assert past["used"] > past["limit"]
-    assert past["hit_at"] < pd.Timestamp("2026-11-20 00:15", tz="UTC")
+    assert past["hit_at"] < pd.Timestamp("2026-11-20 07:30", tz="UTC")
     assert on_course["used"] < on_course["limit"] < on_course["projected"]
     assert pd.Timestamp("2026-11-20 09:00", tz="UTC") < on_course["hit_at"]
     assert on_course["hit_at"] < pd.Timestamp("2026-11-21", tz="UTC")
-    assert (forecast.loc[["docs-search", "product-catalog"], "projected_utilization"] == 0).all()
+    assert (forecast.loc[["docs-search", "news-archive"], "projected_utilization"] == 0).all()
 
 
 def test_sources_agree_index_list_raw_json_and_history(tmp_path):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import io
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -131,7 +132,7 @@ def test_sort_filter_select_and_read_the_evening_hit_time(
         detail = cockpit(page).locator(".sk-detail .sk-hit")
         expect(detail).to_contain_text(f"hit at {hit} (")
         expect(cockpit(page).locator(shown)).to_have_attribute(
-            "alt", f"Today: {row['name']} ({label} theme)"
+            "alt", f"Today: {row['name']} as of {row['as_of']:%H:%M} UTC ({label} theme)"
         )
         save_screenshot(cockpit(page), f"cockpit-{label}-evening-breach")
         rows(page).first.focus()
@@ -157,6 +158,9 @@ def test_refresh_after_a_collect_into_the_same_store_shows_the_new_point(
     assert after is not None and after > newest
     cockpit(page).locator(".sk-refresh").click()
     expect(status).to_contain_text(f"newest point {after:%Y-%m-%d %H:%M} UTC")
+    as_of = sk.forecast_limits(sk.History(store))["as_of"].iloc[0]
+    picture = cockpit(page).locator(".sk-cockpit-picture img.sk-plot-light")
+    expect(picture).to_have_attribute("alt", re.compile(f" as of {as_of:%H:%M} UTC "))
     save_screenshot(cockpit(page), "cockpit-light-after-refresh")
 
 

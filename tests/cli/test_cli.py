@@ -845,3 +845,34 @@ def running(pid: int) -> bool:
         return pathlib.Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
     except FileNotFoundError:
         return False
+
+
+# --- a 10,000-character name (issue 29, item 11) ---------------------------------------------
+
+
+def test_a_huge_name_is_cut_with_an_ellipsis_and_pads_no_row(
+    configured, monkeypatch, capsys, tmp_path
+):
+    # The emulator refuses names over 128 characters; a service sending one is a real server
+    # answering the list with it.
+    import searchkit as sk
+    from tests.index_json import index_json
+
+    huge = "n" * 10_000
+    listing = [index_json("docs"), index_json(huge)]
+    with FaultServer() as server:
+        server.script("GET", then=reply(200, listing))
+        monkeypatch.setenv("SEARCHKIT_BASE_URL", server.url)
+        assert main(["list"]) == 0
+    listed = capsys.readouterr().out.splitlines()
+    with configured.client() as client:
+        indexes = sk.IndexList.from_json(listing)
+        sk.History(tmp_path / "h").collect(client, indexes=indexes, now=configured.now())
+    assert main(["forecast", "--store", str(tmp_path / "h")]) == 0
+    forecast = capsys.readouterr().out.splitlines()
+
+    assert max(len(line) for line in listed) < 300
+    (row,) = [line for line in listed if line.startswith("nnn")]
+    assert row.startswith("n" * 99 + "… ")
+    assert max(len(line) for line in forecast) < 300
+    assert [line[:101] for line in forecast if line.startswith("nnn")] == ["n" * 99 + "… "]

@@ -443,3 +443,40 @@ def test_the_default_cap_stays_below_the_open_files_limit():
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
     with Emulator(window_minutes=1) as emu:
         assert emu.max_connections == max(4, min(512, (soft - 128) // 2))
+
+
+# -- fields RFC 9112 says to refuse (issue 29, item 16) ------------------------------------
+
+
+def test_two_conflicting_content_lengths_get_400_and_create_nothing(emulator):
+    length = str(len(VALID))
+    head = post_head(**{"Content-Length": length})
+    data = head.replace(b"\r\n\r\n", b"\r\nContent-Length: 5\r\n\r\n") + VALID
+
+    status, _, body = parse(exchange(emulator, data, half_close=True))
+
+    assert status == 400
+    assert body == {"error": f"conflicting Content-Length headers (5, {length}): send one"}
+    assert emulator.store.list_indexes(emulator.account) == []
+
+
+def test_a_content_length_list_of_two_values_gets_400(emulator):
+    data = post_head(**{"Content-Length": f"{len(VALID)}, 7"}) + VALID
+
+    status, _, body = parse(exchange(emulator, data, half_close=True))
+
+    assert status == 400
+    assert body == {"error": f"conflicting Content-Length headers ({len(VALID)}, 7): send one"}
+
+
+@pytest.mark.parametrize(
+    "field", [b"X-Trace: a\x00b", b"Authorization: Basic\x00 YWxpY2U6cHc="], ids=["x", "auth"]
+)
+def test_a_nul_inside_a_header_value_gets_400(emulator, field):
+    data = b"GET /v2/search HTTP/1.1\r\nHost: x\r\n" + field + b"\r\n\r\n"
+
+    status, _, body = parse(exchange(emulator, data))
+
+    name = field.partition(b":")[0].decode()
+    assert status == 400
+    assert body == {"error": f"the {name!r} header holds a NUL character"}

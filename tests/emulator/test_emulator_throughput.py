@@ -36,7 +36,8 @@ def parse_go_time(text: str) -> tuple[int, int, str]:
 
 @pytest.fixture(scope="module")
 def zoned_indexes() -> dict[str, dict]:
-    with Emulator(users=[USER], clock=NOW, zones=ZONES, seed=5) as emu:
+    # Created a day before NOW: a new index has no traffic before it exists.
+    with Emulator(users=[USER], clock=NOW_EPOCH - 86_400, zones=ZONES, seed=5) as emu:
         api = f"{emu.url}/v2/search"
         for n in range(len(ZONES)):
             requests.post(
@@ -45,6 +46,7 @@ def zoned_indexes() -> dict[str, dict]:
                 auth=USER,
                 timeout=5,
             ).raise_for_status()
+        emu.advance(86_400)
         listed = requests.get(api, auth=USER, timeout=5).json()
     return dict(zip(ZONES, listed, strict=True))
 

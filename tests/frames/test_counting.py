@@ -79,3 +79,17 @@ def test_median_spacing_is_nat_for_a_single_point():
     got = ct.median_spacing(np.array([0, 0, 0, 1]), np.array([0, 60, 180, 5]) * 10**9,
                             pd.Index(["a", "b"]))  # fmt: skip
     assert got.tolist() == [pd.Timedelta(seconds=90), pd.NaT]
+
+
+def test_run_sums_are_one_addition_after_the_other_not_a_pairwise_sum():
+    values = np.random.default_rng(1).lognormal(2, 3, (200, 96))
+    starts = [0, 17, 40, 95]
+    want = np.zeros((200, 4))
+    for run, (low, high) in enumerate(zip(starts, [*starts[1:], 96], strict=True)):
+        total = values[:, low].copy()
+        for column in range(low + 1, high):
+            total += values[:, column]
+        want[:, run] = total
+    got = ct.run_sums(values, starts)
+    assert np.array_equal(got, want)
+    assert not np.array_equal(got[:, 0], values[:, :17].sum(axis=1))  # numpy's pairwise sum

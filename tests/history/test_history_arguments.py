@@ -95,3 +95,52 @@ def test_bad_usage_arguments_are_validation_errors_naming_them(stored, kwargs, m
     with pytest.raises(sk.ValidationError) as info:
         sk.usage_frame(hist, **kwargs)
     assert str(info.value).startswith(message)
+
+
+# -- the rollup readers' days and columns (issue 29, item 13) -------------------------------
+
+DAY_HINT = "is not a UTC day: give a 'YYYY-MM-DD' text (e.g. '2026-11-20') or a date"
+
+
+@pytest.mark.parametrize(
+    ("first", "last", "message"),
+    [
+        ("2026-13-01", "2026-11-20", f"first: '2026-13-01' {DAY_HINT}"),
+        ("x", "y", f"first: 'x' {DAY_HINT}"),
+        (20261120, "2026-11-20", f"first: 20261120 {DAY_HINT}"),
+        ("2026-11-19", "2026-02-30", f"last: '2026-02-30' {DAY_HINT}"),
+    ],
+)
+def test_hourly_names_a_day_that_is_not_one(stored, first, last, message):
+    hist, _, _ = stored
+    with pytest.raises(sk.ValidationError) as info:
+        hist.hourly(first, last)
+    assert info.value.message == message
+
+
+@pytest.mark.parametrize(
+    ("days", "message"),
+    [
+        ("2026-11-20", "days: give a list of UTC days (e.g. ['2026-11-20']), not '2026-11-20'"),
+        (["2026-11-19", "20-11-2026"], f"days[1]: '20-11-2026' {DAY_HINT}"),
+        (20261120, "days: give a list of UTC days (e.g. ['2026-11-20']), not 20261120"),
+    ],
+)
+def test_refresh_rollups_names_days_that_are_not_a_list_of_days(stored, days, message):
+    hist, _, _ = stored
+    with pytest.raises(sk.ValidationError) as info:
+        hist.refresh_rollups(days)
+    assert info.value.message == message
+
+
+def test_rollups_names_an_unknown_column(stored):
+    hist, _, _ = stored
+    with pytest.raises(sk.ValidationError) as info:
+        hist.rollups(columns=["operations", "nope"])
+    assert info.value.message.startswith(
+        "columns: no such column 'nope'; the columns are account, index_id, name, period, "
+    )
+    assert hist.rollups(columns=["index_id", "operations"]).columns.tolist() == [
+        "index_id",
+        "operations",
+    ]

@@ -159,7 +159,11 @@ def test_demo_writes_the_forecast_table_and_the_utilization_png(tmp_path):
     assert "forecast to the next reset at UTC midnight" in out
     # The table `searchkit forecast` prints: the most urgent first, unlimited by name.
     table = out.split("forecast to the next reset at UTC midnight:\n\n", 1)[1].splitlines()
-    assert table[1] == "2 of 6 indexes hit their limit before the reset; the most urgent first"
+    # support-tickets and code-snippets every day; product-catalog, under its limit, on the
+    # days it goes over (about one in six: the demo runs on the wall clock's day)
+    assert table[1] in [
+        f"{n} of 6 indexes hit their limit before the reset; the most urgent first" for n in (2, 3)
+    ]
     # (the widths follow today's figures, which follow the clock)
     assert table[3].split() == [
         "index", "used", "projected", "10-90", "band", "limit", "projected", "%", "hits", "the",
@@ -168,12 +172,12 @@ def test_demo_writes_the_forecast_table_and_the_utilization_png(tmp_path):
     assert [line.split()[0] for line in table[4:10]] == [
         "support-tickets",
         "code-snippets",
+        "product-catalog",
         "docs-search",
         "legal-contracts",
         "news-archive",
-        "product-catalog",
     ]
-    assert [line.split()[-3:] for line in table[6:10]] == [["unlimited", "—", "—"]] * 4
+    assert [line.split()[-3:] for line in table[7:10]] == [["unlimited", "—", "—"]] * 3
     png = written["utilization"].read_bytes()
     assert png.startswith(b"\x89PNG") and len(png) > 10_000
     forecast = pd.read_csv(written["forecast"], index_col="index_id")

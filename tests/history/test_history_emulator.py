@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 import searchkit as sk
-from searchkit.emulator import Emulator, data
+from searchkit.emulator import Emulator, demo
 
 
 def pd_ts(text: str) -> pd.Timestamp:
@@ -59,24 +59,7 @@ def test_advance_works_on_the_real_clock():
         emu.stop()
 
 
-@pytest.mark.parametrize("seed", [None, 1, 2026])
-def test_demo_has_an_index_past_its_daily_limit_and_one_on_course(seed):
-    day_start = dt.datetime(2026, 11, 20, tzinfo=dt.timezone.utc)
-    with Emulator(demo=True, seed=seed, clock=day_start, window_minutes=2880) as emu:
-        emu.advance(86_400)  # the window now holds exactly 2026-11-20
-        with emu.client() as client:
-            indexes = client.list_indexes()
-    frame = sk.throughput_frame(indexes)
-    limits = sk.limits_frame(indexes)
-    daily = limits["max_daily_queries"] + limits["max_daily_updates"]
-    today = frame[frame["time"] >= pd_ts("2026-11-20")]
-    # A value is operations per second, sampled once a minute.
-    used = (today["value"] * 60).groupby(today["index_id"], observed=True).cumsum()
-    crossed = today.assign(used=used.to_numpy())
-    crossed = crossed[crossed["used"].to_numpy() > daily.loc[crossed["index_id"]].to_numpy()]
-    first = crossed.groupby("name", observed=True)["time"].min()
-    assert first["support-tickets"] < pd_ts("2026-11-20 00:15")
-    assert pd_ts("2026-11-20 14:00") < first["code-snippets"] < pd_ts("2026-11-20 23:59")
+# Where the demo indexes sit against their limits: tests/emulator/test_emulator_demo_story.py
 
 
 def test_serve_accepts_window_minutes():
@@ -87,4 +70,4 @@ def test_serve_accepts_window_minutes():
 
 
 def test_demo_series_seed_is_none_for_indexes_without_a_target():
-    assert data.demo_series_seed("docs-search", "payg") is None
+    assert demo.demo_series_seed("docs-search", "payg") is None

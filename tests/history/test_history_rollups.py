@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import pathlib
 import shutil
+import warnings
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 
 import searchkit as sk
 from searchkit.emulator import Emulator
-from searchkit.history.layout import THROUGHPUT_SCHEMA
+from searchkit.history.layout import THROUGHPUT_SCHEMA, HistoryWarning
 from searchkit.history.store import History
 from tests.history.conftest import data_files as files
 
@@ -189,3 +191,46 @@ def test_an_index_s_interval_comes_from_its_newest_day_with_two_points(tmp_path)
         "points": [288, 1],
         "complete": [True, False],
     }
+
+
+def test_a_corrupt_rollup_never_blocks_the_points_and_is_rewritten(tmp_path, emu, client):
+    hist = History(tmp_path / "h")
+    collect_across_midnight(hist, emu, client)
+    expected = sk.usage_frame(without_rollups(tmp_path, tmp_path / "h"))
+    [rolled] = files(tmp_path / "h", "rollups")
+    rolled.write_bytes(b"PAR1 not a parquet file")  # truncated, or written by something else
+
+    with pytest.warns(HistoryWarning, match=r"rollups ignored .*2026-11-20 .*not a readable"):
+        usage = sk.usage_frame(hist)
+    pd.testing.assert_frame_equal(usage, expected, check_exact=True)
+    with pytest.warns(HistoryWarning, match="rollups ignored"):
+        assert len(sk.forecast_limits(hist)) == 6
+    with pytest.warns(HistoryWarning, match="rollups ignored"):
+        assert hist.rollups().empty
+
+    with pytest.warns(HistoryWarning, match="rollups ignored"):
+        assert hist.refresh_rollups(["2026-11-20"]) == 1  # rewritten
+    [again] = files(tmp_path / "h", "rollups")
+    assert again != rolled and len(pq.read_table(again)) == 6
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pd.testing.assert_frame_equal(sk.usage_frame(hist), expected, check_exact=True)
+        assert hist.compact()["days_skipped"] == 0
+
+
+def test_a_corrupt_rollup_of_a_compacted_day_is_rewritten_by_compaction(tmp_path, emu, client):
+    hist = History(tmp_path / "h")
+    collect_across_midnight(hist, emu, client)
+    hist.compact()  # one file a day, and its rollup
+    [rolled] = [p for p in files(tmp_path / "h", "rollups") if p.parent.name == CLOSED]
+    rolled.write_bytes(b"garbage")
+
+    with pytest.warns(HistoryWarning, match="rollups ignored"):
+        counts = hist.compact()  # it read the rollup to see whether it is current
+
+    assert counts["rollups_written"] == 1
+    [again] = [p for p in files(tmp_path / "h", "rollups") if p.parent.name == CLOSED]
+    assert again != rolled and len(pq.read_table(again)) == 6
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert hist.compact()["rollups_written"] == 0

@@ -175,9 +175,10 @@ def test_a_second_compactor_skips_a_day_another_holds(tmp_path):
     day = tmp_path / "h/throughput/day=2026-11-20"
     write_points(day / "part-1-a.parquet", 1.0, 1)
     write_points(day / "part-2-b.parquet", 2.0, 2)
-    (day / "_compacting.lock").touch()  # another compactor at work
+    (day / "_compacting.lock").touch()  # another compactor at work (an older searchkit)
 
-    result = History(tmp_path / "h").compact()
+    with pytest.warns(HistoryWarning, match="its holder is not recorded"):
+        result = History(tmp_path / "h").compact()
 
     assert (result["partitions"], result["files_removed"], result["days_skipped"]) == (0, 0, 1)
     assert sorted(p.name for p in day.glob("*.parquet")) == ["part-1-a.parquet", "part-2-b.parquet"]
@@ -404,3 +405,104 @@ def test_points_read_in_file_order_or_shuffled_give_the_same_tidy_frame():
     frame = dedupe.tidy(twice, dt.timezone.utc)
     assert len(frame) == 15
     assert frame["value"].tolist()[4] == -1.0
+
+
+# -- a compactor killed while holding a day's lock (issue 29, item 17) ----------------------
+
+HOLD = """
+import sys, time
+from searchkit.history.store import History
+hist = History(sys.argv[1])
+with hist._layout.lock("throughput", "2026-11-20") as held:
+    print("held" if held else "not held", flush=True)
+    time.sleep(600)
+"""
+
+
+def hold_the_lock(store: pathlib.Path):
+    """A real process holding the day's lock, as a compactor does while it merges."""
+    import subprocess
+    import sys
+
+    process = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(store)], stdout=subprocess.PIPE, text=True
+    )
+    assert process.stdout is not None
+    assert process.stdout.readline() == "held\n"
+    return process
+
+
+def test_a_lock_whose_holder_was_killed_is_taken_over_at_once(tmp_path):
+    import signal
+
+    day = tmp_path / "h/throughput/day=2026-11-20"
+    write_points(day / "part-1-a.parquet", 1.0, 1)
+    write_points(day / "part-2-b.parquet", 2.0, 2)
+    holder = hold_the_lock(tmp_path / "h")
+    holder.send_signal(signal.SIGKILL)
+    holder.wait(timeout=60)
+    assert (day / "_compacting.lock").exists()  # left behind, fresh
+
+    result = History(tmp_path / "h").compact()
+
+    assert (result["partitions"], result["files_removed"], result["days_skipped"]) == (1, 2, 0)
+    assert not (day / "_compacting.lock").exists()
+    assert History(tmp_path / "h").throughput()["value"].tolist() == [2.0]
+
+
+def test_a_killed_holder_does_not_stop_refresh_rollups(tmp_path):
+    import signal
+
+    day = tmp_path / "h/throughput/day=2026-11-20"
+    write_points(day / "part-1-a.parquet", 1.0, 1)
+    holder = hold_the_lock(tmp_path / "h")
+    holder.send_signal(signal.SIGKILL)
+    holder.wait(timeout=60)
+
+    assert History(tmp_path / "h").refresh_rollups(["2026-11-20"]) == 1
+
+
+def test_a_day_skipped_for_a_live_holder_says_who_holds_it(tmp_path):
+    import socket
+
+    day = tmp_path / "h/throughput/day=2026-11-20"
+    write_points(day / "part-1-a.parquet", 1.0, 1)
+    write_points(day / "part-2-b.parquet", 2.0, 2)
+    holder = hold_the_lock(tmp_path / "h")
+    try:
+        with pytest.warns(HistoryWarning) as caught:
+            result = History(tmp_path / "h").compact()
+        with pytest.warns(HistoryWarning) as again:
+            written = History(tmp_path / "h").refresh_rollups(["2026-11-20"])
+    finally:
+        holder.kill()
+        holder.wait(timeout=60)
+
+    assert result["days_skipped"] == 1 and written == 0
+    (message,) = {str(w.message) for w in [*caught, *again]}
+    assert message.startswith(
+        f"throughput day 2026-11-20 skipped: another compactor holds its lock (pid "
+        f"{holder.pid} on this host, since "
+    )
+    assert message.endswith("); it is taken over once that process is gone")
+    assert socket.gethostname()  # the lock names the host: the pid is checked only there
+
+
+def test_a_lock_from_another_host_is_kept_for_an_hour_and_says_so(tmp_path):
+    import json
+
+    day = tmp_path / "h/throughput/day=2026-11-20"
+    write_points(day / "part-1-a.parquet", 1.0, 1)
+    write_points(day / "part-2-b.parquet", 2.0, 2)
+    holder = {"pid": 1, "host": "elsewhere.example", "since": "2026-11-20 10:00:00 UTC"}
+    (day / "_compacting.lock").write_text(json.dumps(holder))
+
+    with pytest.warns(HistoryWarning) as caught:
+        result = History(tmp_path / "h").compact()
+
+    assert result["days_skipped"] == 1
+    assert [str(w.message) for w in caught] == [
+        "throughput day 2026-11-20 skipped: another compactor holds its lock (pid 1 on host "
+        "'elsewhere.example', since 2026-11-20 10:00:00 UTC); a lock whose holder cannot be "
+        "checked from here is taken over once it is 60 minutes old"
+    ]

@@ -188,6 +188,8 @@ def test_refresh_reads_a_new_collect_and_keeps_the_selection(store):
         assert cockpit.wait(HANG_S)
         assert cockpit.message.endswith("newest point 2026-11-20 11:59 UTC.")
         cockpit.select("code-snippets")
+        assert cockpit.wait(HANG_S)
+        assert "Today: code-snippets as of 12:00 UTC" in part(cockpit, "sk-cockpit-picture").value
         used = cockpit.rows.loc[cockpit.selected_id, "used"]
         cockpit.refresh()
         assert "(nothing new since the last read)" in cockpit.message
@@ -195,6 +197,8 @@ def test_refresh_reads_a_new_collect_and_keeps_the_selection(store):
         hist.collect(client, now=emu.now())
         cockpit.refresh()
         assert cockpit.message.endswith("newest point 2026-11-20 12:09 UTC.")
+        # The picture is drawn again as of the new instant (it said 12:00 before).
+        assert "Today: code-snippets as of 12:10 UTC" in part(cockpit, "sk-cockpit-picture").value
         assert cockpit.selected_id is not None
         assert cockpit.rows.loc[cockpit.selected_id, "name"] == "code-snippets"
         assert cockpit.rows.loc[cockpit.selected_id, "used"] > used

@@ -1,0 +1,88 @@
+"""A day's compaction lock: who holds it, and whether that holder is gone.
+
+The lock is a file created exclusively (``O_EXCL``) in the day's folder, holding its
+holder's pid, host and start time as JSON. Another compactor finding it takes it over when
+the holder is gone: on the same host, when no process of that pid is alive (a compactor
+killed by SIGKILL, or the machine rebooted); from another host, or when the file holds no
+holder (written by an older searchkit, or being written), only once it is older than
+:data:`~searchkit.history.layout.STALE` (an hour), since a pid there cannot be checked.
+Otherwise the day is skipped, and :func:`held_by` says by whom, for the warning.
+
+A pid reused by an unrelated process after the holder died keeps the lock until the hour
+is up: the rule then is the same as for another host.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import socket
+import time
+from typing import Any
+
+__all__ = ["holder_text", "verdict"]
+
+
+def holder_text() -> bytes:
+    """What this process writes into a lock it takes: pid, host and time, as JSON."""
+    since = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "since": since}).encode()
+
+
+def _holder(path: str) -> dict[str, Any] | None:
+    try:
+        with open(path, "rb") as file:
+            data = json.loads(file.read(4096) or b"null")
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("pid"), int):
+        return None
+    return data
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True  # a process of another user: alive
+    return True
+
+
+def verdict(path: str, stale: dt.timedelta) -> tuple[bool, str]:
+    """Whether the lock at ``path`` may be taken over, and why (or who holds it).
+
+    Returns:
+        ``(True, why)`` when its holder is gone; else ``(False, who)``, a text naming the
+        holder and the rule that will free the lock.
+    """
+    try:
+        age = time.time() - os.stat(path).st_mtime
+    except OSError:
+        return True, "the lock is gone"
+    if age > stale.total_seconds():
+        return True, f"the lock is older than {_minutes(stale)}"
+    holder = _holder(path)
+    if holder is not None and holder.get("host") == socket.gethostname():
+        pid = holder["pid"]
+        if not _alive(pid):
+            return True, f"its holder, pid {pid} on this host, is gone"
+        return False, (
+            f"another compactor holds its lock (pid {pid} on this host, since "
+            f"{holder.get('since', '?')}); it is taken over once that process is gone"
+        )
+    who = (
+        f"pid {holder['pid']} on host {holder.get('host')!r}, since {holder.get('since', '?')}"
+        if holder is not None
+        else "its holder is not recorded"
+    )
+    return False, (
+        f"another compactor holds its lock ({who}); a lock whose holder cannot be checked "
+        f"from here is taken over once it is {_minutes(stale)} old"
+    )
+
+
+def _minutes(age: dt.timedelta) -> str:
+    return f"{int(age.total_seconds() // 60)} minutes"
