@@ -69,6 +69,7 @@ def test_every_error_and_warning_class_lives_in_errors_and_is_exported():
         "searchkit.api._transport.Late",
         "searchkit.api._transport.TooLarge",
         "searchkit.cli.main.UsageError",
+        "searchkit.cli.output.OutputError",
         "searchkit.emulator._serving.BindError",
         "searchkit.emulator._sqlite.StoreBusyError",
         "searchkit.emulator._sqlite.StoreClosedError",
