@@ -99,7 +99,7 @@ def test_plot_options_by_position_and_old_keywords_warn_and_draw_the_same():
     with pytest.warns(DeprecationWarning, match=r"plot_limits\(\): pass field by keyword"):
         got = sk.plot_limits(RAW, "max_daily_updates")
     assert [p.get_width() for p in got.patches] == [p.get_width() for p in expected.patches]
-    assert got.get_title() == expected.get_title() == "Updates per day"
+    assert got.get_title() == expected.get_title() == "Limit: updates per day (max_daily_updates)"
 
     ax = new(sk.plot_throughput, RAW).figure.add_subplot(2, 1, 2)
     with pytest.warns(DeprecationWarning, match=r"plot_utilization\(\): pass ax by keyword"):

@@ -52,6 +52,7 @@ from searchkit.frames.counting import (
     QUARTERS,
     binned,
     clean_values,
+    interval_seconds,
     invalid_values,
     median_spacing,
     run_sums,
@@ -171,11 +172,14 @@ def _names(layout: Layout, day: str) -> list[str]:
 def is_current(layout: Layout, day: str, source: str) -> bool:
     """Whether ``day``'s stored rollup summarises exactly the files ``source`` names (and
     was written with its hours and quarters: an older writer's is stale)."""
-    columns = ["period", "source", "last_point", "first_point"]
+    columns = ["period", "source", "last_point", "first_point", *_CHECKED, *_LISTS["quarter"]]
     table = read(layout, (day, day), columns)
     if table.num_rows == 0 or table["last_point"].null_count or table["first_point"].null_count:
         return False
-    return bool(current(table, {day: source}).num_rows == table.num_rows)
+    if current(table, {day: source}).num_rows != table.num_rows:
+        return False
+    figures, bad = _figures(table, _LISTS["quarter"])
+    return not _inconsistent(table, figures, ~bad, warn=False).any()
 
 
 def rollup(points: pa.Table, day: str, source: str) -> pa.Table:
@@ -274,6 +278,8 @@ class DaySums:
 
 _LISTS: dict[str, list[str]] = {"hour": _HOURLY[:2], "quarter": [*_QUARTERLY[:2], "invalid"]}
 _DAY = ["value_sum", "points", "invalid"]
+#: What a rollup is checked by before use (see :func:`_inconsistent`).
+_CHECKED = ["value_sum", "points", "operations", "interval_seconds"]
 
 
 def day_sums(
@@ -284,7 +290,7 @@ def day_sums(
     out must be read from their points. ``rename`` as :meth:`~searchkit.History.points`
     gives names (an index's newest snapshot's)."""
     lists = _LISTS.get(detail, _DAY)
-    keys = ["account", "index_id", "name", "period", "interval_seconds", "source"]
+    keys = ["account", "index_id", "name", "period", "source", *_CHECKED]
     columns = list(dict.fromkeys([*keys, "last_point", "first_point", *lists]))
     table = read(layout, (first, last), columns)
     if table.num_rows == 0:
@@ -303,6 +309,13 @@ def day_sums(
     # A day answers only if every row of it does: written by a searchkit that keeps quarters
     # (first_point), with bins (no points of other days), valid figures, one row per id.
     bad_rows |= _null(table["first_point"]) | _null(table["last_point"])
+    # Points of other days (a foreign writer's): the day totals count them, the points' rule
+    # does not; the day is read from its points.
+    begin = days * DAY_NS
+    bad_rows |= (_int64(table["first_point"]) < begin) | (
+        _int64(table["last_point"]) >= begin + DAY_NS
+    )
+    bad_rows |= _inconsistent(table, figures, ~bad_rows, warn=True)
     id_codes, id_texts = texts.codes(table["index_id"])
     ids = np.asarray([*id_texts.to_pylist(), ""], dtype=object)[id_codes]
     name_codes, name_texts = texts.codes(table["name"])
@@ -371,6 +384,40 @@ def _figures(table: pa.Table, lists: list[str]) -> tuple[list[np.ndarray], np.nd
     if invalid:
         bad |= invalid[0].min(axis=1) < 0
     return figures, bad
+
+
+def _inconsistent(
+    table: pa.Table, figures: list[np.ndarray], held: np.ndarray, *, warn: bool
+) -> np.ndarray:
+    """Which rows do not add up (changed by hand or by another tool since written): the
+    operations are not the value sum times the interval, or the bins' ``figures`` (value
+    sums and points by quarter, or points by hour; of the rows ``held`` bins) do not give
+    the day's. With ``warn``,
+    the days of such rows are named in a :class:`HistoryWarning`: their points answer for
+    them, and :func:`is_current` calls them stale, so they are rewritten."""
+    value_sum = pc.fill_null(table["value_sum"].combine_chunks(), np.nan).to_numpy()
+    points = pc.fill_null(table["points"].combine_chunks(), -1).to_numpy()
+    seconds = interval_seconds(table["interval_seconds"].to_numpy().astype(np.float64))
+    operations = pc.fill_null(table["operations"].combine_chunks(), np.nan).to_numpy()
+    wrong = operations != value_sum * seconds
+    if len(figures) >= 2 and figures[0].shape[1] in (HOURS, QUARTERS):
+        bins, counted = figures[0], figures[1]
+        wrong |= held & (counted.sum(axis=1) != points)
+        if bins.shape[1] == QUARTERS:
+            wrong |= held & (run_sums(bins, [0])[:, 0] != value_sum)
+    if warn and wrong.any():
+        days = _int64(table["period"])[wrong] // DAY_NS
+        named = ", ".join(str(np.datetime64(int(d), "D")) for d in np.unique(days))
+        warnings.warn(
+            HistoryWarning(
+                f"rollups that do not add up ignored: {named} (their figures disagree with "
+                "each other: changed since they were written); "
+                "their days are read from their points, and the next collect or "
+                "refresh_rollups() rewrites them"
+            ),
+            stacklevel=3,
+        )
+    return np.asarray(wrong, dtype=bool)
 
 
 def _null(column: pa.ChunkedArray | pa.Array) -> np.ndarray:

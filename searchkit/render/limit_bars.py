@@ -72,7 +72,7 @@ def plot_limits(
     labels, values, info = _limit_values(source, field)
     if ax is None:
         ax = new_axes((8, 1.2 + 0.45 * max(len(values), 2)))
-    _titles(ax, info)
+    _titles(ax, info, field)
     if values.size == 0:
         ax.set_xticks([])
         ax.set_yticks([])
@@ -192,8 +192,10 @@ def _label_bars(
             )
 
 
-def _titles(ax: Axes, info: LimitInfo) -> None:
-    ax.set_title(info.title)
+def _titles(ax: Axes, info: LimitInfo, field: str | None) -> None:
+    """Name the limit the bars draw, in words and as its field (the sum when None)."""
+    label = "max_daily_queries+max_daily_updates" if field is None else field
+    ax.set_title(f"Limit: {info.title.lower()} ({label})")
     ax.set_xlabel(f"{info.unit} per {info.period}" if info.period else info.unit)
 
 

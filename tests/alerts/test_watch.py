@@ -152,3 +152,34 @@ def test_a_stalled_collection_raises_its_own_incident_and_resolves_when_it_resum
     assert lines[3:] == [
         f"Rule collection stalled; incident {stall[0]['alerts'][0]['fingerprint']}."
     ]
+
+
+def test_the_alerts_command_shows_the_incidents_and_the_backtest(week, tmp_path, capsys):
+    from searchkit.cli.main import main
+
+    emu, client, history = week
+    rules = tmp_path / "alerts.toml"
+    rules.write_text('[[rule]]\nname = "forecast"\nindexes = "code-snippets"\n')
+    config = AlertsConfig(rules=(AlertRule(name="forecast", indexes="code-snippets"),), channels=())
+    emu.advance(6 * 3600)
+    now = pd.Timestamp(emu.now(), unit="s", tz="UTC")
+    history.collect(client, now=now)
+    told = alert_round(history, config, now=now, clock=emu.now).transitions
+
+    status = main(["alerts", "--store", history.location, "--rules", str(rules), "--backtest"])
+
+    out = capsys.readouterr().out.splitlines()
+    assert status == 0
+    assert out[:2] == [
+        "1 incident(s) firing or breached:",
+        "  FIRING    code-snippets max_daily_queries+max_daily_updates (rule forecast) since "
+        f"2026-11-21 06:00 UTC; key {told[0]['key']}",
+    ]
+    assert out[3].startswith("alert backtest (")
+    assert [line.split()[0] for line in out[6:]] == [
+        "forecast",
+        "used",
+        "used",
+        "used",
+        "used",
+    ]

@@ -234,3 +234,24 @@ def test_a_corrupt_rollup_of_a_compacted_day_is_rewritten_by_compaction(tmp_path
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert hist.compact()["rollups_written"] == 0
+
+
+def test_a_rollup_that_does_not_add_up_is_ignored_named_and_rewritten(tmp_path, emu, client):
+    hist = History(tmp_path / "h")
+    collect_across_midnight(hist, emu, client)
+    points_only = without_rollups(tmp_path, tmp_path / "h")
+    [rolled] = files(tmp_path / "h", "rollups")
+    table = pq.read_table(rolled)
+    at = table.schema.get_field_index("value_sum")
+    tampered = pa.compute.multiply(table["value_sum"], 10.0)  # the file keeps its name
+    pq.write_table(table.set_column(at, "value_sum", tampered), rolled)
+
+    for tz in ("UTC", "America/New_York"):  # the day's totals, and its quarters
+        with pytest.warns(HistoryWarning, match="rollups that do not add up ignored: 2026-11-20"):
+            usage = sk.usage_frame(hist, tz=tz)
+        pd.testing.assert_frame_equal(usage, sk.usage_frame(points_only, tz=tz), check_exact=True)
+
+    assert hist.refresh_rollups(["2026-11-20"]) == 1  # stale: rewritten from the points
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pd.testing.assert_frame_equal(sk.usage_frame(hist), sk.usage_frame(points_only))
