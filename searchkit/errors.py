@@ -553,10 +553,22 @@ def server_message(
     elif isinstance(data, str) and data.strip():
         message = data
     if message is None:
-        message = text
+        message = _html_page(text) or text
     one_line = " ".join(str(message).split())
     if secrets is not None:
         one_line = redact(one_line, secrets)
     if len(one_line) > limit:
         one_line = one_line[: limit - 1].rstrip() + "…"
     return one_line
+
+
+def _html_page(text: str) -> str | None:
+    """Say "an HTML page" for a web page's body (a Jupyter port, a proxy's page), naming its
+    title, instead of pasting its markup into the error; None for any other text."""
+    import re
+
+    if not re.match(r"\s*<(!doctype\s+html|html)\b", text, re.IGNORECASE):
+        return None
+    title = re.search(r"<title[^>]*>(.*?)</title>", text, re.IGNORECASE | re.DOTALL)
+    named = f" titled {' '.join(title[1].split())[:80]!r}" if title and title[1].strip() else ""
+    return f"an HTML page{named}, not the API's JSON: is the address that of the service?"

@@ -155,6 +155,14 @@ class Failures:
             what = "the connection was reset or closed before an answer"
         else:
             what = type(exc).__name__
+        if (
+            self.base_url.startswith("https://")
+            and isinstance(exc, requests.exceptions.SSLError | requests.ConnectionError)
+            and not isinstance(exc, requests.ConnectTimeout | requests.exceptions.ProxyError)
+        ):
+            # A TLS greeting to a plain-http server (the emulator) ends like this.
+            what += "; the address says https: if the server speaks plain http (as the "
+            what += "emulator does), use an http:// address"
         return TransportError(
             what,
             url=self.base_url,

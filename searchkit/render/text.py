@@ -195,31 +195,33 @@ def _csv_limit(value: Any) -> str:
     if value is None or isinstance(value, bool):
         return "" if value is None else str(value)
     if isinstance(value, int):
-        return "unlimited" if value == -1 else str(value)
+        return "inf" if value == -1 else str(value)  # a number pandas reads back: float("inf")
     return str(value)
 
 
 def limits_csv_text(indexes: IndexList | Iterable[SearchIndex], show_secrets: bool = False) -> str:
     """Return the indexes as CSV for other programs, one row per index, with a header.
 
-    Columns: ``id``, ``name``, ``type``, ``region``, ``endpoint``, ``partner_email``,
-    ``created`` (ISO 8601, UTC), ``input_enrichment_enabled`` (``true``/``false``), the nine
-    limits, and with ``show_secrets`` ``token`` and ``read_only_token``. Limits are the
-    service's integers as written, except -1, which is written ``unlimited``; an absent
-    value is an empty field. Text passes through :func:`terminal_safe`, so a control
-    character in a name is written as a visible escape (use ``--format json`` for the exact
-    text).
+    Columns, named as in ``--format json`` (the API's fields): ``id``, ``name``, ``type``,
+    ``region``, ``endpoint``, ``partner_email``, ``creation_time`` (ISO 8601, UTC),
+    ``input_enrichment_enabled`` (``true``/``false``), the nine limits, and with
+    ``show_secrets`` ``token`` and ``read_only_token``. Numbers stay numbers: limits are the
+    service's integers as written, except -1, which is written ``inf`` (what pandas writes
+    for an unlimited limit, in ``forecast.csv`` or ``limits_frame(...).to_csv()``, and reads
+    back as ``float("inf")``); an absent value is an empty field. Text passes through
+    :func:`terminal_safe`, so a control character in a name is written as a visible escape
+    (use ``--format json`` for the exact text).
 
     Example:
         >>> print(limits_csv_text([SearchIndex.from_dict(
         ...     {"id": "a1", "name": "docs", "max_daily_queries": -1,
         ...      "max_vector_count": 2000000000})]).splitlines()[1])
-        a1,docs,,,,,,,2000000000,,,unlimited,,,,,
+        a1,docs,,,,,,,2000000000,,,inf,,,,,
     """
     import csv
     import io
 
-    head = ["id", "name", "type", "region", "endpoint", "partner_email", "created"]
+    head = ["id", "name", "type", "region", "endpoint", "partner_email", "creation_time"]
     head += ["input_enrichment_enabled", *LIMIT_FIELDS]
     if show_secrets:
         head += ["token", "read_only_token"]

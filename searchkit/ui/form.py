@@ -25,6 +25,7 @@ import traitlets
 
 from searchkit.errors import (
     AmbiguousCreateError,
+    IndexExistsError,
     SearchKitError,
     ValidationError,
     describe_failure,
@@ -355,6 +356,8 @@ class CreateIndexForm(widgets.VBox):
             self._sent = request  # it may exist: do not send the same request again
         self._error = exc
         sentence = describe_failure(exc)
+        if isinstance(exc, IndexExistsError):
+            sentence = _exists_sentence(exc)  # a form has no if_exists argument to pass
         if (
             request[2] == "fixed"
             and isinstance(exc, ValidationError)
@@ -429,3 +432,13 @@ def create_index_form(
 
 
 # --- the index browser -------------------------------------------------------------------
+
+
+def _exists_sentence(exc: IndexExistsError) -> str:
+    """The refusal of an existing name in words for the form's user (no ``if_exists``)."""
+    ids = ", ".join(str(getattr(index, "id", None)) for index in exc.existing)
+    return (
+        f"An index named {exc.name!r} already exists (id {ids}); nothing was created. "
+        "Choose another name, or use the existing index: "
+        f"client.list_indexes()[{exc.name!r}]."
+    )

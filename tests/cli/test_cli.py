@@ -6,6 +6,7 @@ import argparse
 import csv
 import io
 import json
+import math
 import os
 import pathlib
 import re
@@ -14,6 +15,7 @@ import subprocess
 import sys
 import unicodedata
 
+import pandas as pd
 import pytest
 
 from searchkit._version import __version__
@@ -91,7 +93,7 @@ def test_list_table_formats_limits_like_the_html(configured, capsys):
     assert docs.split(" 12:00 ", 1)[1].split() == " ".join(expected).split()
 
 
-def test_list_csv_writes_integers_and_unlimited(configured, capsys):
+def test_list_csv_writes_numbers_unlimited_as_inf_and_the_json_s_column_names(configured, capsys):
     assert main(["list", "--format", "csv"]) == 0
     out = capsys.readouterr().out
     rows = list(csv.DictReader(io.StringIO(out)))
@@ -103,9 +105,17 @@ def test_list_csv_writes_integers_and_unlimited(configured, capsys):
     for row, index in zip(rows, indexes, strict=True):
         for field in LIMIT_FIELDS:
             value = getattr(index, field)
-            assert row[field] == ("unlimited" if value == -1 else str(value)), field
-    assert "inf" not in out and ".0," not in out
-    assert any(r["max_daily_queries"] == "unlimited" for r in rows)
+            assert row[field] == ("inf" if value == -1 else str(value)), field
+    assert "unlimited" not in out and ".0," not in out
+    # numbers stay numbers: pandas reads the limits as numbers, unlimited as inf
+    frame = pd.read_csv(io.StringIO(out))
+    assert frame["max_daily_queries"].dtype.kind in "if"
+    assert math.inf in frame["max_daily_queries"].tolist()
+    # the same column names as --format json (the API's fields)
+    assert main(["list", "--format", "json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert set(rows[0]) <= set(listed[0])
+    assert rows[0]["creation_time"].endswith("+00:00")
 
 
 def test_list_csv_with_secrets_has_the_real_tokens(configured, capsys):

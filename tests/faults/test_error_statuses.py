@@ -72,7 +72,11 @@ HUGE = "x" * 100_000
         ({"code": 4001, "message": "name is taken"}, "name is taken"),
         ({"error": {"code": 7, "message": "nested message"}}, "nested message"),
         ("plain text\nover two lines", "plain text over two lines"),
-        ("<html><body>Bad Request</body></html>", "<html><body>Bad Request</body></html>"),
+        # a web page is named, not pasted (issue 28: a Jupyter port's page filled the error)
+        (
+            "<html><body>Bad Request</body></html>",
+            "an HTML page, not the API's JSON: is the address that of the service?",
+        ),
         (b"", "HTTP 400"),
         (b"   \n", "HTTP 400"),
         (b"\xff\xfe not utf-8", "\ufffd\ufffd not utf-8"),
