@@ -61,6 +61,7 @@ import pandas as pd
 
 from searchkit.analytics import profile as pf
 from searchkit.analytics.days import PointsReader
+from searchkit.analytics.limit_periods import UNLIMITED_REASON
 from searchkit.analytics.reading import listed_once
 from searchkit.analytics.reasons import (
     no_data_reasons,
@@ -204,7 +205,8 @@ def forecast_limits(
         ``projected`` (at the reset), ``projected_low``/``projected_high`` (its 10-90
         band) and ``limit`` are in operations (``unit``); ``pace`` is operations per
         second over the last ``pace_window``; ``projected_utilization`` = projected /
-        limit (0 when unlimited); ``hit_at`` the instant the limit is (or was) reached,
+        limit (NaN when unlimited: no share of a limit is used; ``reason`` then starts
+        with ``"unlimited"``); ``hit_at`` the instant the limit is (or was) reached,
         NaT when not before the reset, ``hit_at_earliest``/``hit_at_latest`` the same at
         the band's high and low ends; ``method`` how the row was forecast
         (``profile``, ``profile+weekly``, ``yesterday``, ``pace``, or empty when not);
@@ -331,17 +333,24 @@ def _rows(
     for column in ("used", "pace", "projected", "projected_low", "projected_high"):
         out[column] = today[column]
     out["limit"] = limit
-    out["projected_utilization"] = utilization_ratio(today["projected"], limit)
-    out.loc[np.isposinf(limit), "projected_utilization"] = 0.0
+    out["projected_utilization"] = utilization_ratio(today["projected"], limit)  # NaN: no limit
     for column in ("hit_at", "hit_at_earliest", "hit_at_latest"):
         out[column] = _instants(start, today[column])
     out["unit"] = UNIT
     out["method"] = pd.array(today["method"], dtype="str")
-    out["reason"] = pd.array(today["reason"], dtype="str")
+    out["reason"] = pd.array(_unlimited_first(today["reason"], limit), dtype="str")
     out["as_of"] = pd.DatetimeIndex([moment] * len(out), dtype="datetime64[ns, UTC]")
     for column in ("period_start", "reset"):
         out[column] = pd.DatetimeIndex(out[column]).as_unit("ns")
     return out[list(FORECAST_COLUMNS)]
+
+
+def _unlimited_first(reasons: Any, limit: np.ndarray) -> np.ndarray:
+    """The reasons, each unlimited index's led by ``"unlimited"`` (no share of a limit)."""
+    out = np.asarray(reasons, dtype=object).copy()
+    for row in np.flatnonzero(np.isposinf(limit)):
+        out[row] = f"{UNLIMITED_REASON}; {out[row]}" if out[row] else UNLIMITED_REASON
+    return out
 
 
 def _instants(start: pd.Timestamp, hours: np.ndarray) -> pd.DatetimeIndex:

@@ -15,12 +15,19 @@ API JSON, or a :class:`~searchkit.History` (as far back as it was collected).
 from __future__ import annotations
 
 import datetime as dt
-from typing import TYPE_CHECKING, Any, TypeGuard
+from typing import TYPE_CHECKING, TypeGuard
 
 import numpy as np
 import pandas as pd
 
 from searchkit.analytics.days import PointsReader
+from searchkit.analytics.limit_periods import (
+    DAILY_FIELDS,
+    compare_with_limits,
+    field_label,
+    period_mismatch,
+    share_of_limit,
+)
 from searchkit.analytics.periods import frame_tally, history_tally
 from searchkit.analytics.reading import listed_once
 from searchkit.errors import ValidationError
@@ -32,7 +39,6 @@ from searchkit.frames.counting import (
 )
 from searchkit.frames.frames import Indexes, limits_frame, throughput_frame
 from searchkit.frames.zones import TimeZone, resolve_zone
-from searchkit.model.limits import LIMIT_FIELDS
 
 if TYPE_CHECKING:
     from typing import TypeAlias
@@ -50,9 +56,6 @@ __all__ = [
     "utilization_ratio",
 ]
 
-#: The default comparison: throughput counts queries and updates together.
-DAILY_FIELDS: tuple[str, str] = ("max_daily_queries", "max_daily_updates")
-
 
 def source_frames(source: Source) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Return (throughput, limits) of a History, an IndexList or raw JSON."""
@@ -65,25 +68,14 @@ def source_frames(source: Source) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def _field_limit(limits: pd.DataFrame, field: str | None) -> tuple[str, pd.Series]:
+    label = field_label(field)
     if field is None:
-        total = limits[DAILY_FIELDS[0]] + limits[DAILY_FIELDS[1]]
-        return "+".join(DAILY_FIELDS), total
-    if field not in LIMIT_FIELDS:
-        raise ValidationError(
-            f"field must be a limit field, one of {', '.join(LIMIT_FIELDS)}; got {field!r}"
-        )
-    return field, limits[field]
+        return label, limits[DAILY_FIELDS[0]] + limits[DAILY_FIELDS[1]]
+    return label, limits[field]
 
 
-def utilization_ratio(used: Any, limit: Any) -> np.ndarray:
-    used = np.asarray(used, dtype=np.float64)
-    limit = np.asarray(limit, dtype=np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = used / limit
-    ratio[np.isinf(limit)] = 0.0  # unlimited: never any share of it used
-    ratio[limit == 0] = np.where(used[limit == 0] > 0, np.inf, 0.0)
-    result: np.ndarray = ratio
-    return result
+#: ``used / limit``: NaN for an unlimited or unreported limit (the forecast's share too).
+utilization_ratio = share_of_limit
 
 
 @listed_once
@@ -114,12 +106,18 @@ def usage_frame(
     Returns:
         One row per index and period: ``index_id``, ``name``, ``period`` (start, aware),
         ``operations``, ``points``, ``invalid`` (points left out because their value is
-        negative or infinite: no usage is), ``limit`` (``inf`` when unlimited),
-        ``utilization``
-        (operations / limit; 0 when unlimited; NaN when the limit is not reported),
-        ``breached`` (operations above the limit) and ``complete`` (the points cover the
+        negative or infinite: no usage is), ``limit`` (what the service allows in that
+        period: ``inf`` when unlimited, NaN when not reported or when the periods are not
+        the limit's), ``utilization`` (operations / limit; NaN when unlimited, not
+        reported, or not the limit's period: never 0% of no limit), ``breached``
+        (operations above a limit compared with), ``complete`` (the points cover the
         whole period; a first or last partial day undercounts), ``field`` (the limit
-        compared with: ``field``, or ``"max_daily_queries+max_daily_updates"``). From a
+        compared with: ``field``, or ``"max_daily_queries+max_daily_updates"``) and
+        ``reason`` (empty where utilization is a number, else why not: ``"unlimited"``,
+        ``"limit not reported"``, or why the periods are not the limit's). A daily limit
+        is compared only with UTC days (``freq="D"``, ``tz="UTC"``: it resets at UTC
+        midnight), a monthly one only with UTC calendar months (``"MS"``); weeks, hours or
+        days in another zone keep their operations and leave the comparison empty. From a
         History, each period is compared with the limits in force at its end (plan changes
         show). A point's interval is its index's median sampling interval
         (:func:`~searchkit.throughput_intervals`; a History's, day by day), a minute for an
@@ -138,19 +136,17 @@ def usage_frame(
     else:
         tp, limits = source_frames(source)
         tally = frame_tally(tp, zone, freq, value_unit)
-    label, limit = _field_limit(limits, field)
+    _, limit = _field_limit(limits, field)
     out = tally.frame(zone)
     if out.empty:
         return _empty_usage(zone)
     out["name"] = out["index_id"].map(tally.names)
     out["limit"] = out["index_id"].map(limit).astype(np.float64).to_numpy()
-    if is_history(source):
+    if is_history(source) and period_mismatch(field, freq, zone) is None:
         out["limit"] = _limits_as_of(out, source, field, freq, out["limit"].to_numpy())
     out = out[(out["points"] > 0) | (out["invalid"] > 0)][columns].reset_index(drop=True)
     out["complete"] = _complete(out, tally.steps, zone, freq)
-    out["utilization"] = utilization_ratio(out["operations"], out["limit"])
-    out["breached"] = out["operations"].to_numpy() > out["limit"].to_numpy()
-    out["field"] = label
+    out = compare_with_limits(out, out["limit"].to_numpy(), field, freq, zone)
     return out.sort_values(["name", "period"], kind="stable").reset_index(drop=True)
 
 
@@ -169,6 +165,7 @@ def _empty_usage(zone: dt.tzinfo) -> pd.DataFrame:
             "utilization": np.array([], dtype=np.float64),
             "breached": np.array([], dtype=bool),
             "field": pd.array([], dtype="str"),
+            "reason": pd.array([], dtype="str"),
         }
     )
 

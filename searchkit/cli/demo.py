@@ -69,8 +69,19 @@ def run_demo(
     print("\nwrote:", file=stream)
     width = max(map(len, written))  # the paths in one column
     for what, path in written.items():
-        print(f"  {what:<{width}} {path.resolve()}", file=stream)
+        print(f"  {what:<{width}} {path.resolve()}  ({SHOWS[what]})", file=stream)
     return written
+
+
+#: What each written file shows, the limit it draws named (issue 28: one demo drew two
+#: limits for one index without saying which).
+SHOWS = {
+    "throughput": "15-minute means per index, operations/s (assumed)",
+    "limits": "limit max_daily_queries per index",
+    "forecast": "today against max_daily_queries + max_daily_updates",
+    "utilization": "each UTC day against max_daily_queries + max_daily_updates",
+    "cockpit": "today's forecast against max_daily_queries + max_daily_updates",
+}
 
 
 def _write_usage(folder: pathlib.Path, stream: TextIO) -> dict[str, pathlib.Path]:

@@ -99,6 +99,20 @@ def _number(value: float) -> str:
     return f"{value:,.0f}"
 
 
+def _no_share(limit: float) -> str:
+    """What the projected % column shows without a share: unlimited is no 0%."""
+    return "unlimited" if limit == math.inf else "—"
+
+
+def _note(reason: str) -> str:
+    """A row's reason as a note: "unlimited" goes without saying (the table shows it)."""
+    from searchkit.analytics.limit_periods import UNLIMITED_REASON
+
+    if reason == UNLIMITED_REASON:
+        return ""
+    return reason.removeprefix(f"{UNLIMITED_REASON}; ")
+
+
 def _hits(row: dict[Any, Any]) -> str:
     import pandas as pd
 
@@ -199,7 +213,7 @@ def forecast_text(forecast: pd.DataFrame, shown: int | None = None) -> str:
                 _number(row["projected"]),
                 band if not math.isnan(row["projected"]) else "—",
                 _number(row["limit"]),
-                f"{share:,.0%}" if limited else "—",
+                f"{share:,.0%}" if limited else _no_share(row["limit"]),
                 _hits(row),
             ]
         )
@@ -213,8 +227,9 @@ def forecast_text(forecast: pd.DataFrame, shown: int | None = None) -> str:
         )
     by_reason: dict[str, list[str]] = {}
     for row in records:
-        if row["reason"]:
-            by_reason.setdefault(terminal_safe(row["reason"]), []).append(row["name"])
+        reason = _note(row["reason"])
+        if reason:
+            by_reason.setdefault(terminal_safe(reason), []).append(row["name"])
     if by_reason:
         lines += ["", "notes:"]
         each = None if shown is None else NAMES_PER_NOTE

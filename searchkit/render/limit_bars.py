@@ -66,7 +66,7 @@ def plot_limits(
     if ax is None:
         ax = new_axes((8, 1.2 + 0.45 * max(len(values), 2)))
     info = LIMIT_INFO[field]
-    ax.set_title(info.title)
+    ax.set_title(f"Limit: {info.title.lower()} ({field})")  # names the limit it draws
     ax.set_xlabel(f"{info.unit} per {info.period}" if info.period else info.unit)
     if values.size == 0:
         ax.set_xticks([])

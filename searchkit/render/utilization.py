@@ -199,7 +199,12 @@ def _utilization_title(field: str) -> str:
         return f"Usage of {field.replace('+', ' + ')}"
     what = " + ".join(LIMIT_INFO[f].label.split(" / ")[0] for f in fields)
     period = LIMIT_INFO[fields[0]].period
-    return f"Usage against the limit of {what}" + (f" per {period}" if period else "")
+    # Words and the fields themselves: the figure names the limit it draws.
+    return (
+        f"Usage against the limit of {what}"
+        + (f" per {period}" if period else "")
+        + f" ({' + '.join(fields)})"
+    )
 
 
 def _zone_name(tz: TimeZone) -> str:

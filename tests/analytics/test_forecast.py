@@ -180,10 +180,11 @@ def test_an_index_already_past_its_limit_gives_the_point_that_crossed_it():
     assert row["projected_utilization"] == 28.8
 
 
-def test_unlimited_gives_zero_projected_utilization_and_no_hit():
+def test_unlimited_gives_no_projected_utilization_and_no_hit():
     raw = [index("open", "2026-11-20 00:00", 60, 100.0, queries=-1, updates=-1)]
     row = sk.forecast_limits(raw, now="2026-11-20 01:00").loc["id-open"]
-    assert row["projected_utilization"] == 0.0
+    assert np.isnan(row["projected_utilization"])  # no share of a limit: not 0%
+    assert row["reason"].startswith("unlimited")
     assert pd.isna(row["hit_at"]) and pd.isna(row["hit_at_earliest"])
 
 

@@ -80,7 +80,9 @@ def test_usage_frame_counts_operations_per_utc_day_against_the_daily_limits():
             "limit": 300.0,
         },
     ]
-    assert usage["utilization"].tolist() == [0.0, 24.0, 24.0]
+    # unlimited: no share of a limit (it was 0.0), and the reason says so
+    assert usage["utilization"].fillna(-1.0).tolist() == [-1.0, 24.0, 24.0]
+    assert usage["reason"].tolist() == ["unlimited", "", ""]
     assert usage["breached"].tolist() == [False, True, True]
 
 
@@ -111,7 +113,7 @@ def test_the_demo_data_show_one_index_past_and_one_on_course():
     assert on_course["used"] < on_course["limit"] < on_course["projected"]
     assert pd.Timestamp("2026-11-20 09:00", tz="UTC") < on_course["hit_at"]
     assert on_course["hit_at"] < pd.Timestamp("2026-11-21", tz="UTC")
-    assert (forecast.loc[["docs-search", "news-archive"], "projected_utilization"] == 0).all()
+    assert forecast.loc[["docs-search", "news-archive"], "projected_utilization"].isna().all()
 
 
 def test_sources_agree_index_list_raw_json_and_history(tmp_path):
@@ -141,9 +143,12 @@ def test_plot_utilization_colours_index_by_day_and_marks_breaches():
     np.testing.assert_allclose(image, [[288.0, 288.0], [36.0, 36.0]])
     markers = ax.collections[0].get_offsets()
     assert markers.tolist() == [[0.0, 0.25], [1.0, 0.25]]
-    assert ax.get_title() == "Usage against the limit of queries + updates per day"
+    assert ax.get_title() == (
+        "Usage against the limit of queries + updates per day "
+        "(max_daily_queries + max_daily_updates)"
+    )
     single = sk.plot_utilization(raw, field="max_daily_queries")
-    assert single.get_title() == "Usage against the limit of queries per day"
+    assert single.get_title() == "Usage against the limit of queries per day (max_daily_queries)"
 
 
 def test_plot_throughput_draws_a_forecast_pace_and_limit_line():

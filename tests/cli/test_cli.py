@@ -547,6 +547,14 @@ def test_demo_writes_both_pngs_from_a_subprocess(tmp_path):
     assert {line.index(str(out.resolve())) for line in wrote} == {len("  utilization ")}
     assert (out / "cockpit.png").read_bytes().startswith(b"\x89PNG")
     assert "the quota cockpit's picture of " in result.stdout
+    # Each says which limit it draws: limits.png the queries, the others queries + updates.
+    assert [line.rsplit("  ", 1)[1] for line in wrote] == [
+        "(15-minute means per index, operations/s (assumed))",
+        "(limit max_daily_queries per index)",
+        "(today against max_daily_queries + max_daily_updates)",
+        "(each UTC day against max_daily_queries + max_daily_updates)",
+        "(today's forecast against max_daily_queries + max_daily_updates)",
+    ]
 
 
 def test_demo_into_an_unwritable_place_is_one_line():

@@ -42,12 +42,12 @@ def test_forecast_prints_today_per_index_and_the_backtest_summary(tmp_path, caps
         "product-catalog       8,824      17,641          17,149 - 18,094     20,000          "
         "88%  not before the reset",
         # unlimited: no share of a limit, no hit time; by name
-        "docs-search         121,725     493,934        430,427 - 619,801  unlimited            "
-        "—  —",
-        "legal-contracts     247,949     578,502        550,283 - 633,369  unlimited            "
-        "—  —",
-        "news-archive     17,188,099  55,027,804  51,556,779 - 57,852,987  unlimited            "
-        "—  —",
+        "docs-search         121,725     493,934        430,427 - 619,801  unlimited    unlimited  "
+        "—",
+        "legal-contracts     247,949     578,502        550,283 - 633,369  unlimited    unlimited  "
+        "—",
+        "news-archive     17,188,099  55,027,804  51,556,779 - 57,852,987  unlimited    unlimited  "
+        "—",
         "",
         "notes:",
     ]
@@ -201,7 +201,7 @@ def test_forecast_text_without_a_bound_shows_every_index_unlimited_last():
         "",
         "index  used  projected  10-90 band      limit  projected %  hits the limit at",
         "calm     10         50     45 - 55      1,000           5%  not before the reset",
-        "free      1          2       2 - 2  unlimited            —  —",
+        "free      1          2       2 - 2  unlimited    unlimited  —",
         "",
         "notes:",
         "  calm: stale",

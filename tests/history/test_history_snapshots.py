@@ -68,19 +68,19 @@ def test_an_index_gone_or_renamed_is_stored_and_reported_once(tmp_path, emu, cli
 def test_usage_compares_each_period_with_the_limits_at_its_end(tmp_path, emu, client):
     hist = History(tmp_path / "h")
     raw = client.list_indexes().to_dicts()
-    # The points are 10:00-11:59; every index's limits change at 12:00.
+    # Every index's limits change at 12:00 on 2026-11-20, before the days its points are on.
     changed = [{**item, "max_daily_queries": 50_000, "max_daily_updates": 7} for item in raw]
     hist.collect(client, indexes=raw, now="2026-11-20 10:00", compact=False)
     hist.collect(client, indexes=raw, now="2026-11-20 11:00", compact=False)
     hist.collect(client, indexes=changed, now="2026-11-20 12:00", compact=False)
 
-    usage = sk.usage_frame(hist, freq="h")
+    daily = sk.usage_frame(hist)
+    hourly = sk.usage_frame(hist, freq="h")
 
-    ten, eleven = (pd.Timestamp(f"2026-11-20 {h}", tz="UTC") for h in ("10:00", "11:00"))
-    before = sk.usage_frame(raw)[["index_id", "limit"]].drop_duplicates().set_index("index_id")
-    for index_id, rows in usage.groupby("index_id"):
-        assert rows.set_index("period")["limit"].to_dict() == {
-            ten: before.loc[index_id, "limit"],
-            eleven: 50_007.0,
-        }
+    assert set(daily["limit"]) == {50_007.0}  # each day's limits are those at its end
+    # An hour is not the period a daily limit counts: no limit beside it, and the reason why.
+    assert hourly["limit"].isna().all()
+    assert set(hourly["reason"]) == {
+        "max_daily_queries+max_daily_updates is a limit per UTC day; these periods are h"
+    }
     assert len(files(tmp_path / "h", "limits")) == 2

@@ -209,7 +209,7 @@ def test_one_bar_per_index_labelled_by_name(indexes, ax):
     assert [t.get_text() for t in ax.get_yticklabels()] == NAMES
     assert bar_widths(ax) == [1000, 5000, 1000, 1000, 1000]
     assert ax.get_xscale() == "linear"
-    assert ax.get_title() == "Writes per second"
+    assert ax.get_title() == "Limit: writes per second (max_writes_per_second)"
     assert ax.get_xlabel() == "writes per second"
     assert texts(ax) == ["1,000", "5,000", "1,000", "1,000", "1,000"]
 
@@ -376,7 +376,7 @@ def test_max_lines_none_draws_every_index(ax):
 
 def test_limit_titles_are_words_and_bandwidth_ticks_are_bytes(indexes, ax):
     plot_limits(indexes, field="max_monthly_bandwidth", ax=ax)
-    assert ax.get_title() == "Bandwidth per month"
+    assert ax.get_title() == "Limit: bandwidth per month (max_monthly_bandwidth)"
     assert ax.get_xlabel() == "bytes per month"
     formatter = ax.xaxis.get_major_formatter()
     assert formatter(5e10, 0) == "50 GB"
