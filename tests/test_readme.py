@@ -93,6 +93,7 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Iterator[pathlib.Path]:
     folder = tmp_path_factory.mktemp("readme")
     for block in BLOCKS:
         if block.marker == "file":
+            (folder / block.arg).parent.mkdir(parents=True, exist_ok=True)
             (folder / block.arg).write_text(block.code, encoding="utf-8")
     yield folder
 
@@ -166,3 +167,11 @@ def test_shell_block_runs_as_written(
         timeout=600,
     )
     assert result.returncode == 0, f"README.md:{block.line}\n{result.stdout}\n{result.stderr}"
+
+
+def test_every_file_the_readme_shows_is_shipped_as_shown():
+    """A file block (e.g. examples/alerts.toml) is in the repository, so blocks run as written."""
+    files = [b for b in BLOCKS if b.marker == "file"]
+    assert files
+    for block in files:
+        assert (ROOT / block.arg).read_text(encoding="utf-8") == block.code, block.arg
