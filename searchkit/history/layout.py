@@ -20,7 +20,7 @@ import threading
 import uuid
 import warnings
 from collections.abc import Callable, Iterator
-from typing import Any, ParamSpec, Protocol, TypeVar
+from typing import ParamSpec, Protocol, TypeVar
 
 import pyarrow as pa
 import pyarrow.fs as pafs
@@ -28,11 +28,13 @@ import pyarrow.parquet as pq
 
 from searchkit.errors import HistoryError, HistoryWarning
 from searchkit.history import locks
+from searchkit.history.encoding import WRITE_OPTIONS, compatible, write_options
 from searchkit.history.texts import TEXT, encoded_table, is_text
 from searchkit.model.limits import LIMIT_FIELDS
 
 __all__ = [
     "ATTEMPTS",
+    "GAPS",
     "KEY",
     "LIMITS_SCHEMA",
     "OPTIONAL",
@@ -46,7 +48,6 @@ __all__ = [
     "Layout",
     "one_listing",
     "remove_quietly",
-    "write_options",
 ]
 
 TIMESTAMP = pa.timestamp("ns", tz="UTC")
@@ -77,6 +78,9 @@ LIMITS_SCHEMA = pa.schema(
         ("collected_at", TIMESTAMP),
     ]
 )
+#: A rollup's gaps inside its day (see :mod:`searchkit.history.gaps`): each step between
+#: two points of the index longer than its day's gap threshold, as the two points' times.
+GAPS = pa.list_(pa.struct([("stored_until", TIMESTAMP), ("listed_from", TIMESTAMP)]))
 ROLLUP_SCHEMA = pa.schema(
     [
         ("account", TEXT),
@@ -95,6 +99,7 @@ ROLLUP_SCHEMA = pa.schema(
         ("quarter_value_sum", pa.list_(pa.float64())),
         ("quarter_points", pa.list_(pa.int64())),
         ("first_point", TIMESTAMP),
+        ("gaps", GAPS),
     ]
 )
 SCHEMAS = {"throughput": THROUGHPUT_SCHEMA, "limits": LIMITS_SCHEMA, "rollups": ROLLUP_SCHEMA}
@@ -107,52 +112,11 @@ OPTIONAL = {
         "quarter_value_sum",
         "quarter_points",
         "first_point",
+        "gaps",
     )
 }
 #: A point's identity: one row per key is kept (see :mod:`searchkit.history.dedupe`).
 KEY = ("account", "index_id", "time")
-# Sorted by index then time inside a file, row groups this size let a reader of one index
-# skip the others' groups from the statistics alone.
-ROW_GROUP = 16_384
-#: How every file is written. Instants are stored as Parquet TIMESTAMP(MICROS, UTC): Spark,
-#: DuckDB, Polars and Dask read that natively (Spark has no nanoseconds), and the service's
-#: texts carry milliseconds, so nothing it says is lost; sub-microsecond digits of a
-#: ``collected_at`` taken from the clock are dropped. Text columns are written from Arrow
-#: dictionaries, so each distinct text is stored once (the column's dictionary page), and
-#: without Arrow's own schema, so every engine (pandas and Polars too) reads plain strings.
-WRITE_OPTIONS: dict[str, Any] = {
-    "compression": "zstd",
-    "row_group_size": ROW_GROUP,
-    "coerce_timestamps": "us",
-    "allow_truncated_timestamps": True,
-    "store_schema": False,
-}
-
-
-def write_options(kind: str, schema: pa.Schema) -> dict[str, Any]:
-    """How a file of ``kind`` is written: :data:`WRITE_OPTIONS`, but a rollup's lists.
-
-    A rollup's hours and quarters (48 and 192 figures a row: 35M quarter sums a year of
-    1,000 indexes) are read whole by every usage question on a long history, so they are
-    written to decode fast: LZ4 (``LZ4_RAW``, which Spark, DuckDB and Polars read) instead
-    of zstd, and the sums without a dictionary (they hardly repeat: the writer's attempt
-    only adds a page to decode). The other columns stay as every file's (zstd: a long
-    name compresses). Same columns, same values: only the encoding differs, so files
-    written either way read alike.
-    """
-    if kind != "rollups":
-        return WRITE_OPTIONS
-    codecs: dict[str, str] = {}
-    dictionaries = []
-    for field in schema:  # Parquet's column paths: a list's values are "<name>.list.element"
-        listed = pa.types.is_list(field.type)
-        path = f"{field.name}.list.element" if listed else field.name
-        codecs[path] = "lz4" if listed else str(WRITE_OPTIONS["compression"])
-        if not (listed and pa.types.is_floating(field.type.value_type)):
-            dictionaries.append(path)
-    return {**WRITE_OPTIONS, "compression": codecs, "use_dictionary": dictionaries}
-
-
 #: Listings and reads that race a writer or a compaction are retried this many times.
 ATTEMPTS = 5
 #: A temporary file this old belongs to a writer that died mid-write (a write takes seconds).
@@ -540,23 +504,6 @@ def _is_day(text: str) -> bool:
     except ValueError:
         return False
     return True
-
-
-def compatible(found: pa.DataType, expected: pa.DataType) -> bool:
-    """Whether a column of type ``found`` reads as ``expected`` (a compatible writer's).
-
-    A text column may be plain, large or dictionary strings (files written before text
-    columns were dictionaries hold plain ones); instants may have any unit.
-    """
-    if found == expected:
-        return True
-    if pa.types.is_timestamp(expected):
-        return bool(pa.types.is_timestamp(found))
-    if is_text(expected):
-        return is_text(found)
-    if pa.types.is_list(expected):  # Parquet names a list's items "element", Arrow "item"
-        return bool(pa.types.is_list(found) and found.value_type == expected.value_type)
-    return False
 
 
 def _shown(kind: pa.DataType) -> str:

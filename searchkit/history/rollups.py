@@ -23,9 +23,11 @@ the sum of the quarters' sums (:func:`~searchkit.frames.counting.run_sums`), so 
 whole and a day read by quarters count alike. The lists are null when the day's files hold
 points dated on other days (no writer but a foreign one puts them there): the forecast and
 usage then read that day's points, as they do when a list is not 24 (96) valid figures (one
-missing, a negative or infinite sum). A rollup written by a searchkit without these columns
-reads them as nulls and is stale (the next collect or
-:meth:`~searchkit.History.refresh_rollups` rewrites it).
+missing, a negative or infinite sum). The day's ``gaps`` (each step between two points of
+an index longer than its gap threshold, :mod:`searchkit.history.gaps`) let
+:meth:`~searchkit.History.info` report the day without reading its points. A rollup
+written by a searchkit without these columns reads them as nulls and is stale (the next
+collect or :meth:`~searchkit.History.refresh_rollups` rewrites it).
 """
 
 from __future__ import annotations
@@ -59,9 +61,12 @@ from searchkit.frames.counting import (
 )
 from searchkit.history import reader, texts
 from searchkit.history.dedupe import tidy
-from searchkit.history.layout import ROLLUP_SCHEMA, TIMESTAMP, HistoryWarning, Layout
+from searchkit.history.gaps import gap_thresholds, inner_gaps
+from searchkit.history.layout import GAPS, ROLLUP_SCHEMA, TIMESTAMP, HistoryWarning, Layout
 
 _HOURLY = ["hourly_value_sum", "hourly_points", "last_point"]
+#: Columns an older searchkit's rollups lack (they read as nulls): such a rollup is stale.
+_WRITTEN_SINCE = ["last_point", "first_point", "gaps"]
 _QUARTERLY = ["quarter_value_sum", "quarter_points", "first_point"]
 #: What :func:`day_sums` gives a day's sums by: the whole day, its hours or its quarters.
 Detail = Literal["day", "hour", "quarter"]
@@ -171,10 +176,10 @@ def _names(layout: Layout, day: str) -> list[str]:
 
 def is_current(layout: Layout, day: str, source: str) -> bool:
     """Whether ``day``'s stored rollup summarises exactly the files ``source`` names (and
-    was written with its hours and quarters: an older writer's is stale)."""
-    columns = ["period", "source", "last_point", "first_point", *_CHECKED, *_LISTS["quarter"]]
-    table = read(layout, (day, day), columns)
-    if table.num_rows == 0 or table["last_point"].null_count or table["first_point"].null_count:
+    was written with its hours, quarters and gaps: an older writer's is stale)."""
+    columns = ["period", "source", "last_point", "first_point", "gaps", *_CHECKED]
+    table = read(layout, (day, day), [*columns, *_LISTS["quarter"]])
+    if table.num_rows == 0 or any(table[name].null_count for name in _WRITTEN_SINCE):
         return False
     if current(table, {day: source}).num_rows != table.num_rows:
         return False
@@ -229,8 +234,22 @@ def rollup(points: pa.Table, day: str, source: str) -> pa.Table:
         pa.array(newest.view("datetime64[ns]"), TIMESTAMP),
         *quarters,
         pa.array(oldest.view("datetime64[ns]"), TIMESTAMP),
+        _gaps(flat, nanos, ids.categories, count),
     ]
     return pa.Table.from_arrays(arrays, schema=ROLLUP_SCHEMA)
+
+
+def _gaps(codes: np.ndarray, nanos: np.ndarray, ids: Sequence[str], count: int) -> pa.Array:
+    """Each index's gaps inside the day (:func:`~searchkit.history.gaps.inner_gaps`), as
+    ``info()`` finds them in the day's points, so it need not read them again."""
+    left = inner_gaps(codes, nanos, gap_thresholds(codes, nanos, ids))
+    offsets = np.zeros(count + 1, dtype=np.int32)
+    np.cumsum(np.bincount(codes[left], minlength=count), out=offsets[1:])
+    pairs = pa.StructArray.from_arrays(
+        [pa.array(nanos[at], TIMESTAMP) for at in (left, left + 1)],
+        fields=list(GAPS.value_type),
+    )
+    return pa.ListArray.from_arrays(pa.array(offsets), pairs, type=GAPS)
 
 
 def _bins(

@@ -506,17 +506,17 @@ class History:
         """Return the daily rollups that still summarise their day's points exactly.
 
         Args:
-            columns: The columns to return (default all but the hours and quarters,
-                ``hourly_*`` and ``quarter_*``: 48 and 288 values a row).
+            columns: The columns to return (default all but the lists: the hours and
+                quarters, ``hourly_*`` and ``quarter_*``, 48 and 288 values a row, ``gaps``).
 
         Returns:
             One row per (account, index, UTC day) of every day whose points did not change
             since its rollup: ``account, index_id, name, period, operations, value_sum,
             points, invalid, interval_seconds, source, last_point, first_point`` and the
-            hours and quarters when named (see :mod:`searchkit.history.rollups`). Days not
+            lists when named (see :mod:`searchkit.history.rollups`). Days not
             listed must be read from the points.
         """
-        lists = ("hourly", "quarter")
+        lists = ("hourly", "quarter", "gaps")
         wanted = [c for c in ROLLUP_SCHEMA.names if not c.startswith(lists)]
         if columns is not None:
             wanted = check_columns(columns, ROLLUP_SCHEMA.names, "columns") or wanted
@@ -555,9 +555,9 @@ class History:
     def info(self) -> HistoryInfo:
         """Summarise the history: indexes, time span, points, files and bytes, gaps.
 
-        Reads one day at a time (the time column and the keys), so memory stays that of a
-        day whatever the history's length. A gap is a step between two stored points of an
-        index longer than 1.5 times its usual sampling interval.
+        A day whose rollup is current is summarised from it; any other is read on its own
+        (the keys and times), so memory stays that of a day. A gap is a step between two
+        stored points of an index longer than 1.5 times its usual sampling interval.
 
         Raises:
             HistoryError: Nothing is at the location (no folder, no bucket) or it is a
