@@ -81,7 +81,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     from searchkit.history.layout import TIMESTAMP
-    from searchkit.history.store import History
+    from searchkit.history.usage_history import History
 
     with tempfile.TemporaryDirectory(prefix="searchkit-pruning-") as folder:
         root = Path(folder) / "h"

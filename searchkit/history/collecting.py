@@ -10,11 +10,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
-from searchkit.history import dedupe, reader
-from searchkit.history import newest as record_of
+from searchkit.history import dedupe, newest_instants, reader
 from searchkit.history.gaps import Gap, listing_gap
 from searchkit.history.layout import KEY, THROUGHPUT_SCHEMA, Layout
-from searchkit.history.texts import codes, encoded
+from searchkit.history.text_columns import codes, encoded
 
 __all__ = [
     "advance_record",
@@ -74,7 +73,7 @@ def _text(values: pd.Series, labels: list[str] | None = None) -> pa.DictionaryAr
 def advance_record(layout: Layout, record: pa.Table | None, listed: pa.Table) -> list[str]:
     """Move the newest-instant record past what is now stored; say so if it cannot."""
     try:
-        record_of.write(layout, record_of.merge(record, listed))
+        newest_instants.write(layout, newest_instants.merge(record, listed))
     except (OSError, pa.ArrowException) as exc:
         return [
             f"the record of each index's newest point could not be updated ({exc}); the "
@@ -96,7 +95,7 @@ def unstored(
         [("time", "min"), ("time", "max")]
     )
     if record is not None:
-        fresh, _ = record_of.unseen(new, record)
+        fresh, _ = newest_instants.unseen(new, record)
         known = {
             (a, i): t
             for a, i, t in zip(

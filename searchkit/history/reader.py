@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 from searchkit.errors import HistoryError
 from searchkit.history import budget
 from searchkit.history.layout import ATTEMPTS, SCHEMAS, Layout
-from searchkit.history.texts import TEXT, encoded, encoded_table
+from searchkit.history.text_columns import TEXT, encoded, encoded_table
 
 __all__ = ["Planned", "plan_file", "read", "read_planned"]
 

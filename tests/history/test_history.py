@@ -13,7 +13,7 @@ import pytest
 import searchkit as sk
 from searchkit.errors import HistoryError
 from searchkit.history.snapshots import limits_table
-from searchkit.history.store import THROUGHPUT_SCHEMA, History
+from searchkit.history.usage_history import THROUGHPUT_SCHEMA, History
 from tests.history.conftest import data_files
 
 HOUR = 3600

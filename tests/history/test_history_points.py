@@ -12,7 +12,7 @@ import pytest
 from searchkit.errors import ValidationError
 from searchkit.history.dedupe import tidy, unique_points
 from searchkit.history.layout import THROUGHPUT_SCHEMA
-from searchkit.history.store import History
+from searchkit.history.usage_history import History
 
 UTC = pd.Timestamp(0, tz="UTC").tz
 
