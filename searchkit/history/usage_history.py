@@ -341,8 +341,9 @@ class History:
         table = self._read("throughput", days=days, filter=condition)
         return dedupe.tidy(table, zone, self._current_names())
 
+    @legacy_arguments(positional=("start", "end"))
     @one_listing
-    def points(self, start: Instant | None = None, end: Instant | None = None) -> dedupe.Points:
+    def points(self, *, start: Instant | None = None, end: Instant | None = None) -> dedupe.Points:
         """Return the points :meth:`throughput` would (``start`` inclusive, ``end``
         exclusive), in its order and with its names, as arrays instead of a frame: for code
         that sums a day at a time (``forecast_limits`` does). Raises as :meth:`throughput`.
