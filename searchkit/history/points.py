@@ -14,15 +14,16 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
-from searchkit.errors import ValidationError
+from searchkit.errors import UnknownIndexError, ValidationError
 from searchkit.frames.zones import Instant, utc_instant
 from searchkit.history import reader
 from searchkit.history.dedupe import Points, unique_points
 from searchkit.history.layout import THROUGHPUT_SCHEMA, TIMESTAMP, Layout
 
-__all__ = ["read_points", "selection", "span"]
+__all__ = ["read_points", "refuse_unknown", "selection", "span"]
 
 Span = tuple[
     pd.Timestamp | None, pd.Timestamp | None, tuple[str | None, str | None], ds.Expression | None
@@ -73,6 +74,44 @@ def selection(
             allowed = ds.field(column).isin(pa.array(_texts(given, what), pa.string()))
             condition = allowed if condition is None else condition & allowed
     return days, condition
+
+
+def refuse_unknown(
+    layout: Layout,
+    read: pa.Table,
+    current: Mapping[str, str],
+    *,
+    names: Iterable[str] | str | None = None,
+    index_ids: Iterable[str] | str | None = None,
+) -> None:
+    """Refuse a name or id in ``names``/``index_ids`` that no index of the history has had.
+
+    A name is known when the points ``read`` carry it or an index has it now (``current``:
+    id -> name); else the stored limits snapshots (their ``id`` and ``name``, read only
+    then) decide, so an index's former name, with no points in the span read, is no error.
+
+    Raises:
+        UnknownIndexError: A name or id that is none of these; the message lists the names
+            the indexes have now.
+    """
+    for column, given, stored, known_now in (
+        ("name", names, "name", set(current.values())),
+        ("index_id", index_ids, "id", set(current)),
+    ):
+        if given is None:
+            continue
+        known = known_now | {t for t in pc.unique(read[column]).to_pylist() if t is not None}
+        missing = [t for t in _texts(given, f"{column}s") if t not in known]
+        if missing:
+            snapshots = reader.read(layout, "limits", columns=[stored])
+            ever = {t for t in pc.unique(snapshots[stored]).to_pylist() if t is not None}
+            missing = [t for t in missing if t not in ever]
+        if missing:
+            what = "named" if column == "name" else "with id"
+            shown = ", ".join(sorted(set(current.values()))) or "(none)"
+            raise UnknownIndexError(
+                f"no index {what} {', '.join(map(repr, missing))} in this history; indexes: {shown}"
+            )
 
 
 def _texts(value: Iterable[str] | str, name: str) -> list[str]:

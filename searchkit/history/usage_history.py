@@ -66,7 +66,7 @@ from searchkit.history.layout import (
     one_listing,
 )
 from searchkit.history.location import open_location
-from searchkit.history.points import read_points, selection, span
+from searchkit.history.points import read_points, refuse_unknown, selection, span
 from searchkit.history.reports import CollectSummary, HistoryInfo
 from searchkit.history.rollups import (
     DaySums,
@@ -334,12 +334,15 @@ class History:
             ValidationError: ``tz`` is unknown, ``start`` or ``end`` is no time of
                 1677-2262 or ``end`` comes before ``start``, or ``names`` or ``index_ids``
                 holds something other than text.
+            UnknownIndexError: A name or id in ``names``/``index_ids`` no stored index had.
         """
         zone = resolve_zone(tz, default=dt.timezone.utc) or dt.timezone.utc
         days, condition = selection(start, end, names=names, index_ids=index_ids)
         # One condition: pyarrow prunes row groups by it, then filters rows by it.
         table = self._read("throughput", days=days, filter=condition)
-        return dedupe.tidy(table, zone, self._current_names())
+        current = self._current_names()
+        refuse_unknown(self._layout, table, current, names=names, index_ids=index_ids)
+        return dedupe.tidy(table, zone, current)
 
     @legacy_arguments(positional=("start", "end"))
     @one_listing
