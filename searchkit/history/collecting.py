@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as ds
 
 from searchkit.history import dedupe, newest_instants, reader
+from searchkit.history.bounds import Bounds
 from searchkit.history.gaps import Gap, listing_gap
 from searchkit.history.layout import KEY, THROUGHPUT_SCHEMA, Layout
 from searchkit.history.text_columns import codes, encoded
@@ -166,7 +166,7 @@ def behind_record(
         "throughput",
         days=(first_day, None),
         columns=list(KEY),
-        filter=ds.field("index_id").isin(ids),
+        filter=Bounds(texts=(("index_id", tuple(ids.to_pylist())),)),
     )
     unstored = older.filter(pa.array(~dedupe.stored_mask(older, stored)))
     return pa.concat_tables([fresh, unstored])
@@ -178,7 +178,7 @@ def newest_before(
     """Find the newest stored point of indexes with nothing on or after ``day``."""
     found: dict[tuple[str, str], pd.Timestamp] = {}
     earlier = [d for d in reversed(layout.days("throughput")) if d < day]
-    ids = pa.array(sorted({i for _, i in wanted}), pa.string())
+    ids = Bounds(texts=(("index_id", tuple(sorted({i for _, i in wanted}))),))
     for previous in earlier:
         if len(found) == len(wanted):
             break
@@ -187,7 +187,7 @@ def newest_before(
             "throughput",
             days=(previous, previous),
             columns=["account", "index_id", "time"],
-            filter=ds.field("index_id").isin(ids),
+            filter=ids,
         )
         newest = part.group_by(["account", "index_id"]).aggregate([("time", "max")])
         for a, i, t in zip(

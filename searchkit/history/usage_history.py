@@ -36,7 +36,6 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 
 from searchkit._deprecation import legacy_arguments
@@ -47,6 +46,7 @@ from searchkit.frames.throughput_frames import throughput_frame
 from searchkit.frames.zones import Instant, TimeZone, resolve_zone, utc_instant
 from searchkit.history import accounts, dedupe, newest_instants, reader, refusals
 from searchkit.history.arguments import check_columns, check_day, check_days
+from searchkit.history.bounds import Bounds
 from searchkit.history.collecting import (
     advance_record,
     index_changes,
@@ -61,7 +61,6 @@ from searchkit.history.layout import (
     ROLLUP_SCHEMA,
     STALE,
     THROUGHPUT_SCHEMA,
-    TIMESTAMP,
     Layout,
     one_listing,
 )
@@ -426,7 +425,7 @@ class History:
         condition = None
         days: tuple[str | None, str | None] = (None, None)
         if when is not None:
-            condition = ds.field("collected_at") <= pa.scalar(when.value, TIMESTAMP)
+            condition = Bounds(ranges=(("collected_at", None, when.value + 1),))
             days = (None, f"{when:%Y-%m-%d}")
         table = accounts.canonical(self._read("limits", days=days, filter=condition))
         frame = table.to_pandas()
