@@ -3,8 +3,9 @@
 :func:`read_vectors` reads decoded JSON (one Arrow pass over every point of every index) and
 :func:`read_raw_items` reads a list body in place: msgspec leaves each throughput array as
 raw bytes and :func:`~searchkit.model._scan.scan` turns the usual layout into columns with
-array arithmetic, so no Python object is made per point. Both give equal :class:`~searchkit.model.throughput.Throughput`
-values; :mod:`searchkit.model.index` is the only caller.
+array arithmetic, so no Python object is made per point. Both give equal
+:class:`~searchkit.model.throughput.Throughput` values; :mod:`searchkit.model.index` is the
+only caller.
 """
 
 from __future__ import annotations

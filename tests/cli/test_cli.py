@@ -761,7 +761,7 @@ def test_collect_with_nothing_configured_speaks_command_line(tmp_path, capsys):
 @pytest.mark.parametrize("given", [["--timeout", "1,2"], ["--timeout", " 3 "]])
 def test_timeout_flag_takes_what_the_variable_takes(configured, capsys, given):
     assert main(["list", "--format", "csv", *given]) == 0
-    assert capsys.readouterr().out.startswith("id,")
+    assert capsys.readouterr().out.startswith("index_id,name,")
 
 
 @pytest.mark.parametrize("value", ["1,2,3", "0,2", "a,b"])

@@ -21,8 +21,8 @@ Example::
 
 from __future__ import annotations
 
-import contextlib
 import array
+import contextlib
 import dataclasses
 import email.utils
 import fcntl
