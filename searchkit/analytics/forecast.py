@@ -77,7 +77,7 @@ from searchkit.frames.zones import Instant, TimeZone, resolve_zone, utc_instant
 
 if TYPE_CHECKING:
     from searchkit.analytics.usage import Source
-    from searchkit.history.store import History
+    from searchkit.history.usage_history import History
 
 __all__ = [
     "FORECASTABLE_FIELDS",

@@ -28,7 +28,7 @@ import pyarrow.parquet as pq
 
 from searchkit.errors import HistoryError, HistoryWarning
 from searchkit.history import locks
-from searchkit.history.texts import TEXT, encoded_table, is_text
+from searchkit.history.text_columns import TEXT, encoded_table, is_text
 from searchkit.model.limits import LIMIT_FIELDS
 
 __all__ = [
@@ -50,7 +50,7 @@ __all__ = [
 
 TIMESTAMP = pa.timestamp("ns", tz="UTC")
 # Text columns are dictionaries in memory (each distinct text once, see
-# :mod:`searchkit.history.texts`) and plain strings in the files.
+# :mod:`searchkit.history.text_columns`) and plain strings in the files.
 THROUGHPUT_SCHEMA = pa.schema(
     [
         ("account", TEXT),

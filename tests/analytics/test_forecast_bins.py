@@ -334,7 +334,7 @@ def oracle_bins_from_history(
 )
 def test_points_are_the_throughput_frame_as_arrays(messy, start, end):
     frame = messy.throughput(start=start, end=end)
-    points = messy.points(start, end)
+    points = messy.points(start=start, end=end)
     assert len(frame) > 0
     assert frame["index_id"].astype(str).tolist() == [points.ids[c] for c in points.codes]
     assert frame["account"].astype(str).tolist() == [
