@@ -320,6 +320,11 @@ def day_sums(
     ids = np.asarray([*id_texts.to_pylist(), ""], dtype=object)[id_codes]
     name_codes, name_texts = text_columns.codes(table["name"])
     names = np.asarray([*name_texts.to_pylist(), None], dtype=object)[name_codes]
+    # The names ``rename`` gives, per distinct id, then per row (no lookup per row).
+    distinct = [*id_texts.to_pylist(), ""]
+    renamed = np.asarray([text in rename for text in distinct])[id_codes]
+    given = np.asarray([rename.get(text) for text in distinct], dtype=object)[id_codes]
+    names = np.where(renamed, given, names)
     seconds = table["interval_seconds"].to_numpy().astype(np.float64)
     last_point = _int64(table["last_point"])
     heads = np.flatnonzero(np.append(True, days[1:] != days[:-1]))
@@ -334,7 +339,7 @@ def day_sums(
         out[label] = DaySums(
             day=label,
             ids=day_ids,
-            names=[rename.get(i, n) for i, n in zip(day_ids, names[part].tolist(), strict=True)],
+            names=names[part].tolist(),
             value_sums=sums,
             points=points,
             invalid=invalid[0] if invalid else None,
