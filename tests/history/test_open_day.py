@@ -3,6 +3,7 @@ gives exactly what the day's points give, or it is not trusted."""
 
 from __future__ import annotations
 
+import itertools
 import pathlib
 import shutil
 
@@ -66,7 +67,7 @@ def test_a_rollup_extended_round_by_round_is_the_rollup_of_all_the_points():
     cuts = [MIDNIGHT + hours * 3_600 * 10**9 + 123 for hours in (0.5, 3, 11, 20, 24)]
     first = times < cuts[0]
     table = rollup(points(ids[first], times[first], values[first], 1), DAY, "first")
-    for low, high in zip(cuts, cuts[1:]):
+    for low, high in itertools.pairwise(cuts):
         part = (times >= low) & (times < high)  # indexes appear in later rounds too
         extended = extend(table, points(ids[part], times[part], values[part], 2), DAY, "all")
         assert extended is not None
