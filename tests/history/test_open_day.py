@@ -163,9 +163,7 @@ def late_point(hist: History, root: pathlib.Path) -> None:
     pq.write_table(table, root / f"throughput/day={DAY}/part-1-late.parquet")
 
 
-def test_a_late_point_in_a_summarised_hour_is_counted_never_the_stale_rollup(
-    tmp_path, emu, client
-):
+def test_a_late_point_in_a_summarised_hour_is_counted_never_the_stale_rollup(tmp_path, emu, client):
     hist = History(tmp_path / "h")
     collect_every_ten_minutes(hist, emu, client)
     late_point(hist, tmp_path / "h")
