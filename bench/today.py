@@ -47,10 +47,10 @@ AT = END + pd.Timedelta(hours=23, minutes=50)  # the reads' instant, on the open
 def write_today(root: pathlib.Path, indexes: int) -> list[float]:
     """Write the open day as 10-minute collects leave it, each round's file followed by
     what the collector does to today's rollup; return each round's rollup seconds."""
+    import pyarrow.fs as pafs
+
     from searchkit.history import open_day
     from searchkit.history.layout import THROUGHPUT_SCHEMA, Layout, stored
-
-    import pyarrow.fs as pafs
 
     layout = Layout(str(root), pafs.LocalFileSystem(), str(root))
     ids = [str(uuid.UUID(int=i + 1, version=4)) for i in range(indexes)]
@@ -89,10 +89,7 @@ def measure(root: str, what: str) -> dict[str, float]:
 
     hist = sk.History(root)
     started = time.perf_counter()
-    if what == "usage":
-        frame = sk.usage_frame(hist)
-    else:
-        frame = sk.forecast_limits(hist, now=AT)
+    frame = sk.usage_frame(hist) if what == "usage" else sk.forecast_limits(hist, now=AT)
     seconds = time.perf_counter() - started
     frame.to_pickle(f"{root}.{what}.pkl")
     return {"seconds": seconds, "rows": len(frame)}
