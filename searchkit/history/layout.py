@@ -95,6 +95,8 @@ ROLLUP_SCHEMA = pa.schema(
         ("quarter_value_sum", pa.list_(pa.float64())),
         ("quarter_points", pa.list_(pa.int64())),
         ("first_point", TIMESTAMP),
+        ("spacing_values", pa.list_(pa.int64())),
+        ("spacing_counts", pa.list_(pa.int64())),
     ]
 )
 SCHEMAS = {"throughput": THROUGHPUT_SCHEMA, "limits": LIMITS_SCHEMA, "rollups": ROLLUP_SCHEMA}

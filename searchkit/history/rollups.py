@@ -60,6 +60,7 @@ from searchkit.frames.counting import (
 from searchkit.history import reader, text_columns
 from searchkit.history.dedupe import tidy
 from searchkit.history.layout import ROLLUP_SCHEMA, TIMESTAMP, HistoryWarning, Layout
+from searchkit.history.spacings import spacings
 
 _HOURLY = ["hourly_value_sum", "hourly_points", "last_point"]
 _QUARTERLY = ["quarter_value_sum", "quarter_points", "first_point"]
@@ -77,6 +78,7 @@ __all__ = [
     "read",
     "refresh",
     "refresh_recent",
+    "renamed",
     "replace",
     "rollup",
     "signature",
@@ -123,6 +125,13 @@ def refresh_recent(layout: Layout, day: str) -> int:
     first = f"{pd.Timestamp(day) - pd.Timedelta(days=RECENT_DAYS):%Y-%m-%d}"
     days = sorted({stored for stored, _, _ in layout.files("throughput", first, day)})
     return sum(refresh(layout, stored) for stored in days if stored < day)
+
+
+def renamed(table: pa.Table, source: str) -> pa.Table:
+    """The rollup rows ``table`` as the rollup of the files ``source`` names (the same
+    points in other files: a day's files merged)."""
+    column = texts.encoded(pa.array([source] * table.num_rows, pa.string()))
+    return table.set_column(table.schema.get_field_index("source"), "source", column)
 
 
 def replace(layout: Layout, day: str, table: pa.Table, points: pa.Table) -> None:
@@ -229,6 +238,7 @@ def rollup(points: pa.Table, day: str, source: str) -> pa.Table:
         pa.array(newest.view("datetime64[ns]"), TIMESTAMP),
         *quarters,
         pa.array(oldest.view("datetime64[ns]"), TIMESTAMP),
+        *spacings(codes, nanos, count),  # so that the open day's rollup extends
     ]
     return pa.Table.from_arrays(arrays, schema=ROLLUP_SCHEMA)
 

@@ -323,7 +323,7 @@ def test_forecast_limits_on_a_history_is_the_same_frame_as_before(messy, monkeyp
 
 
 def oracle_bins_from_history(
-    source, value_unit, first_day=None, days=None, cut=None, beyond=False, *, reader=None
+    source, value_unit, first_day=None, days=None, cut=None, beyond=False, *, reader=None, **_
 ) -> pf.Bins:
     return oracle_bins(source, value_unit, first_day, days, cut, beyond)
 
