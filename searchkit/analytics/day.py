@@ -141,7 +141,6 @@ class DayForecast:
             return pd.DataFrame({"day": pd.DatetimeIndex([], tz="UTC"), "hour": [], "used": []})
         return pd.concat(frames, ignore_index=True)
 
-
     def backtest(self, *, hours: Sequence[float] = BACKTEST_HOURS) -> Backtest:
         """:func:`~searchkit.backtest_forecast` of the days this forecast read, without
         reading them again: the complete days before today, from the first day holding a
