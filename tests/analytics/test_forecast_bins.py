@@ -358,3 +358,11 @@ def test_nanmedian_is_numpy_s_masked_median_to_the_last_bit():
         with np.errstate(all="ignore"):
             want = np.asarray(np.ma.median(masked, axis=-1).filled(np.nan))
         assert np.array_equal(pf.nanmedian(values), want, equal_nan=True)
+    # The forecast's own shape: a window of 7 past days, a strided view of the days.
+    days = rng.lognormal(size=(30, 12, 24))
+    days[rng.random(days.shape) < 0.3] = np.nan
+    view = pf.windows(days, pf.WINDOW)
+    masked = np.ma.masked_array(np.ascontiguousarray(view), np.isnan(view))
+    with np.errstate(all="ignore"):
+        want = np.asarray(np.ma.median(masked, axis=-1).filled(np.nan))
+    assert np.array_equal(pf.nanmedian(view), want, equal_nan=True)
