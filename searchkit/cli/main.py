@@ -23,7 +23,7 @@ from searchkit.cli import alerts as alerts_command
 from searchkit.cli import forecast as forecast_command
 from searchkit.cli.output import OutputError, guarded, silence
 from searchkit.cli.parser import build_parser
-from searchkit.errors import ConfigError, SearchKitError, describe_failure
+from searchkit.errors import ConfigError, SearchKitError, ValidationError, describe_failure
 from searchkit.model.index import SECRET_FIELDS
 from searchkit.model.secret import secret_value
 
@@ -285,7 +285,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 def _cmd_lab(args: argparse.Namespace) -> int:
     import importlib.util
 
-    from searchkit.cli.lab import copy_notebooks, run_jupyterlab
+    from searchkit.cli.lab import copy_notebooks, lab_words, run_jupyterlab
 
     # The same interpreter as searchkit, so an unactivated venv still finds its JupyterLab.
     if importlib.util.find_spec("jupyterlab") is None:
@@ -296,10 +296,10 @@ def _cmd_lab(args: argparse.Namespace) -> int:
         raise UsageError(
             f"cannot copy the notebooks to {args.dir!r}: {exc.strerror or exc}"
         ) from None
-    if copied:
-        print(f"searchkit: copied {', '.join(copied)} to {args.dir}", file=sys.stderr)
-    if kept:
-        print(f"searchkit: kept your copies of {', '.join(kept)} in {args.dir}", file=sys.stderr)
+    except ValidationError as exc:  # the folder they ship from
+        raise UsageError(str(exc)) from None
+    for line in lab_words(args.dir, copied, kept):
+        print(f"searchkit: {line}", file=sys.stderr)
     return run_jupyterlab(args.dir)
 
 
