@@ -70,8 +70,10 @@ notebooks: $(STAMP)
 	 for nb in [nbformat.read(p, as_version=4)] \
 	 if [c.metadata.pop('execution', None) for c in nb.cells] is not None]"
 
+# Copies of the notebooks in searchkit-notebooks/ (git-ignored): saving them leaves the
+# tracked notebooks, which the tests compare with, as they are.
 lab: $(STAMP)
-	$(PY) -m searchkit lab --dir notebooks
+	$(PY) -m searchkit lab --dir searchkit-notebooks
 
 clean:
 	rm -rf $(VENV) demo-output .pytest_cache
