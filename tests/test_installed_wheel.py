@@ -57,8 +57,9 @@ def installed(tmp_path_factory) -> tuple[Path, dict[str, str]]:
     # Jupyter stack took 3 of this test's 5 minutes on 2 cores; that the wheel declares
     # what it needs is checked below against its own metadata instead.
     site_packages = Path(
-        run(python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])", cwd=work)
-        .strip()
+        run(
+            python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])", cwd=work
+        ).strip()
     )
     (site_packages / "_test_dependencies.pth").write_text(
         sysconfig.get_paths()["purelib"] + "\n", encoding="utf-8"

@@ -130,7 +130,7 @@ def refresh_recent(layout: Layout, day: str) -> int:
 def renamed(table: pa.Table, source: str) -> pa.Table:
     """The rollup rows ``table`` as the rollup of the files ``source`` names (the same
     points in other files: a day's files merged)."""
-    column = texts.encoded(pa.array([source] * table.num_rows, pa.string()))
+    column = text_columns.encoded(pa.array([source] * table.num_rows, pa.string()))
     return table.set_column(table.schema.get_field_index("source"), "source", column)
 
 
