@@ -41,7 +41,7 @@ from searchkit.frames.counting import (
 if TYPE_CHECKING:
     from searchkit.history.dedupe import Points
     from searchkit.history.rollups import DaySums
-    from searchkit.history.store import History
+    from searchkit.history.usage_history import History
 
 __all__ = ["DayPlan", "Tally", "day_sums", "frame_tally", "history_tally", "plan", "runs"]
 

@@ -40,14 +40,15 @@ from searchkit.frames.counting import (
     one_per_instant,
     period_ends,
 )
-from searchkit.frames.frames import Indexes, limits_frame, throughput_frame
-from searchkit.frames.sources import is_throughput_frame
+from searchkit.frames.limits_frames import limits_frame
+from searchkit.frames.sources import Indexes, is_throughput_frame
+from searchkit.frames.throughput_frames import throughput_frame
 from searchkit.frames.zones import TimeZone, resolve_zone
 
 if TYPE_CHECKING:
     from typing import TypeAlias
 
-    from searchkit.history.store import History
+    from searchkit.history.usage_history import History
 
     #: What usage is computed from: indexes (models or raw API JSON) or a History.
     Source: TypeAlias = Indexes | History | pd.DataFrame
@@ -63,7 +64,7 @@ __all__ = [
 
 def source_frames(source: Source) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Return (throughput, limits) of a History, an IndexList, raw JSON or a throughput frame."""
-    from searchkit.history.store import History
+    from searchkit.history.usage_history import History
 
     if isinstance(source, History):
         return source.throughput(), source.limits()
@@ -212,7 +213,7 @@ def _check_freq(freq: object) -> None:
 
 def is_history(source: Source) -> TypeGuard[History]:
     """Whether ``source`` is a :class:`~searchkit.History` (read day by day)."""
-    from searchkit.history.store import History
+    from searchkit.history.usage_history import History
 
     return isinstance(source, History)
 

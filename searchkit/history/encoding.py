@@ -7,7 +7,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from searchkit.history.texts import is_text
+from searchkit.history.text_columns import is_text
 
 __all__ = ["ROW_GROUP", "WRITE_OPTIONS", "compatible", "write_options"]
 

@@ -29,7 +29,7 @@ import pyarrow.parquet as pq
 from searchkit.errors import HistoryError, HistoryWarning
 from searchkit.history import locks
 from searchkit.history.encoding import WRITE_OPTIONS, compatible, write_options
-from searchkit.history.texts import TEXT, encoded_table, is_text
+from searchkit.history.text_columns import TEXT, encoded_table, is_text
 from searchkit.model.limits import LIMIT_FIELDS
 
 __all__ = [
@@ -52,7 +52,7 @@ __all__ = [
 
 TIMESTAMP = pa.timestamp("ns", tz="UTC")
 # Text columns are dictionaries in memory (each distinct text once, see
-# :mod:`searchkit.history.texts`) and plain strings in the files.
+# :mod:`searchkit.history.text_columns`) and plain strings in the files.
 THROUGHPUT_SCHEMA = pa.schema(
     [
         ("account", TEXT),
@@ -99,6 +99,8 @@ ROLLUP_SCHEMA = pa.schema(
         ("quarter_value_sum", pa.list_(pa.float64())),
         ("quarter_points", pa.list_(pa.int64())),
         ("first_point", TIMESTAMP),
+        ("spacing_values", pa.list_(pa.int64())),
+        ("spacing_counts", pa.list_(pa.int64())),
         ("gaps", GAPS),
     ]
 )
@@ -112,6 +114,8 @@ OPTIONAL = {
         "quarter_value_sum",
         "quarter_points",
         "first_point",
+        "spacing_values",
+        "spacing_counts",
         "gaps",
     )
 }

@@ -59,10 +59,11 @@ from searchkit.frames.counting import (
     median_spacing,
     run_sums,
 )
-from searchkit.history import reader, texts
+from searchkit.history import reader, text_columns
 from searchkit.history.dedupe import tidy
 from searchkit.history.gaps import gap_thresholds, inner_gaps
 from searchkit.history.layout import GAPS, ROLLUP_SCHEMA, TIMESTAMP, HistoryWarning, Layout
+from searchkit.history.spacings import spacings
 
 _HOURLY = ["hourly_value_sum", "hourly_points", "last_point"]
 #: Columns an older searchkit's rollups lack (they read as nulls): such a rollup is stale.
@@ -78,10 +79,12 @@ __all__ = [
     "Detail",
     "current",
     "day_sums",
+    "gap_lists",
     "is_current",
     "read",
     "refresh",
     "refresh_recent",
+    "renamed",
     "replace",
     "rollup",
     "signature",
@@ -128,6 +131,13 @@ def refresh_recent(layout: Layout, day: str) -> int:
     first = f"{pd.Timestamp(day) - pd.Timedelta(days=RECENT_DAYS):%Y-%m-%d}"
     days = sorted({stored for stored, _, _ in layout.files("throughput", first, day)})
     return sum(refresh(layout, stored) for stored in days if stored < day)
+
+
+def renamed(table: pa.Table, source: str) -> pa.Table:
+    """The rollup rows ``table`` as the rollup of the files ``source`` names (the same
+    points in other files: a day's files merged)."""
+    column = text_columns.encoded(pa.array([source] * table.num_rows, pa.string()))
+    return table.set_column(table.schema.get_field_index("source"), "source", column)
 
 
 def replace(layout: Layout, day: str, table: pa.Table, points: pa.Table) -> None:
@@ -220,20 +230,21 @@ def rollup(points: pa.Table, day: str, source: str) -> pa.Table:
     newest = np.full(count, np.iinfo(np.int64).min, dtype=np.int64)
     np.maximum.at(newest, flat, nanos)
     arrays = [
-        texts.encoded(accounts),
-        texts.encoded(pa.array([str(c) for c in ids.categories], pa.string())),
-        texts.encoded(names),
+        text_columns.encoded(accounts),
+        text_columns.encoded(pa.array([str(c) for c in ids.categories], pa.string())),
+        text_columns.encoded(names),
         pa.array(np.full(count, period, dtype="datetime64[ns]"), TIMESTAMP),
         pa.array(operations, pa.float64()),
         pa.array(value_sum, pa.float64()),
         pa.array(points_per, pa.int64()),
         pa.array(invalid, pa.int64()),
         pa.array(seconds, pa.float64(), from_pandas=True),
-        texts.encoded(pa.array([source] * count, pa.string())),
+        text_columns.encoded(pa.array([source] * count, pa.string())),
         *hours,
         pa.array(newest.view("datetime64[ns]"), TIMESTAMP),
         *quarters,
         pa.array(oldest.view("datetime64[ns]"), TIMESTAMP),
+        *spacings(codes, nanos, count),  # so that the open day's rollup extends
         _gaps(flat, nanos, ids.categories, count),
     ]
     return pa.Table.from_arrays(arrays, schema=ROLLUP_SCHEMA)
@@ -242,14 +253,30 @@ def rollup(points: pa.Table, day: str, source: str) -> pa.Table:
 def _gaps(codes: np.ndarray, nanos: np.ndarray, ids: Sequence[str], count: int) -> pa.Array:
     """Each index's gaps inside the day (:func:`~searchkit.history.gaps.inner_gaps`), as
     ``info()`` finds them in the day's points, so it need not read them again."""
-    left = inner_gaps(codes, nanos, gap_thresholds(codes, nanos, ids))
+    allowed = gap_thresholds(codes, nanos, ids)
+    left = inner_gaps(codes, nanos, allowed)
+    return gap_lists(codes[left], nanos[left], nanos[left + 1], allowed, count)
+
+
+def gap_lists(
+    rows: np.ndarray, froms: np.ndarray, tos: np.ndarray, allowed: np.ndarray, known: Any
+) -> pa.Array:
+    """The ``gaps`` column from steps between consecutive points (the row of each, and its
+    two instants, epoch ns): those longer than their row's ``allowed`` step, each row's in
+    time order. ``known``: the number of rows, or whether each row's gaps are known (a row
+    whose are not is null)."""
+    count = known if isinstance(known, int) else len(known)
+    keep = (tos - froms) > allowed[rows]
+    rows, froms, tos = rows[keep], froms[keep], tos[keep]
+    order = np.lexsort((froms, rows))
     offsets = np.zeros(count + 1, dtype=np.int32)
-    np.cumsum(np.bincount(codes[left], minlength=count), out=offsets[1:])
+    np.cumsum(np.bincount(rows, minlength=count), out=offsets[1:])
     pairs = pa.StructArray.from_arrays(
-        [pa.array(nanos[at], TIMESTAMP) for at in (left, left + 1)],
+        [pa.array(np.asarray(at, np.int64)[order], TIMESTAMP) for at in (froms, tos)],
         fields=list(GAPS.value_type),
     )
-    return pa.ListArray.from_arrays(pa.array(offsets), pairs, type=GAPS)
+    unknown = None if isinstance(known, int) else pa.array(~np.asarray(known, bool))
+    return pa.ListArray.from_arrays(pa.array(offsets), pairs, type=GAPS, mask=unknown)
 
 
 def _bins(
@@ -335,9 +362,9 @@ def day_sums(
         _int64(table["last_point"]) >= begin + DAY_NS
     )
     bad_rows |= _inconsistent(table, figures, ~bad_rows, warn=True)
-    id_codes, id_texts = texts.codes(table["index_id"])
+    id_codes, id_texts = text_columns.codes(table["index_id"])
     ids = np.asarray([*id_texts.to_pylist(), ""], dtype=object)[id_codes]
-    name_codes, name_texts = texts.codes(table["name"])
+    name_codes, name_texts = text_columns.codes(table["name"])
     names = np.asarray([*name_texts.to_pylist(), None], dtype=object)[name_codes]
     # The names ``rename`` gives, per distinct id, then per row (no lookup per row).
     distinct = [*id_texts.to_pylist(), ""]
@@ -467,7 +494,7 @@ def current(rows: pa.Table, sources: dict[str, str]) -> pa.Table:
     distinct, day_of = np.unique(days, return_inverse=True)
     labels = np.datetime_as_string(distinct.astype("datetime64[D]"))
     wanted = np.asarray([sources.get(str(label), "") for label in labels], dtype=object)
-    source_codes, source_texts = texts.codes(rows["source"])
+    source_codes, source_texts = text_columns.codes(rows["source"])
     stored = np.asarray([*source_texts.to_pylist(), None], dtype=object)  # -1: None
     # Compared per (day, source) pair, not per row: a few texts whatever the rows.
     width = len(stored)
@@ -477,8 +504,8 @@ def current(rows: pa.Table, sources: dict[str, str]) -> pa.Table:
     kept = rows if keep.all() else rows.filter(pa.array(keep))
     if "index_id" not in kept.column_names or kept.num_rows < 2:
         return kept
-    account = texts.codes(kept["account"])[0] + 1
-    index_id = texts.codes(kept["index_id"])[0] + 1
+    account = text_columns.codes(kept["account"])[0] + 1
+    index_id = text_columns.codes(kept["index_id"])[0] + 1
     key = (day_of[keep] * (account.max() + 1) + account) * (index_id.max() + 1) + index_id
     if len(np.unique(key)) == len(key):
         return kept  # one row per (day, account, index) already

@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from searchkit.frames.counting import DAY_NS
-from searchkit.history import dedupe, reader, texts
+from searchkit.history import dedupe, reader, text_columns
 from searchkit.history.footprint import footprint
 from searchkit.history.gaps import Gap, day_gaps, thresholds
 from searchkit.history.layout import Layout
@@ -96,7 +96,7 @@ def summaries(layout: Layout, days: list[str]) -> dict[str, DaySummary]:
     pairs = pc.list_flatten(gaps)
     gap_from = _int64(pairs.field("stored_until"))
     gap_to = _int64(pairs.field("listed_from"))
-    id_codes, id_texts = texts.codes(table["index_id"])
+    id_codes, id_texts = text_columns.codes(table["index_id"])
     ids = np.asarray([*id_texts.to_pylist(), ""], dtype=object)[id_codes]
     accounts = _texts(table["account"])
     names = _texts(table["name"])
@@ -206,7 +206,7 @@ def _utc(nanos: int) -> pd.Timestamp:
 
 def _texts(column: pa.ChunkedArray) -> np.ndarray:
     """A text column's values per row (null as the empty text, as the points read)."""
-    codes, distinct = texts.codes(column)
+    codes, distinct = text_columns.codes(column)
     values: np.ndarray = np.asarray([*distinct.to_pylist(), ""], dtype=object)[codes]
     return values
 

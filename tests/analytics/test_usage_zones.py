@@ -98,9 +98,9 @@ class Reads(sk.History):
         super().__init__(location)
         self.read: list[str] = []
 
-    def points(self, start=None, end=None):
+    def points(self, *, start=None, end=None):
         self.read.append(f"{start:%Y-%m-%d}")
-        return super().points(start, end)
+        return super().points(start=start, end=end)
 
 
 @pytest.fixture(scope="module")
