@@ -6,19 +6,17 @@ import collections
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.fs as pafs
 
 from searchkit.history import dedupe, reader, rollups
-from searchkit.history.layout import Layout
+from searchkit.history.layout import Layout, file_seconds
 
 __all__ = ["compact_day", "current_sources"]
 
 
 def current_sources(layout: Layout, first: str | None = None) -> dict[str, str]:
     """Map each throughput day from ``first`` on to the signature of its files."""
-    by_day: dict[str, list[str]] = collections.defaultdict(list)
-    for day, path, _ in layout.files("throughput", first):
-        by_day[day].append(path.rpartition("/")[2])
-    return {day: rollups.signature(names) for day, names in by_day.items()}
+    return rollups.sources(layout, first)
 
 
 def compact_day(layout: Layout, kind: str, day: str, counts: collections.Counter[str]) -> None:
@@ -37,7 +35,7 @@ def compact_day(layout: Layout, kind: str, day: str, counts: collections.Counter
     if (
         kind == "throughput"
         and len(paths) == 1
-        and rollups.is_current(layout, day, paths[0].rpartition("/")[2])
+        and rollups.is_current(layout, day, rollups.sources(layout, day, day).get(day, ""))
     ):
         return
     with layout.lock(kind, day) as held:
@@ -48,7 +46,8 @@ def compact_day(layout: Layout, kind: str, day: str, counts: collections.Counter
         paths = [path for _, path, _ in layout.files(kind, day, day)]
         if not paths:
             return
-        table = reader.read(layout, kind, days=(day, day))
+        # Points dated on other days stay in the day's file (readers leave them out).
+        table = reader.read(layout, kind, days=(day, day), strays=True)
         if kind == "throughput":
             kept = dedupe.latest(table)
             counts["duplicates_dropped"] += table.num_rows - kept.num_rows
@@ -73,6 +72,11 @@ def compact_day(layout: Layout, kind: str, day: str, counts: collections.Counter
 def _write_rollup(
     layout: Layout, day: str, table: pa.Table, merged: str, counts: collections.Counter[str]
 ) -> None:
-    """Replace the day's rollup by the one of ``table``, the points of file ``merged``."""
-    rollups.replace(layout, day, rollups.rollup(table, day, merged.rpartition("/")[2]), table)
+    """Replace the day's rollup by the one of ``table``, the points of file ``merged``
+    (named by its size and time as stored: one stat, or one HEAD request)."""
+    info = layout.fs.get_file_info(merged)
+    if info.type != pafs.FileType.File:
+        return  # gone already: another compactor merged the day again
+    source = rollups.signature([(merged.rpartition("/")[2], int(info.size), file_seconds(info))])
+    rollups.replace(layout, day, rollups.rollup(table, day, source), table)
     counts["rollups_written"] += 1

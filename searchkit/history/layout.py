@@ -44,6 +44,7 @@ __all__ = [
     "WRITE_OPTIONS",
     "HistoryWarning",
     "Layout",
+    "file_seconds",
     "one_listing",
     "remove_quietly",
 ]
@@ -94,6 +95,7 @@ ROLLUP_SCHEMA = pa.schema(
         ("quarter_value_sum", pa.list_(pa.float64())),
         ("quarter_points", pa.list_(pa.int64())),
         ("first_point", TIMESTAMP),
+        ("digest", pa.int64()),
     ]
 )
 SCHEMAS = {"throughput": THROUGHPUT_SCHEMA, "limits": LIMITS_SCHEMA, "rollups": ROLLUP_SCHEMA}
@@ -106,6 +108,7 @@ OPTIONAL = {
         "quarter_value_sum",
         "quarter_points",
         "first_point",
+        "digest",
     )
 }
 #: A point's identity: one row per key is kept (see :mod:`searchkit.history.dedupe`).
@@ -225,6 +228,15 @@ class Layout:
         a replaced file (deleted before the listing passed its name, hence after the
         upload completed) lists the merged file, which it reaches later.
         """
+        return [entry[:3] for entry in self.entries(kind, first, last, fresh=fresh)]
+
+    def entries(
+        self, kind: str, first: str | None = None, last: str | None = None, *, fresh: bool = False
+    ) -> list[tuple[str, str, int, int]]:
+        """As :meth:`files`, with each file's modification time (epoch seconds, -1 when the
+        filesystem gives none): ``(day, path, size, mtime)``. A file rewritten under its
+        name (by another tool) changes its size or time; the same listing, no request more.
+        """
         if not self.local:
             return [
                 entry
@@ -244,13 +256,13 @@ class Layout:
                 if os.path.islink(info.path):
                     self._warn_stray([f"{kind}/day={day}/{base}"])
                     continue
-                found.append((day, info.path, int(info.size or 0)))
+                found.append((day, info.path, int(info.size or 0), file_seconds(info)))
         found.sort()
         return found
 
     def _listed(
         self, kind: str, fresh: bool = False
-    ) -> tuple[list[str], list[tuple[str, str, int]]]:
+    ) -> tuple[list[str], list[tuple[str, str, int, int]]]:
         """The days and files of ``kind`` on an object store: one recursive listing, kept
         for the :meth:`listing` scope this call runs in."""
         cache = self._listings
@@ -279,7 +291,7 @@ class Layout:
                 and base.endswith(".parquet")
                 and not base.startswith((".", "_"))
             ):
-                files.append((day, info.path, int(info.size or 0)))
+                files.append((day, info.path, int(info.size or 0), file_seconds(info)))
         self._warn_stray(sorted(set(stray)))
         listed = (sorted(days), sorted(files))
         if cache is not None:
@@ -349,6 +361,16 @@ class Layout:
             HistoryWarning,
             stacklevel=4,
         )
+
+    def warn_once(self, key: str, message: str, stacklevel: int = 3) -> bool:
+        """Warn ``message`` as a :class:`HistoryWarning` the first time ``key`` is seen by
+        this layout (a file's problem is said once, not at every read); return whether it
+        warned."""
+        if key in self._warned:
+            return False
+        self._warned.add(key)
+        warnings.warn(message, HistoryWarning, stacklevel=stacklevel)
+        return True
 
     def remove_stale_temporaries(self, older_than: dt.timedelta) -> int:
         """Delete temporary files a writer killed mid-write left behind (never read)."""
@@ -491,6 +513,13 @@ def one_listing(method: Callable[_P, _R]) -> Callable[_P, _R]:
 
 
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def file_seconds(info: pafs.FileInfo) -> int:
+    """A listed file's modification time in whole seconds (what every store keeps: S3's
+    listing and its HEAD differ below the second), -1 when there is none."""
+    nanos = info.mtime_ns
+    return -1 if nanos is None else int(nanos) // 1_000_000_000
 
 
 def _is_day(text: str) -> bool:
