@@ -45,9 +45,11 @@ __all__ = [
     "CHECKED",
     "DAY_FIGURES",
     "SEALED",
+    "changed",
     "day_digests",
     "figures",
     "seal",
+    "stale",
     "usable",
     "whole_days",
 ]
@@ -172,14 +174,10 @@ def figures(table: pa.Table, lists: list[str]) -> tuple[list[np.ndarray], np.nda
 def usable(table: pa.Table, lists: list[str], *, warn: bool) -> tuple[list[np.ndarray], np.ndarray]:
     """The figures of ``lists`` (see :func:`figures`) of rollup rows read with
     :data:`CHECKED`, and which rows may not answer for their day's points: figures
-    missing or impossible, no seal (an older writer's), or a failed check of the module
-    (with ``warn``, those days named in a :class:`HistoryWarning`)."""
+    missing or impossible, :func:`stale`, or :func:`changed` (with ``warn``, those days
+    named in a :class:`HistoryWarning`)."""
     found, bad = figures(table, lists)
-    first, last = _int64(table["first_point"]), _int64(table["last_point"])
-    begin = (_int64(table["period"]) // DAY_NS) * DAY_NS
-    bad |= _null(table["first_point"]) | _null(table["last_point"]) | _null(table["digest"])
-    # Points of other days (a foreign writer's, or an older searchkit's rollup of them).
-    bad |= (first < begin) | (last >= begin + DAY_NS)
+    bad |= stale(table)
     reasons = _changed(table, found, ~bad)
     if warn and reasons:
         named = "; ".join(f"{day} ({why})" for day, why in sorted(reasons.items()))
@@ -194,6 +192,23 @@ def usable(table: pa.Table, lists: list[str], *, warn: bool) -> tuple[list[np.nd
     days = np.datetime_as_string((_int64(table["period"]) // DAY_NS).astype("datetime64[D]"))
     bad |= np.isin(days, list(reasons))
     return found, bad
+
+
+def stale(table: pa.Table) -> np.ndarray:
+    """Which rows an older searchkit wrote: without quarters, hours or seal, or counting
+    points of other days (which every reader now leaves out)."""
+    first, last = _int64(table["first_point"]), _int64(table["last_point"])
+    begin = (_int64(table["period"]) // DAY_NS) * DAY_NS
+    bad: np.ndarray = _null(table["first_point"]) | _null(table["last_point"])
+    bad |= _null(table["digest"])
+    return bad | (first < begin) | (last >= begin + DAY_NS)
+
+
+def changed(table: pa.Table, lists: list[str]) -> dict[str, str]:
+    """The days of rollup rows (read with :data:`CHECKED` and ``lists``) changed since
+    they were written, each with the first reason found (see the module)."""
+    found, bad = figures(table, lists)
+    return _changed(table, found, ~(bad | stale(table)))
 
 
 def _changed(table: pa.Table, found: list[np.ndarray], held: np.ndarray) -> dict[str, str]:

@@ -60,7 +60,15 @@ from searchkit.frames.counting import (
     run_sums,
 )
 from searchkit.history import reader, texts
-from searchkit.history.checks import CHECKED, DAY_FIGURES, seal, usable, whole_days
+from searchkit.history.checks import (
+    CHECKED,
+    DAY_FIGURES,
+    changed,
+    seal,
+    stale,
+    usable,
+    whole_days,
+)
 from searchkit.history.dedupe import tidy
 from searchkit.history.layout import ROLLUP_SCHEMA, TIMESTAMP, HistoryWarning, Layout
 
@@ -198,10 +206,9 @@ def is_current(layout: Layout, day: str, source: str) -> bool:
     table = read(layout, (day, day), columns)
     if table.num_rows == 0 or current(table, {day: source}).num_rows != table.num_rows:
         return False
-    for lists in (_LISTS["quarter"], _LISTS["hour"]):
-        if usable(table, lists, warn=False)[1].any():
-            return False
-    return True
+    if stale(table).any():
+        return False
+    return not any(changed(table, lists) for lists in (_LISTS["quarter"], _LISTS["hour"]))
 
 
 def rollup(points: pa.Table, day: str, source: str) -> pa.Table:
