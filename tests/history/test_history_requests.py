@@ -26,19 +26,15 @@ from searchkit.history.store import History
 pytest.importorskip("moto")
 boto3 = pytest.importorskip("boto3")
 
-from tests.history.s3server import CountingMotoServer, options  # noqa: E402
+from tests.history.s3server import CountingMotoServer, options, running  # noqa: E402
 
 NOON = dt.datetime(2026, 11, 20, 12, 0, tzinfo=dt.timezone.utc)
 
 
 @pytest.fixture(scope="module")
 def server():
-    moto = CountingMotoServer()
-    moto.start()
-    try:
+    with running() as moto:
         yield moto
-    finally:
-        moto.stop()
 
 
 def past_day(root, day: pd.Timestamp, ids: list[str], names: list[str], account: str) -> None:
