@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import pathlib
-import threading
 import time
 
 import pandas as pd
@@ -16,7 +15,7 @@ from searchkit.alerts.journal import Journal, transition_row
 from searchkit.alerts.watch import WINDOW
 from tests.faults.harness import FaultServer, reply
 
-from .test_delivery import Clock, hook, posted_keys, transition
+from .test_delivery import Clock, hook, posted_keys, racing_collectors, transition
 
 DAY = 86400.0
 
@@ -61,22 +60,9 @@ def test_two_collectors_still_send_one_notification_per_incident_while_pruning(s
     clock = Clock()
     rows = [transition_row(transition(key=f"k{n}"), 1) for n in range(5)]
     Journal(store).append(rows, now=clock())
-    start = threading.Barrier(4)
-    reports = []
     with FaultServer() as receiver:
         receiver.script("POST", then=reply(200))
-
-        def collector(name: str) -> None:
-            journal = Journal(store, collector=name)
-            records = journal.read()  # all read before any sends
-            start.wait()
-            reports.append(deliver(journal, [hook(receiver)], records=records, clock=clock))
-
-        threads = [threading.Thread(target=collector, args=(f"c{n}",)) for n in range(4)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        reports = racing_collectors(store, receiver, clock)
         again = deliver(Journal(store, collector="late"), [hook(receiver)], clock=clock)
         assert sorted(posted_keys(receiver)) == [(f"k{n}", "firing") for n in range(5)]
 
