@@ -530,7 +530,9 @@ def _stalled(
             key=key, rule=STALLED, index_id="", name="", field="", period=collected,
             state="firing", fired_at=moment, episode_at=moment, fired=1, updated_at=moment,
         )  # fmt: skip
-        reason = f"nothing stored since {collected:%Y-%m-%d %H:%M} UTC (over {stall})"
+        reason = (
+            f"nothing stored since {collected:%Y-%m-%d %H:%M} UTC (over {_duration_text(stall)})"
+        )
         return [_stall_transition(state, "firing", moment, collected, reason)], {key: state}
     told = [
         _stall_transition(s, "resolved", moment, collected, "collection resumed")
