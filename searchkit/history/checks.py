@@ -189,8 +189,9 @@ def usable(table: pa.Table, lists: list[str], *, warn: bool) -> tuple[list[np.nd
             ),
             stacklevel=3,
         )
-    days = np.datetime_as_string((_int64(table["period"]) // DAY_NS).astype("datetime64[D]"))
-    bad |= np.isin(days, list(reasons))
+    if reasons:
+        numbers = [np.datetime64(day, "D").astype(np.int64) for day in reasons]
+        bad |= np.isin(_int64(table["period"]) // DAY_NS, numbers)
     return found, bad
 
 
