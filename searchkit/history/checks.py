@@ -39,7 +39,7 @@ import pyarrow.compute as pc
 
 from searchkit.errors import HistoryWarning
 from searchkit.frames.counting import DAY_NS, HOURS, QUARTERS, interval_seconds, run_sums
-from searchkit.history import texts
+from searchkit.history import text_columns
 
 __all__ = [
     "CHECKED",
@@ -89,8 +89,8 @@ def _words(table: pa.Table, name: str) -> np.ndarray:
     """One column of :data:`SEALED` as a 64-bit word per row (texts by a digest of the
     text, floats by their bits, nulls as a word of their own)."""
     column = table[name]
-    if texts.is_text(column.type):
-        codes, distinct = texts.codes(column)
+    if text_columns.is_text(column.type):
+        codes, distinct = text_columns.codes(column)
         hashed = [
             int.from_bytes(hashlib.blake2b(t.encode(), digest_size=8).digest(), "little")
             for t in distinct.to_pylist()

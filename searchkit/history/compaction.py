@@ -4,14 +4,51 @@ from __future__ import annotations
 
 import collections
 
+import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.fs as pafs
 
-from searchkit.history import dedupe, reader, rollups
+from searchkit.history import dedupe, open_day, reader, rollups
 from searchkit.history.layout import Layout, file_seconds
 
-__all__ = ["compact_day", "current_sources"]
+__all__ = ["after_collect", "compact_day", "current_sources"]
+
+
+def after_collect(
+    layout: Layout,
+    today: str,
+    files: list[str],
+    new: pa.Table,
+    days: pa.Array | None,
+    *,
+    merge: bool,
+) -> None:
+    """What a collect round does after writing ``files`` (``new`` points, of UTC ``days``):
+
+    bring the rollup of each day it wrote to up to date, extended with the points it wrote
+    (:mod:`searchkit.history.open_day`: the open day's sums without reading it again);
+    compact the closed days it touched, and yesterday (which just closed), or without
+    ``merge`` only bring their rollups up to date; and when a closed day's rollup was
+    written (once a day), bring the rollups of the days forecasts read up to date too.
+    """
+    written = [] if days is None else pc.unique(days).to_pylist()
+    counts: collections.Counter[str] = collections.Counter()
+    for day in written:
+        path = next((p for p in files if f"/throughput/day={day}/" in p), None)
+        if path is not None and open_day.advance(
+            layout, day, path, new.filter(pc.equal(days, day))
+        ):
+            counts["rollups_written"] += day < today
+    yesterday = f"{pd.Timestamp(today) - pd.Timedelta(days=1):%Y-%m-%d}"
+    closed = sorted(d for d in {*written, yesterday} if d < today)
+    if not merge:
+        counts["rollups_written"] += sum(rollups.refresh(layout, day) for day in closed)
+    for kind, chosen in (("throughput", closed), ("limits", [yesterday])) if merge else ():
+        for day in chosen:
+            compact_day(layout, kind, day, counts)
+    if counts["rollups_written"]:
+        rollups.refresh_recent(layout, yesterday)
 
 
 def current_sources(layout: Layout, first: str | None = None) -> dict[str, str]:
@@ -46,6 +83,11 @@ def compact_day(layout: Layout, kind: str, day: str, counts: collections.Counter
         paths = [path for _, path, _ in layout.files(kind, day, day)]
         if not paths:
             return
+        # The rollup of the files as they are, when current and sound (the collector
+        # extends it each round): the merged file holds the same points (a file written
+        # meanwhile is not merged away, so a rollup named after the merged file alone is
+        # stale beside it), so it is that file's rollup too.
+        summary = _current_rollup(layout, day) if kind == "throughput" else None
         # Points dated on other days stay in the day's file (readers leave them out).
         table = reader.read(layout, kind, days=(day, day), strays=True)
         if kind == "throughput":
@@ -66,17 +108,34 @@ def compact_day(layout: Layout, kind: str, day: str, counts: collections.Counter
         else:
             merged = paths[0]
         if kind == "throughput":
-            _write_rollup(layout, day, table, merged, counts)
+            _write_rollup(layout, day, table, merged, counts, summary)
+
+
+def _current_rollup(layout: Layout, day: str) -> pa.Table | None:
+    """The day's rollup rows when they summarise exactly its files as listed now and pass
+    their checks, else None."""
+    source = rollups.sources(layout, day, day).get(day)
+    return None if source is None else rollups.current_rows(layout, day, source)
 
 
 def _write_rollup(
-    layout: Layout, day: str, table: pa.Table, merged: str, counts: collections.Counter[str]
+    layout: Layout,
+    day: str,
+    table: pa.Table,
+    merged: str,
+    counts: collections.Counter[str],
+    summary: pa.Table | None,
 ) -> None:
     """Replace the day's rollup by the one of ``table``, the points of file ``merged``
-    (named by its size and time as stored: one stat, or one HEAD request)."""
+    (named by its size and time as stored: one stat, or one HEAD request): ``summary``
+    renamed so when given (the same points' rollup), else rolled up from ``table``."""
     info = layout.fs.get_file_info(merged)
     if info.type != pafs.FileType.File:
         return  # gone already: another compactor merged the day again
     source = rollups.signature([(merged.rpartition("/")[2], int(info.size), file_seconds(info))])
-    rollups.replace(layout, day, rollups.rollup(table, day, source), table)
+    if summary is not None and summary.num_rows:
+        rollup = rollups.renamed(summary, source)
+    else:
+        rollup = rollups.rollup(table, day, source)
+    rollups.replace(layout, day, rollup, table)
     counts["rollups_written"] += 1

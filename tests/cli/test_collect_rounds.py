@@ -12,7 +12,7 @@ import threading
 
 import pytest
 
-from searchkit.history.store import History
+from searchkit.history.usage_history import History
 from tests.cli.processes import finish, searchkit, service_env
 from tests.faults.harness import FaultServer, forward, hang, reply
 

@@ -7,6 +7,7 @@ points', the rollup is named in a warning (or simply stale) and the next refresh
 from __future__ import annotations
 
 import os
+import pathlib
 import warnings
 
 import pandas as pd
@@ -17,7 +18,7 @@ import pytest
 
 import searchkit as sk
 from searchkit.history.layout import THROUGHPUT_SCHEMA, HistoryWarning
-from searchkit.history.store import History
+from searchkit.history.usage_history import History
 from tests.history.conftest import data_files as files
 from tests.history.test_history_rollups import CLOSED, collect_across_midnight, without_rollups
 
@@ -28,6 +29,12 @@ WARNED = r"rollups that do not add up ignored: 2026-11-20"
 def rewrite(path, table: pa.Table) -> None:
     """Write ``table`` over ``path``: the file keeps its name (an edit by another tool)."""
     pq.write_table(table, path)
+
+
+def closed_rollup(tmp_path) -> pathlib.Path:
+    """The closed day's rollup file (the open day has one too: the collector keeps it)."""
+    [rolled] = [p for p in files(tmp_path / "h", "rollups") if p.parent.name == CLOSED]
+    return rolled
 
 
 def usage_equal(hist: History, points_only: History, **options) -> None:
@@ -56,7 +63,7 @@ def quiet_afterwards(hist: History, points_only: History) -> None:
 @pytest.mark.parametrize("tz", ["UTC", "America/New_York"])
 def test_a_removed_row_is_found_and_the_index_keeps_its_day(store, tmp_path, tz):
     hist, points_only = store
-    [rolled] = files(tmp_path / "h", "rollups")
+    rolled = closed_rollup(tmp_path)
     table = pq.read_table(rolled)
     rewrite(rolled, table.slice(1))  # one index's row gone
 
@@ -69,7 +76,7 @@ def test_a_removed_row_is_found_and_the_index_keeps_its_day(store, tmp_path, tz)
 
 def test_a_phantom_row_adds_no_index(store, tmp_path):
     hist, points_only = store
-    [rolled] = files(tmp_path / "h", "rollups")
+    rolled = closed_rollup(tmp_path)
     table = pq.read_table(rolled)
     phantom = table.slice(0, 1).to_pylist()[0] | {"index_id": "phantom", "name": "phantom"}
     rewrite(rolled, pa.concat_tables([table, pa.Table.from_pylist([phantom], table.schema)]))
@@ -89,7 +96,7 @@ def test_day_figures_changed_together_are_found_on_a_whole_day_read(store, tmp_p
     """value_sum and operations x10 agree with each other, not with the quarters: a whole
     UTC day read (which does not read the quarters) refuses them as a quarter read does."""
     hist, points_only = store
-    [rolled] = files(tmp_path / "h", "rollups")
+    rolled = closed_rollup(tmp_path)
     table = pq.read_table(rolled)
     value_sum = pc.multiply(table["value_sum"], 10.0)
     operations = pc.multiply(value_sum, table["interval_seconds"])  # as the check computes
@@ -107,7 +114,7 @@ def test_day_figures_changed_together_are_found_on_a_whole_day_read(store, tmp_p
 
 def test_hours_that_do_not_give_the_day_are_not_used_by_the_forecast(store, tmp_path):
     hist, points_only = store
-    [rolled] = files(tmp_path / "h", "rollups")
+    rolled = closed_rollup(tmp_path)
     table = pq.read_table(rolled)
     at = table.schema.get_field_index("hourly_value_sum")
     hours = pa.array([[v * 10 for v in row] for row in table["hourly_value_sum"].to_pylist()])
@@ -153,7 +160,7 @@ def test_a_throughput_file_rewritten_in_place_makes_its_rollup_stale(tmp_path, e
 
 def test_a_rollup_whose_period_is_not_a_midnight_is_refused(store, tmp_path):
     hist, points_only = store
-    [rolled] = files(tmp_path / "h", "rollups")
+    rolled = closed_rollup(tmp_path)
     table = pq.read_table(rolled)
     at = table.schema.get_field_index("period")
     shifted = pc.add(table["period"], pa.scalar(pd.Timedelta(hours=5)))
@@ -161,7 +168,7 @@ def test_a_rollup_whose_period_is_not_a_midnight_is_refused(store, tmp_path):
 
     with pytest.warns(HistoryWarning, match=r"2026-11-20 .*period.* not .*midnight"):
         rows = hist.rollups()
-    assert rows.empty
+    assert rows["period"].min() == pd.Timestamp("2026-11-21", tz="UTC")  # today's only
     with pytest.warns(HistoryWarning, match="midnight"):
         usage_equal(hist, points_only, freq="D")
     quiet_afterwards(hist, points_only)
@@ -189,7 +196,12 @@ def test_a_point_filed_in_another_day_s_folder_counts_nowhere(store, tmp_path):
     usage_equal(hist, points_only, tz="Asia/Kolkata")
     figures = ["index_id", "operations", "value_sum", "points", "first_point", "last_point"]
     assert points_only.refresh_rollups([DAY]) == 1
-    pd.testing.assert_frame_equal(hist.rollups(figures), points_only.rollups(figures))
+
+    def closed(store: History) -> pd.DataFrame:
+        rows = store.rollups([*figures, "period"])
+        return rows[rows["period"] == pd.Timestamp(DAY, tz="UTC")].reset_index(drop=True)
+
+    pd.testing.assert_frame_equal(closed(hist), closed(points_only))
 
     hist.compact()  # the point is kept as it was filed: nothing a reader leaves out is lost
     [merged] = [p for p in files(tmp_path / "h") if p.parent.name == CLOSED]
@@ -208,3 +220,28 @@ def stray_point(folder, like: dict, at: str) -> None:
     pq.write_table(
         pa.Table.from_pylist([row], THROUGHPUT_SCHEMA), folder / "part-1-foreign.parquet"
     )
+
+
+def test_the_open_day_s_rollup_is_checked_before_a_collect_extends_it(tmp_path, emu, client):
+    """Each collect round extends today's rollup with the points it wrote: a rollup whose
+    row was removed by hand is not extended (that index would restart from the new
+    points): the day is rolled up from its points, named by its files as they are."""
+    hist = History(tmp_path / "h")
+    collect_across_midnight(hist, emu, client)  # ends at 2026-11-21 01:00
+    today = "2026-11-21"
+    [rolled] = [p for p in files(tmp_path / "h", "rollups") if p.parent.name == f"day={today}"]
+    table = pq.read_table(rolled)
+    rewrite(rolled, table.slice(1))
+
+    emu.advance(600)
+    with pytest.warns(HistoryWarning, match=f"rollups that do not add up ignored: {today}"):
+        assert hist.sums(today, today) == {}
+    hist.collect(client, now=emu.now(), compact=False)
+
+    points_only = without_rollups(tmp_path, tmp_path / "h")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sums = hist.sums(today, today)
+        usage_equal(hist, points_only)
+    assert len(sums[today].ids) == 6
+    assert hist.refresh_rollups([today]) == 0  # current: named by the day's files as they are
