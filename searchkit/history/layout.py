@@ -1,4 +1,5 @@
-"""Where the history's files live: the schemas, the partition folders, listing and writing.
+"""Where the history's files live: the partition folders, listing and writing (the columns
+of each dataset are :mod:`searchkit.history.schemas`', named here too).
 
 Layout (readable without searchkit by DuckDB, Polars, Spark or Dask)::
 
@@ -28,8 +29,18 @@ import pyarrow.parquet as pq
 
 from searchkit.errors import HistoryError, HistoryWarning
 from searchkit.history import locks
-from searchkit.history.text_columns import TEXT, encoded_table, is_text
-from searchkit.model.limits import LIMIT_FIELDS
+from searchkit.history.schemas import (
+    KEY,
+    LIMITS_SCHEMA,
+    OPTIONAL,
+    ROLLUP_SCHEMA,
+    SCHEMAS,
+    THROUGHPUT_SCHEMA,
+    TIMESTAMP,
+    compatible,
+    shown,
+)
+from searchkit.history.text_columns import encoded_table
 
 __all__ = [
     "ATTEMPTS",
@@ -50,74 +61,6 @@ __all__ = [
     "write_options",
 ]
 
-TIMESTAMP = pa.timestamp("ns", tz="UTC")
-# Text columns are dictionaries in memory (each distinct text once, see
-# :mod:`searchkit.history.text_columns`) and plain strings in the files.
-THROUGHPUT_SCHEMA = pa.schema(
-    [
-        ("account", TEXT),
-        ("index_id", TEXT),
-        ("name", TEXT),
-        ("time", TIMESTAMP),
-        ("value", pa.float64()),
-        ("collected_at", TIMESTAMP),
-    ]
-)
-LIMITS_SCHEMA = pa.schema(
-    [
-        ("account", TEXT),
-        ("id", TEXT),
-        ("name", TEXT),
-        ("type", TEXT),
-        ("region", TEXT),
-        ("endpoint", TEXT),
-        ("created", TIMESTAMP),
-        ("input_enrichment_enabled", pa.bool_()),
-        ("partner_email", TEXT),
-        *[(field, pa.float64()) for field in LIMIT_FIELDS],
-        ("collected_at", TIMESTAMP),
-    ]
-)
-ROLLUP_SCHEMA = pa.schema(
-    [
-        ("account", TEXT),
-        ("index_id", TEXT),
-        ("name", TEXT),
-        ("period", TIMESTAMP),
-        ("operations", pa.float64()),
-        ("value_sum", pa.float64()),
-        ("points", pa.int64()),
-        ("invalid", pa.int64()),
-        ("interval_seconds", pa.float64()),
-        ("source", TEXT),
-        ("hourly_value_sum", pa.list_(pa.float64())),
-        ("hourly_points", pa.list_(pa.int64())),
-        ("last_point", TIMESTAMP),
-        ("quarter_value_sum", pa.list_(pa.float64())),
-        ("quarter_points", pa.list_(pa.int64())),
-        ("first_point", TIMESTAMP),
-        ("spacing_values", pa.list_(pa.int64())),
-        ("spacing_counts", pa.list_(pa.int64())),
-        ("digest", pa.int64()),
-    ]
-)
-SCHEMAS = {"throughput": THROUGHPUT_SCHEMA, "limits": LIMITS_SCHEMA, "rollups": ROLLUP_SCHEMA}
-#: Columns a file written by an older searchkit may lack: they read as nulls.
-OPTIONAL = {
-    "rollups": (
-        "hourly_value_sum",
-        "hourly_points",
-        "last_point",
-        "quarter_value_sum",
-        "quarter_points",
-        "first_point",
-        "spacing_values",
-        "spacing_counts",
-        "digest",
-    )
-}
-#: A point's identity: one row per key is kept (see :mod:`searchkit.history.dedupe`).
-KEY = ("account", "index_id", "time")
 # Sorted by index then time inside a file, row groups this size let a reader of one index
 # skip the others' groups from the statistics alone.
 ROW_GROUP = 16_384
@@ -442,7 +385,7 @@ class Layout:
         optional = OPTIONAL.get(kind, ())
         missing = [f.name for f in expected if f.name not in (*schema.names, *optional)]
         wrong = [
-            f"{f.name} is {schema.field(f.name).type}, expected {_shown(f.type)}"
+            f"{f.name} is {schema.field(f.name).type}, expected {shown(f.type)}"
             for f in expected
             if f.name in schema.names and not compatible(schema.field(f.name).type, f.type)
         ]
@@ -573,28 +516,6 @@ def _is_day(text: str) -> bool:
     except ValueError:
         return False
     return True
-
-
-def compatible(found: pa.DataType, expected: pa.DataType) -> bool:
-    """Whether a column of type ``found`` reads as ``expected`` (a compatible writer's).
-
-    A text column may be plain, large or dictionary strings (files written before text
-    columns were dictionaries hold plain ones); instants may have any unit.
-    """
-    if found == expected:
-        return True
-    if pa.types.is_timestamp(expected):
-        return bool(pa.types.is_timestamp(found))
-    if is_text(expected):
-        return is_text(found)
-    if pa.types.is_list(expected):  # Parquet names a list's items "element", Arrow "item"
-        return bool(pa.types.is_list(found) and found.value_type == expected.value_type)
-    return False
-
-
-def _shown(kind: pa.DataType) -> str:
-    """A type as a message names it: a text column is ``string`` whatever its encoding."""
-    return "string" if is_text(kind) else str(kind)
 
 
 def stored(table: pa.Table) -> pa.Table:
