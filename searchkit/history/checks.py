@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import hashlib
 import warnings
+from collections.abc import Iterable
 
 import numpy as np
 import pyarrow as pa
@@ -48,9 +49,11 @@ __all__ = [
     "changed",
     "day_digests",
     "figures",
+    "on_days",
     "seal",
     "stale",
     "usable",
+    "warn_changed",
     "whole_days",
 ]
 
@@ -179,20 +182,33 @@ def usable(table: pa.Table, lists: list[str], *, warn: bool) -> tuple[list[np.nd
     found, bad = figures(table, lists)
     bad |= stale(table)
     reasons = _changed(table, found, ~bad)
-    if warn and reasons:
-        named = "; ".join(f"{day} ({why})" for day, why in sorted(reasons.items()))
-        warnings.warn(
-            HistoryWarning(
-                f"rollups that do not add up ignored: {named}: changed since they were "
-                "written; their days are read from their points, and the next collect or "
-                "refresh_rollups() rewrites them"
-            ),
-            stacklevel=3,
-        )
-    if reasons:
-        numbers = [np.datetime64(day, "D").astype(np.int64) for day in reasons]
-        bad |= np.isin(_int64(table["period"]) // DAY_NS, numbers)
-    return found, bad
+    if warn:
+        warn_changed(reasons, stacklevel=4)
+    return found, bad | on_days(table, reasons)
+
+
+def warn_changed(reasons: dict[str, str], stacklevel: int = 3) -> None:
+    """Name the days of rollups changed since written (:func:`changed`) in a
+    :class:`HistoryWarning`, if any."""
+    if not reasons:
+        return
+    named = "; ".join(f"{day} ({why})" for day, why in sorted(reasons.items()))
+    warnings.warn(
+        HistoryWarning(
+            f"rollups that do not add up ignored: {named}: changed since they were "
+            "written; their days are read from their points, and the next collect or "
+            "refresh_rollups() rewrites them"
+        ),
+        stacklevel=stacklevel,
+    )
+
+
+def on_days(table: pa.Table, days: Iterable[str]) -> np.ndarray:
+    """Which rollup rows are of one of ``days`` (``YYYY-MM-DD``)."""
+    numbers = [np.datetime64(day, "D").astype(np.int64) for day in days]
+    if not numbers:
+        return np.zeros(table.num_rows, dtype=bool)
+    return np.isin(_int64(table["period"]) // DAY_NS, numbers)
 
 
 def stale(table: pa.Table) -> np.ndarray:

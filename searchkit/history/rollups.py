@@ -64,9 +64,12 @@ from searchkit.history.checks import (
     CHECKED,
     DAY_FIGURES,
     changed,
+    figures,
+    on_days,
     seal,
     stale,
     usable,
+    warn_changed,
     whole_days,
 )
 from searchkit.history.dedupe import tidy
@@ -352,7 +355,7 @@ def day_sums(
         order = np.argsort(days, kind="stable")
         table, days = table.take(pa.array(order)), days[order]
     # A day answers only if every row of it does (see searchkit.history.checks).
-    figures, bad_rows = usable(table, lists, warn=True)
+    found, bad_rows = usable(table, lists, warn=True)
     id_codes, id_texts = text_columns.codes(table["index_id"])
     ids = np.asarray([*id_texts.to_pylist(), ""], dtype=object)[id_codes]
     name_codes, name_texts = text_columns.codes(table["name"])
@@ -372,7 +375,7 @@ def day_sums(
             continue  # see above; an id in two accounts: the points' rule merges them
         label = str(np.datetime64(int(days[head]), "D"))
         day_ids = ids[part].tolist()
-        sums, points, *invalid = (values[part] for values in figures)
+        sums, points, *invalid = (values[part] for values in found)
         out[label] = DaySums(
             day=label,
             ids=day_ids,
@@ -397,12 +400,22 @@ def trusted(
 ) -> pa.Table:
     """The ``columns`` of the rollup rows of ``days`` (UTC, inclusive) that answer for
     their day's points: current (:func:`current`) and passing every check of
-    :mod:`~searchkit.history.checks` on their day figures (a day whose rows were changed
-    is named in a :class:`HistoryWarning` and left out whole)."""
-    table = read(layout, days, list(dict.fromkeys([*CHECKED, "source", *columns])))
-    table = current(table, sources(layout, *days))
+    :mod:`~searchkit.history.checks` on their day figures, and on their hours and quarters
+    when ``columns`` names them (a day whose rows were changed is named in a
+    :class:`HistoryWarning` and left out whole)."""
+    lists = [DAY_FIGURES]
+    for prefix, detail in (("hourly_", "hour"), ("quarter_", "quarter")):
+        if any(str(column).startswith(prefix) for column in columns):
+            lists.append(_LISTS[detail])
+    needed = [*CHECKED, "source", *columns, *(name for part in lists for name in part)]
+    table = current(read(layout, days, list(dict.fromkeys(needed))), sources(layout, *days))
     if table.num_rows:
-        _, bad = usable(table, DAY_FIGURES, warn=True)
+        bad = figures(table, DAY_FIGURES)[1] | stale(table)
+        reasons: dict[str, str] = {}
+        for part in reversed(lists):  # the day figures' reason first, where there are two
+            reasons.update(changed(table, part))
+        warn_changed(reasons)
+        bad |= on_days(table, reasons)
         if bad.any():
             table = table.filter(pa.array(~whole_days(table, bad)))
     return table.select(list(columns))

@@ -245,3 +245,25 @@ def test_the_open_day_s_rollup_is_checked_before_a_collect_extends_it(tmp_path, 
         usage_equal(hist, points_only)
     assert len(sums[today].ids) == 6
     assert hist.refresh_rollups([today]) == 0  # current: named by the day's files as they are
+
+
+def test_rollups_asked_for_their_quarters_check_them(store, tmp_path):
+    """hist.rollups() gives the quarters only when they give the day: a list changed alone
+    leaves the day figures right (shown), its quarters not (the day left out, named)."""
+    hist, _ = store
+    rolled = closed_rollup(tmp_path)
+    table = pq.read_table(rolled)
+    quarters = table["quarter_value_sum"].to_pylist()
+    quarters[0] = [v * 10 for v in quarters[0]]
+    at = table.schema.get_field_index("quarter_value_sum")
+    rewrite(rolled, table.set_column(at, "quarter_value_sum", pa.array(quarters)))
+    day = pd.Timestamp(DAY, tz="UTC")
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert (hist.rollups()["period"] == day).sum() == 6
+    with pytest.warns(HistoryWarning, match=f"{WARNED} \\(bins not the day\\)"):
+        rows = hist.rollups(["index_id", "period", "quarter_value_sum"])
+    assert not (rows["period"] == day).any()
+    with pytest.warns(HistoryWarning, match=WARNED):
+        assert hist.sums(DAY, DAY, detail="quarter") == {}
