@@ -68,7 +68,7 @@ def write_dataset(
 ) -> tuple[list[str], float]:
     """Write one sorted file a day; with ``rollups``, each day's rollup too (as compaction)."""
     from searchkit.history.layout import THROUGHPUT_SCHEMA, WRITE_OPTIONS, stored
-    from searchkit.history.rollups import rollup
+    from searchkit.history.rollups import rollup, signature
 
     ids = [str(uuid.UUID(int=i + 1, version=4)) for i in range(indexes)]
     names = [f"index-{i:04d}" for i in range(indexes)]
@@ -102,7 +102,9 @@ def write_dataset(
         if rollups:
             rolled = root / "rollups" / f"day={first:%Y-%m-%d}"
             rolled.mkdir(parents=True)
-            summary = rollup(table, f"{first:%Y-%m-%d}", name)
+            written = (folder / name).stat()  # a rollup names its file by size and time
+            source = signature([(name, written.st_size, written.st_mtime_ns // 10**9)])
+            summary = rollup(table, f"{first:%Y-%m-%d}", source)
             pq.write_table(summary, rolled / name, **WRITE_OPTIONS)
     write_limits(root, ids, names)
     return names, time.perf_counter() - started

@@ -1,5 +1,4 @@
-"""How the history's files are encoded: the options each kind is written with, and the
-column types a compatible writer's files may hold (read as the layout's own)."""
+"""How the history's files are encoded: the options each kind of file is written with."""
 
 from __future__ import annotations
 
@@ -7,9 +6,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from searchkit.history.text_columns import is_text
-
-__all__ = ["ROW_GROUP", "WRITE_OPTIONS", "compatible", "write_options"]
+__all__ = ["ROW_GROUP", "WRITE_OPTIONS", "write_options"]
 
 # Sorted by index then time inside a file, row groups this size let a reader of one index
 # skip the others' groups from the statistics alone.
@@ -61,26 +58,3 @@ def _leaves(path: str, kind: pa.DataType) -> list[tuple[str, pa.DataType]]:
     if pa.types.is_struct(kind):
         return [leaf for field in kind for leaf in _leaves(f"{path}.{field.name}", field.type)]
     return [(path, kind)]
-
-
-def compatible(found: pa.DataType, expected: pa.DataType) -> bool:
-    """Whether a column of type ``found`` reads as ``expected`` (a compatible writer's).
-
-    A text column may be plain, large or dictionary strings (files written before text
-    columns were dictionaries hold plain ones); instants may have any unit.
-    """
-    if found == expected:
-        return True
-    if pa.types.is_timestamp(expected):
-        return bool(pa.types.is_timestamp(found))
-    if is_text(expected):
-        return is_text(found)
-    if pa.types.is_list(expected):  # Parquet names a list's items "element", Arrow "item"
-        return bool(pa.types.is_list(found) and compatible(found.value_type, expected.value_type))
-    if pa.types.is_struct(expected):
-        return bool(
-            pa.types.is_struct(found)
-            and [f.name for f in found] == [f.name for f in expected]
-            and all(compatible(f.type, e.type) for f, e in zip(found, expected, strict=True))
-        )
-    return False

@@ -1,4 +1,5 @@
-"""Where the history's files live: the schemas, the partition folders, listing and writing.
+"""Where the history's files live: the partition folders, listing and writing (the columns
+of each dataset are :mod:`searchkit.history.schemas`', named here too).
 
 Layout (readable without searchkit by DuckDB, Polars, Spark or Dask)::
 
@@ -28,13 +29,22 @@ import pyarrow.parquet as pq
 
 from searchkit.errors import HistoryError, HistoryWarning
 from searchkit.history import locks
-from searchkit.history.encoding import WRITE_OPTIONS, compatible, write_options
-from searchkit.history.text_columns import TEXT, encoded_table, is_text
-from searchkit.model.limits import LIMIT_FIELDS
+from searchkit.history.encoding import WRITE_OPTIONS, write_options
+from searchkit.history.schemas import (
+    KEY,
+    LIMITS_SCHEMA,
+    OPTIONAL,
+    ROLLUP_SCHEMA,
+    SCHEMAS,
+    THROUGHPUT_SCHEMA,
+    TIMESTAMP,
+    compatible,
+    shown,
+)
+from searchkit.history.text_columns import encoded_table
 
 __all__ = [
     "ATTEMPTS",
-    "GAPS",
     "KEY",
     "LIMITS_SCHEMA",
     "OPTIONAL",
@@ -46,81 +56,11 @@ __all__ = [
     "WRITE_OPTIONS",
     "HistoryWarning",
     "Layout",
+    "file_seconds",
     "one_listing",
     "remove_quietly",
 ]
 
-TIMESTAMP = pa.timestamp("ns", tz="UTC")
-# Text columns are dictionaries in memory (each distinct text once, see
-# :mod:`searchkit.history.text_columns`) and plain strings in the files.
-THROUGHPUT_SCHEMA = pa.schema(
-    [
-        ("account", TEXT),
-        ("index_id", TEXT),
-        ("name", TEXT),
-        ("time", TIMESTAMP),
-        ("value", pa.float64()),
-        ("collected_at", TIMESTAMP),
-    ]
-)
-LIMITS_SCHEMA = pa.schema(
-    [
-        ("account", TEXT),
-        ("id", TEXT),
-        ("name", TEXT),
-        ("type", TEXT),
-        ("region", TEXT),
-        ("endpoint", TEXT),
-        ("created", TIMESTAMP),
-        ("input_enrichment_enabled", pa.bool_()),
-        ("partner_email", TEXT),
-        *[(field, pa.float64()) for field in LIMIT_FIELDS],
-        ("collected_at", TIMESTAMP),
-    ]
-)
-#: A rollup's gaps inside its day (see :mod:`searchkit.history.gaps`): each step between
-#: two points of the index longer than its day's gap threshold, as the two points' times.
-GAPS = pa.list_(pa.struct([("stored_until", TIMESTAMP), ("listed_from", TIMESTAMP)]))
-ROLLUP_SCHEMA = pa.schema(
-    [
-        ("account", TEXT),
-        ("index_id", TEXT),
-        ("name", TEXT),
-        ("period", TIMESTAMP),
-        ("operations", pa.float64()),
-        ("value_sum", pa.float64()),
-        ("points", pa.int64()),
-        ("invalid", pa.int64()),
-        ("interval_seconds", pa.float64()),
-        ("source", TEXT),
-        ("hourly_value_sum", pa.list_(pa.float64())),
-        ("hourly_points", pa.list_(pa.int64())),
-        ("last_point", TIMESTAMP),
-        ("quarter_value_sum", pa.list_(pa.float64())),
-        ("quarter_points", pa.list_(pa.int64())),
-        ("first_point", TIMESTAMP),
-        ("spacing_values", pa.list_(pa.int64())),
-        ("spacing_counts", pa.list_(pa.int64())),
-        ("gaps", GAPS),
-    ]
-)
-SCHEMAS = {"throughput": THROUGHPUT_SCHEMA, "limits": LIMITS_SCHEMA, "rollups": ROLLUP_SCHEMA}
-#: Columns a file written by an older searchkit may lack: they read as nulls.
-OPTIONAL = {
-    "rollups": (
-        "hourly_value_sum",
-        "hourly_points",
-        "last_point",
-        "quarter_value_sum",
-        "quarter_points",
-        "first_point",
-        "spacing_values",
-        "spacing_counts",
-        "gaps",
-    )
-}
-#: A point's identity: one row per key is kept (see :mod:`searchkit.history.dedupe`).
-KEY = ("account", "index_id", "time")
 #: Listings and reads that race a writer or a compaction are retried this many times.
 ATTEMPTS = 5
 #: A temporary file this old belongs to a writer that died mid-write (a write takes seconds).
@@ -218,6 +158,15 @@ class Layout:
         a replaced file (deleted before the listing passed its name, hence after the
         upload completed) lists the merged file, which it reaches later.
         """
+        return [entry[:3] for entry in self.entries(kind, first, last, fresh=fresh)]
+
+    def entries(
+        self, kind: str, first: str | None = None, last: str | None = None, *, fresh: bool = False
+    ) -> list[tuple[str, str, int, int]]:
+        """As :meth:`files`, with each file's modification time (epoch seconds, -1 when the
+        filesystem gives none): ``(day, path, size, mtime)``. A file rewritten under its
+        name (by another tool) changes its size or time; the same listing, no request more.
+        """
         if not self.local:
             return [
                 entry
@@ -237,13 +186,13 @@ class Layout:
                 if os.path.islink(info.path):
                     self._warn_stray([f"{kind}/day={day}/{base}"])
                     continue
-                found.append((day, info.path, int(info.size or 0)))
+                found.append((day, info.path, int(info.size or 0), file_seconds(info)))
         found.sort()
         return found
 
     def _listed(
         self, kind: str, fresh: bool = False
-    ) -> tuple[list[str], list[tuple[str, str, int]]]:
+    ) -> tuple[list[str], list[tuple[str, str, int, int]]]:
         """The days and files of ``kind`` on an object store: one recursive listing, kept
         for the :meth:`listing` scope this call runs in."""
         cache = self._listings
@@ -272,7 +221,7 @@ class Layout:
                 and base.endswith(".parquet")
                 and not base.startswith((".", "_"))
             ):
-                files.append((day, info.path, int(info.size or 0)))
+                files.append((day, info.path, int(info.size or 0), file_seconds(info)))
         self._warn_stray(sorted(set(stray)))
         listed = (sorted(days), sorted(files))
         if cache is not None:
@@ -356,6 +305,16 @@ class Layout:
             stacklevel=4,
         )
 
+    def warn_once(self, key: str, message: str, stacklevel: int = 3) -> bool:
+        """Warn ``message`` as a :class:`HistoryWarning` the first time ``key`` is seen by
+        this layout (a file's problem is said once, not at every read); return whether it
+        warned."""
+        if key in self._warned:
+            return False
+        self._warned.add(key)
+        warnings.warn(message, HistoryWarning, stacklevel=stacklevel)
+        return True
+
     def remove_stale_temporaries(self, older_than: dt.timedelta) -> int:
         """Delete temporary files a writer killed mid-write left behind (never read)."""
         if not self.local:
@@ -384,7 +343,7 @@ class Layout:
         optional = OPTIONAL.get(kind, ())
         missing = [f.name for f in expected if f.name not in (*schema.names, *optional)]
         wrong = [
-            f"{f.name} is {schema.field(f.name).type}, expected {_shown(f.type)}"
+            f"{f.name} is {schema.field(f.name).type}, expected {shown(f.type)}"
             for f in expected
             if f.name in schema.names and not compatible(schema.field(f.name).type, f.type)
         ]
@@ -500,6 +459,13 @@ def one_listing(method: Callable[_P, _R]) -> Callable[_P, _R]:
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
+def file_seconds(info: pafs.FileInfo) -> int:
+    """A listed file's modification time in whole seconds (what every store keeps: S3's
+    listing and its HEAD differ below the second), -1 when there is none."""
+    nanos = info.mtime_ns
+    return -1 if nanos is None else int(nanos) // 1_000_000_000
+
+
 def _is_day(text: str) -> bool:
     if not _DAY.fullmatch(text):
         return False
@@ -508,11 +474,6 @@ def _is_day(text: str) -> bool:
     except ValueError:
         return False
     return True
-
-
-def _shown(kind: pa.DataType) -> str:
-    """A type as a message names it: a text column is ``string`` whatever its encoding."""
-    return "string" if is_text(kind) else str(kind)
 
 
 def stored(table: pa.Table) -> pa.Table:

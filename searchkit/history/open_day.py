@@ -20,11 +20,12 @@ points all come after its ``last_point`` (the case of a collector that only appe
   the day: ``info()`` reads the day's points, and compaction rolls the day up again.
 
 Otherwise (the day's first round, a file another writer added, a late point into what was
-summarised, a file rewritten) the day is rolled up from its
-points once, as :func:`~searchkit.history.rollups.refresh` does. A rollup is trusted only
-while it names exactly the day's files (:func:`~searchkit.history.rollups.current`): a file
-written after it makes it stale, and readers read the day's points until the next round
-extends it.
+summarised, a file rewritten) the day is rolled up from its points once, as
+:func:`~searchkit.history.rollups.refresh` does. A rollup is trusted only while it names
+exactly the day's files as they are (:func:`~searchkit.history.rollups.current`: names,
+sizes, modification times) and passes its checks (:mod:`~searchkit.history.checks`; an
+extended rollup is sealed anew): a file written after it makes it stale, and readers read
+the day's points until the next round extends it.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from searchkit.frames.counting import (
     run_sums,
 )
 from searchkit.history import reader, rollups, text_columns
+from searchkit.history.checks import seal
 from searchkit.history.dedupe import Points, unique_points
 from searchkit.history.gaps import thresholds
 from searchkit.history.layout import ROLLUP_SCHEMA, TIMESTAMP, Layout
@@ -63,13 +65,14 @@ def advance(layout: Layout, day: str, written: str, new: pa.Table) -> bool:
     file of the day, else rolled up from the day's points. Returns whether one was
     written."""
     name = written.rpartition("/")[2]
-    names = _names(layout, day)
-    if name not in names:
+    files = _files(layout, day)
+    if name not in [listed for listed, _, _ in files]:
         return False  # gone meanwhile (a compaction of a day not open any more)
-    others = [other for other in names if other != name]
-    table = rollups.read(layout, (day, day)) if others else ROLLUP_SCHEMA.empty_table()
-    table = rollups.current(table, {day: rollups.signature(others)}) if others else table
-    extended = extend(table, new, day, rollups.signature(names)) if table.num_rows else None
+    others = [entry for entry in files if entry[0] != name]
+    # The rollup so far, when it names the other files as they are and passes its checks.
+    table = rollups.current_rows(layout, day, rollups.signature(others)) if others else None
+    source = rollups.signature(files)  # the written file by its size and time as stored
+    extended = extend(table, new, day, source) if table is not None else None
     if extended is not None:
         rollups.replace(layout, day, extended, new)
         return True
@@ -77,15 +80,18 @@ def advance(layout: Layout, day: str, written: str, new: pa.Table) -> bool:
     # rollups.refresh: a rollup another writer races this one with names its own files,
     # and readers trust only the one that names the day's files as they are.
     points = reader.read(layout, "throughput", days=(day, day))
-    if _names(layout, day) != names:
+    if _files(layout, day) != files:
         return False  # a writer changed the day meanwhile: its next round rolls it up
-    rollups.replace(layout, day, rollups.rollup(points, day, rollups.signature(names)), points)
+    rollups.replace(layout, day, rollups.rollup(points, day, source), points)
     return True
 
 
-def _names(layout: Layout, day: str) -> list[str]:
-    """The names of the day's throughput files, sorted."""
-    return sorted(path.rpartition("/")[2] for _, path, _ in layout.files("throughput", day, day))
+def _files(layout: Layout, day: str) -> list[tuple[str, int, int]]:
+    """The day's throughput files as (name, size, mtime), sorted: what a rollup names."""
+    return sorted(
+        (path.rpartition("/")[2], size, mtime)
+        for _, path, size, mtime in layout.entries("throughput", day, day)
+    )
 
 
 def extend(table: pa.Table, new: pa.Table, day: str, source: str) -> pa.Table | None:
@@ -304,6 +310,7 @@ class _Rows:
             "first_point": pa.array(self.first[order].view("datetime64[ns]"), TIMESTAMP),
             "spacing_values": spacing_values,
             "spacing_counts": spacing_counts,
+            "digest": pa.nulls(count, pa.int64()),  # sealed below, once every figure is final
             "gaps": rollups.gap_lists(
                 place[self.step_rows], self.step_from, self.step_to, allowed, self.gaps_known[order]
             ),
@@ -314,7 +321,9 @@ class _Rows:
             kind = ROLLUP_SCHEMA.field(name).type.value_type
             flat = pa.array(matrix[order].reshape(-1), kind)
             columns[name] = pa.ListArray.from_arrays(offsets, flat)
-        return pa.Table.from_arrays([columns[f.name] for f in ROLLUP_SCHEMA], schema=ROLLUP_SCHEMA)
+        return seal(
+            pa.Table.from_arrays([columns[f.name] for f in ROLLUP_SCHEMA], schema=ROLLUP_SCHEMA)
+        )
 
 
 def _operations(value_sum: np.ndarray, seconds: np.ndarray) -> np.ndarray:

@@ -24,8 +24,7 @@ from searchkit.history.footprint import footprint
 from searchkit.history.gaps import Gap, day_gaps, thresholds
 from searchkit.history.layout import Layout
 from searchkit.history.reports import HistoryInfo
-from searchkit.history.rollups import current, signature
-from searchkit.history.rollups import read as read_rollups
+from searchkit.history.rollups import trusted
 
 __all__ = ["DaySummary", "history_info", "summaries"]
 
@@ -35,7 +34,6 @@ _COLUMNS = [
     "index_id",
     "name",
     "period",
-    "source",
     "points",
     "invalid",
     "interval_seconds",
@@ -66,13 +64,8 @@ def summaries(layout: Layout, days: list[str]) -> dict[str, DaySummary]:
     """The :class:`DaySummary` of each of ``days`` whose rollup answers for its points."""
     if not days:
         return {}
-    table = read_rollups(layout, (days[0], days[-1]), _COLUMNS)
-    if table.num_rows == 0:
-        return {}
-    by_day: dict[str, list[str]] = {}
-    for day, path, _ in layout.files("throughput", days[0], days[-1]):
-        by_day.setdefault(day, []).append(path.rpartition("/")[2])
-    table = current(table, {day: signature(names) for day, names in by_day.items()})
+    # Current and checked (a changed rollup is named in a warning, its day read).
+    table = trusted(layout, (days[0], days[-1]), _COLUMNS)
     if table.num_rows == 0:
         return {}
     day_of = _int64(table["period"]) // DAY_NS
