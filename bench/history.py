@@ -235,7 +235,7 @@ def _resident_kib() -> int:
 def measure(root: str, what: str, engine: str, arg: str) -> dict[str, float]:
     """Run one read in this process (a fresh one); report seconds, rows, peak RSS."""
     if engine == "searchkit":
-        from searchkit.history.usage_history import History
+        from searchkit import History  # the public name: baseline trees too
 
         hist = History(root)
         before_kib = _resident_kib()
