@@ -60,6 +60,7 @@ from searchkit.frames.counting import (
 from searchkit.history import reader, text_columns
 from searchkit.history.dedupe import tidy
 from searchkit.history.layout import ROLLUP_SCHEMA, TIMESTAMP, HistoryWarning, Layout
+from searchkit.history.spacings import spacings
 
 _HOURLY = ["hourly_value_sum", "hourly_points", "last_point"]
 _QUARTERLY = ["quarter_value_sum", "quarter_points", "first_point"]
@@ -77,6 +78,7 @@ __all__ = [
     "read",
     "refresh",
     "refresh_recent",
+    "renamed",
     "replace",
     "rollup",
     "signature",
@@ -123,6 +125,13 @@ def refresh_recent(layout: Layout, day: str) -> int:
     first = f"{pd.Timestamp(day) - pd.Timedelta(days=RECENT_DAYS):%Y-%m-%d}"
     days = sorted({stored for stored, _, _ in layout.files("throughput", first, day)})
     return sum(refresh(layout, stored) for stored in days if stored < day)
+
+
+def renamed(table: pa.Table, source: str) -> pa.Table:
+    """The rollup rows ``table`` as the rollup of the files ``source`` names (the same
+    points in other files: a day's files merged)."""
+    column = text_columns.encoded(pa.array([source] * table.num_rows, pa.string()))
+    return table.set_column(table.schema.get_field_index("source"), "source", column)
 
 
 def replace(layout: Layout, day: str, table: pa.Table, points: pa.Table) -> None:
@@ -229,6 +238,7 @@ def rollup(points: pa.Table, day: str, source: str) -> pa.Table:
         pa.array(newest.view("datetime64[ns]"), TIMESTAMP),
         *quarters,
         pa.array(oldest.view("datetime64[ns]"), TIMESTAMP),
+        *spacings(codes, nanos, count),  # so that the open day's rollup extends
     ]
     return pa.Table.from_arrays(arrays, schema=ROLLUP_SCHEMA)
 
@@ -320,6 +330,11 @@ def day_sums(
     ids = np.asarray([*id_texts.to_pylist(), ""], dtype=object)[id_codes]
     name_codes, name_texts = text_columns.codes(table["name"])
     names = np.asarray([*name_texts.to_pylist(), None], dtype=object)[name_codes]
+    # The names ``rename`` gives, per distinct id, then per row (no lookup per row).
+    distinct = [*id_texts.to_pylist(), ""]
+    renamed = np.asarray([text in rename for text in distinct])[id_codes]
+    given = np.asarray([rename.get(text) for text in distinct], dtype=object)[id_codes]
+    names = np.where(renamed, given, names)
     seconds = table["interval_seconds"].to_numpy().astype(np.float64)
     last_point = _int64(table["last_point"])
     heads = np.flatnonzero(np.append(True, days[1:] != days[:-1]))
@@ -334,7 +349,7 @@ def day_sums(
         out[label] = DaySums(
             day=label,
             ids=day_ids,
-            names=[rename.get(i, n) for i, n in zip(day_ids, names[part].tolist(), strict=True)],
+            names=names[part].tolist(),
             value_sums=sums,
             points=points,
             invalid=invalid[0] if invalid else None,

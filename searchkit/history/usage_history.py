@@ -54,7 +54,7 @@ from searchkit.history.collecting import (
     points_by_index,
     unstored,
 )
-from searchkit.history.compaction import compact_day, current_sources
+from searchkit.history.compaction import after_collect, compact_day, current_sources
 from searchkit.history.gaps import Gap
 from searchkit.history.layout import (
     LIMITS_SCHEMA,
@@ -73,7 +73,6 @@ from searchkit.history.rollups import (
     current,
     day_sums,
     refresh,
-    refresh_recent,
 )
 from searchkit.history.rollups import read as read_rollups
 from searchkit.history.scan import history_info
@@ -219,8 +218,7 @@ class History:
         files = self._write_collected(new, days, snapshot, stamp)
         if listed.num_rows:
             notes += advance_record(self._layout, record, listed)
-        written = [] if days is None else pc.unique(days).to_pylist()
-        self._compact_closed(f"{collected_at:%Y-%m-%d}", written, merge=compact)
+        after_collect(self._layout, f"{collected_at:%Y-%m-%d}", files, new, days, merge=compact)
         return CollectSummary(
             collected_at=collected_at,
             indexes=len(limits),
@@ -470,21 +468,6 @@ class History:
             "stale_temporaries_removed": self._layout.remove_stale_temporaries(STALE),
         }
 
-    def _compact_closed(self, today: str, written: list[str], merge: bool) -> None:
-        """Compact the closed days a collect touched, and yesterday (which just closed);
-        without ``merge``, only bring their rollups up to date. When that wrote a rollup
-        (once a day), bring the rollups of the days forecasts read up to date too."""
-        yesterday = f"{pd.Timestamp(today) - pd.Timedelta(days=1):%Y-%m-%d}"
-        closed = sorted(d for d in {*written, yesterday} if d < today)
-        counts: collections.Counter[str] = collections.Counter()
-        if not merge:
-            counts["rollups_written"] = self.refresh_rollups(closed)
-        for kind, days in (("throughput", closed), ("limits", [yesterday])) if merge else ():
-            for day in days:
-                compact_day(self._layout, kind, day, counts)
-        if counts["rollups_written"]:
-            refresh_recent(self._layout, yesterday)
-
     @one_listing
     def refresh_rollups(self, days: Iterable[str] | None = None) -> int:
         """Write the daily rollup of each day whose rollup is missing or stale.
@@ -509,8 +492,8 @@ class History:
         """Return the daily rollups that still summarise their day's points exactly.
 
         Args:
-            columns: The columns to return (default all but the hours and quarters,
-                ``hourly_*`` and ``quarter_*``: 48 and 288 values a row).
+            columns: The columns to return (default all but the lists: ``hourly_*``,
+                ``quarter_*`` and ``spacing_*``, 48, 288 and a few values a row).
 
         Returns:
             One row per (account, index, UTC day) of every day whose points did not change
@@ -519,7 +502,7 @@ class History:
             hours and quarters when named (see :mod:`searchkit.history.rollups`). Days not
             listed must be read from the points.
         """
-        lists = ("hourly", "quarter")
+        lists = ("hourly", "quarter", "spacing")
         wanted = [c for c in ROLLUP_SCHEMA.names if not c.startswith(lists)]
         if columns is not None:
             wanted = check_columns(columns, ROLLUP_SCHEMA.names, "columns") or wanted

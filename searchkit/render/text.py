@@ -19,6 +19,7 @@ __all__ = [
     "aligned_table",
     "clip",
     "limits_csv_text",
+    "limits_table_cells",
     "limits_text_table",
     "terminal_safe",
     "text_width",
@@ -136,10 +137,19 @@ def limits_text_table(
     items = list(indexes)
     if not items:
         return "(no indexes)"
+    head, rows, numeric, tokens = limits_table_cells(items, show_secrets=show_secrets)
+    return aligned_table(head, rows, right=numeric, whole=tokens)
+
+
+def limits_table_cells(
+    indexes: Iterable[SearchIndex], *, show_secrets: bool = False
+) -> tuple[list[str], list[list[str]], set[int], set[int]]:
+    """Return the cells of :func:`limits_text_table`: header, rows, right-aligned and
+    never-cut columns (by position), every text through :func:`terminal_safe`."""
     head = ["name", "id", "type", "region", "created (UTC)"]
     head += [LIMIT_INFO[f].label.replace(" / ", "/") for f in LIMIT_FIELDS]
     rows = []
-    for index in items:
+    for index in indexes:
         row = [
             plain_text(index.name),
             short_id(index.id),
@@ -155,7 +165,7 @@ def limits_text_table(
         head += ["token", "read_only_token"]
     numeric = {head.index(LIMIT_INFO[f].label.replace(" / ", "/")) for f in LIMIT_FIELDS}
     tokens = {len(head) - 2, len(head) - 1} if show_secrets else set()
-    return aligned_table(head, rows, right=numeric, whole=tokens)
+    return head, rows, numeric, tokens
 
 
 def aligned_table(

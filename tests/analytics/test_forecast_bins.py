@@ -323,7 +323,7 @@ def test_forecast_limits_on_a_history_is_the_same_frame_as_before(messy, monkeyp
 
 
 def oracle_bins_from_history(
-    source, value_unit, first_day=None, days=None, cut=None, beyond=False, *, reader=None
+    source, value_unit, first_day=None, days=None, cut=None, beyond=False, *, reader=None, **_
 ) -> pf.Bins:
     return oracle_bins(source, value_unit, first_day, days, cut, beyond)
 
@@ -358,3 +358,11 @@ def test_nanmedian_is_numpy_s_masked_median_to_the_last_bit():
         with np.errstate(all="ignore"):
             want = np.asarray(np.ma.median(masked, axis=-1).filled(np.nan))
         assert np.array_equal(pf.nanmedian(values), want, equal_nan=True)
+    # The forecast's own shape: a window of 7 past days, a strided view of the days.
+    days = rng.lognormal(size=(30, 12, 24))
+    days[rng.random(days.shape) < 0.3] = np.nan
+    view = pf.windows(days, pf.WINDOW)
+    masked = np.ma.masked_array(np.ascontiguousarray(view), np.isnan(view))
+    with np.errstate(all="ignore"):
+        want = np.asarray(np.ma.median(masked, axis=-1).filled(np.nan))
+    assert np.array_equal(pf.nanmedian(view), want, equal_nan=True)

@@ -245,6 +245,7 @@ def test_forecast_limits_reads_each_day_s_points_once(rolled):
     hist = Counting(rolled.location)
     sk.forecast_limits(hist)  # as of the newest point's minute: 2026-11-21 03:01
     day = pd.Timestamp("2026-11-21", tz="UTC")
-    # Today found the instant and was binned from one read; the closed days' hours came
-    # from their rollups; the next day was looked at for points after the instant.
-    assert hist.spans == [(day, day + DAY), (day + DAY, None)]
+    # Today's hours came from its rollup (each collect keeps it current), as the closed
+    # days' did: no point of them was read; the next day was looked at for points after
+    # the instant.
+    assert hist.spans == [(day + DAY, None)]
