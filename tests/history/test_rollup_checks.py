@@ -267,3 +267,17 @@ def test_rollups_asked_for_their_quarters_check_them(store, tmp_path):
     assert not (rows["period"] == day).any()
     with pytest.warns(HistoryWarning, match=WARNED):
         assert hist.sums(DAY, DAY, detail="quarter") == {}
+
+
+def test_a_rollup_filed_in_another_day_s_folder_is_left_out_and_named(store, tmp_path):
+    hist, points_only = store
+    rolled = closed_rollup(tmp_path)
+    (tmp_path / "h/rollups/day=2026-11-19").mkdir()
+    copy = tmp_path / "h/rollups/day=2026-11-19" / rolled.name  # period 2026-11-20
+    copy.write_bytes(rolled.read_bytes())
+
+    with pytest.warns(HistoryWarning, match=f"6 rollup rows in rollups/day=2026-11-19/{copy.name}"):
+        rows = hist.rollups()
+    assert rows.groupby("period").size().tolist() == [6, 6]  # 11-20 and today, once each
+    assert hist.sums("2026-11-19", "2026-11-19") == {}
+    usage_equal(hist, points_only)
