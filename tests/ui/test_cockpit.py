@@ -93,6 +93,26 @@ def test_sorting_by_another_column_and_filtering_by_name(cockpit):
     assert [line.split()[0] for line in cockpit.page_lines] == ["shaped", "early"]
 
 
+def test_clicking_a_header_sorts_by_its_column_and_again_the_other_way(cockpit):
+    names = part(cockpit, "sk-sort-name")
+    assert part(cockpit, "sk-sort-urgency").description == "hit at (earliest-latest) ▲"
+    names.click()
+    assert [line.split()[0] for line in cockpit.page_lines] == [
+        "early",
+        "quiet",
+        "shaped",
+        "unlimited",
+    ]
+    assert names.description == "index ▲" and "sk-sorted" in names._dom_classes
+    assert part(cockpit, "sk-sort-urgency").description == "hit at (earliest-latest)"
+    names.click()
+    assert [line.split()[0] for line in cockpit.page_lines][0] == "unlimited"
+    assert names.description == "index ▼" and cockpit.sorted_by == ("name", True)
+    part(cockpit, "sk-sort-used").click()  # another column: ascending first
+    assert cockpit.sorted_by == ("used", False)
+    assert part(cockpit, "sk-sort-used").description == "used ▲"
+
+
 def test_unlimited_sorts_last_by_utilization_either_way(cockpit):
     for descending in (False, True):
         cockpit.sort("projected utilization", descending=descending)
