@@ -31,11 +31,13 @@ __all__ = ["FIGURE_SIZE", "cockpit_html", "daily_pngs", "day_pngs", "draw_daily"
 
 #: Inches at 100 dpi: 940 x 380 pixels, the width of a notebook's output area.
 FIGURE_SIZE = (9.4, 3.8)
-# Room for the y label and its plain-number ticks, the title, and the legend below the bars.
-_MARGINS = {"left": 0.12, "right": 0.97, "top": 0.92, "bottom": 0.22}
+# Room for the y label and its plain-number ticks, the title, the time axis' ticks and
+# label, and (the daily view) the legend below the bars; no more, so no band of nothing.
+_MARGINS = {"left": 0.12, "right": 0.97, "top": 0.92, "bottom": 0.14}
+_DAILY_MARGINS = _MARGINS | {"bottom": 0.22}
 
 
-def _pngs(draw: Any) -> tuple[bytes, bytes]:
+def _pngs(draw: Any, margins: dict[str, float] = _MARGINS) -> tuple[bytes, bytes]:
     """Draw twice on a bare Figure (no pyplot: nothing global, nothing shown) as PNG."""
     from matplotlib.figure import Figure
 
@@ -46,7 +48,7 @@ def _pngs(draw: Any) -> tuple[bytes, bytes]:
         # Fixed margins, not a layout engine: the pictures have one size and one kind of
         # labels, and constrained layout measured every text again (a fifth of the time).
         figure = Figure(figsize=FIGURE_SIZE, dpi=100, facecolor=look.face)
-        figure.subplots_adjust(**_MARGINS)
+        figure.subplots_adjust(**margins)
         draw(figure.add_subplot(), theme)
         buffer = io.BytesIO()
         # Fast zlib (level 1): a third of the time went to compressing at level 6, for
@@ -77,7 +79,7 @@ def daily_pngs(
     def draw(ax: Axes, theme: str) -> None:
         draw_daily(ax, usage, index_id, name=name, field=field, days=days, theme=theme)
 
-    return _pngs(draw)
+    return _pngs(draw, _DAILY_MARGINS)
 
 
 def draw_daily(
