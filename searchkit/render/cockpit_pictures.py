@@ -9,7 +9,6 @@ reaches the browser is the picture, never the points.
 
 from __future__ import annotations
 
-import base64
 import html
 import io
 from typing import TYPE_CHECKING, Any
@@ -27,7 +26,7 @@ if TYPE_CHECKING:
 
     from searchkit.analytics.day import DayForecast
 
-__all__ = ["FIGURE_SIZE", "cockpit_html", "daily_pngs", "day_pngs", "draw_daily", "png_tag"]
+__all__ = ["FIGURE_SIZE", "cockpit_html", "daily_pngs", "day_pngs", "draw_daily"]
 
 #: Inches at 100 dpi: 940 x 380 pixels, the width of a notebook's output area.
 FIGURE_SIZE = (9.4, 3.8)
@@ -195,20 +194,11 @@ def _daily_axes(ax: Axes, starts: pd.DatetimeIndex, look: Any) -> None:
     )
 
 
-def png_tag(png: bytes, alt: str, css: str = "") -> str:
-    """An <img> of PNG bytes, inline (no network)."""
-    data = base64.b64encode(png).decode("ascii")
-    return (
-        f'<img class="{css}" alt="{html.escape(alt)}" style="max-width:100%" '
-        f'src="data:image/png;base64,{data}"/>'
-    )
-
-
 def cockpit_html(
     *, status: tuple[str, str], header: str, lines: list[str], png: bytes | None, about: str
 ) -> str:
     """A static picture of the cockpit (the saved notebook shows it without a kernel)."""
-    from searchkit.render.html import message_html
+    from searchkit.render.html import message_html, png_tag
 
     kind, text = status
     table = html.escape("\n".join([header, *lines]))

@@ -19,8 +19,8 @@ from searchkit.errors import ValidationError
 from searchkit.frames.zones import resolve_zone
 from searchkit.render import cockpit_pictures as pictures
 from searchkit.render import cockpit_table as table
-from searchkit.render.html import message_html
-from searchkit.ui._worker import hide
+from searchkit.render.html import message_html, png_tag
+from searchkit.ui._worker import StaticPicture, hide
 from searchkit.ui.browser import TIME_ZONES
 
 __all__ = ["DAY_RANGES", "PAGE_ROWS", "VIEWS", "CockpitView"]
@@ -47,7 +47,7 @@ _STYLE = (
 )
 
 
-class CockpitView(widgets.VBox):
+class CockpitView(StaticPicture, widgets.VBox):
     """The cockpit's widgets and what they show; subclasses read and draw."""
 
     _rows: pd.DataFrame
@@ -339,9 +339,9 @@ class CockpitView(widgets.VBox):
         self._png = light
         view = dict((v, k) for k, v in VIEWS)[str(self._view.value)]
         self._picture_about = f"{view}: {name}"
-        self._picture.value = pictures.png_tag(
+        self._picture.value = png_tag(
             light, self._picture_about + " (light theme)", "sk-plot-light"
-        ) + pictures.png_tag(dark, self._picture_about + " (dark theme)", "sk-plot-dark")
+        ) + png_tag(dark, self._picture_about + " (dark theme)", "sk-plot-dark")
 
     def show_picture_error(self, text: str) -> None:
         self._png = None

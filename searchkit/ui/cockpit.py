@@ -168,13 +168,6 @@ class QuotaCockpit(CockpitView):
     def __repr__(self) -> str:
         return f"QuotaCockpit(rows={len(self._rows)}, selected={self.selected_id!r})"
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any] | None:
-        bundle = super()._repr_mimebundle_(**kwargs)
-        if bundle is not None:
-            bundle["text/html"] = self.static_html()
-        result: dict[str, Any] | None = bundle
-        return result
-
     # -- jobs (worker thread) ------------------------------------------------------------
 
     def _read_job(self, force: bool) -> None:
