@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
     from searchkit.analytics.day import DayForecast
 
-__all__ = ["FIGURE_SIZE", "cockpit_html", "daily_pngs", "day_pngs", "draw_daily"]
+__all__ = ["FIGURE_SIZE", "cockpit_html", "daily_pngs", "day_pngs", "draw_daily", "warm_up"]
 
 #: Inches at 100 dpi: 940 x 380 pixels, the width of a notebook's output area.
 FIGURE_SIZE = (9.4, 3.8)
@@ -34,6 +34,19 @@ FIGURE_SIZE = (9.4, 3.8)
 # label, and (the daily view) the legend below the bars; no more, so no band of nothing.
 _MARGINS = {"left": 0.12, "right": 0.97, "top": 0.92, "bottom": 0.14}
 _DAILY_MARGINS = _MARGINS | {"bottom": 0.22}
+
+
+def warm_up() -> None:
+    """Load what the first picture needs (matplotlib's figure and Agg canvas, the fonts of
+    the labels) by drawing a tiny one: the cockpit does it on a thread of its own while it
+    reads the store, so the first picture does not wait for a second of imports after it."""
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(1, 1), dpi=20)
+    ax = figure.add_subplot()
+    ax.set_title("0")
+    ax.plot([0, 1], [0, 1])
+    figure.savefig(io.BytesIO(), format="png")
 
 
 def _pngs(draw: Any, margins: dict[str, float] = _MARGINS) -> tuple[bytes, bytes]:

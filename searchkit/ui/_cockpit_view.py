@@ -329,7 +329,8 @@ class CockpitView(StaticPicture, widgets.VBox):
     def _show_detail(self) -> None:
         index_id = self.selected_id
         if index_id is None or index_id not in self._rows.index:
-            self._detail.value = message_html("No row matches the filter.", "info")
+            text = "No row matches the filter." if len(self._rows) else "No index to show yet."
+            self._detail.value = message_html(text, "info")
             return
         zone = resolve_zone(self.tz, default=dt.timezone.utc) or dt.timezone.utc
         row: Any = self._rows.loc[index_id]

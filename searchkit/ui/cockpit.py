@@ -84,6 +84,7 @@ class QuotaCockpit(CockpitView):
         self._read_newest: pd.Timestamp | None = None
         self._timer: threading.Timer | None = None
         super().__init__(field=field, tz=tz)
+        threading.Thread(target=pictures.warm_up, name="searchkit-cockpit-warm-up").start()
         self.refresh(wait=False, force=True)
         if refresh_every:
             self.refresh_every = refresh_every

@@ -252,6 +252,7 @@ def test_an_empty_store_is_a_calm_message(tmp_path):
         assert cockpit.wait(HANG_S)
         assert cockpit.message.startswith("Nothing to forecast: the history at ")
         assert cockpit.page_lines == []
+        assert "No index to show yet." in part(cockpit, "sk-detail").value  # not "the filter"
         assert "Select a row" in part(cockpit, "sk-cockpit-picture").value
     finally:
         cockpit.close()
