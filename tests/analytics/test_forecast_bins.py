@@ -323,7 +323,7 @@ def test_forecast_limits_on_a_history_is_the_same_frame_as_before(messy, monkeyp
 
 
 def oracle_bins_from_history(
-    source, value_unit, first_day=None, days=None, cut=None, beyond=False, *, reader=None
+    source, value_unit, first_day=None, days=None, cut=None, beyond=False, *, reader=None, **_
 ) -> pf.Bins:
     return oracle_bins(source, value_unit, first_day, days, cut, beyond)
 
@@ -334,7 +334,7 @@ def oracle_bins_from_history(
 )
 def test_points_are_the_throughput_frame_as_arrays(messy, start, end):
     frame = messy.throughput(start=start, end=end)
-    points = messy.points(start, end)
+    points = messy.points(start=start, end=end)
     assert len(frame) > 0
     assert frame["index_id"].astype(str).tolist() == [points.ids[c] for c in points.codes]
     assert frame["account"].astype(str).tolist() == [
