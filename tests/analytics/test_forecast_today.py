@@ -67,9 +67,9 @@ def test_today_from_its_rollup_reads_only_the_points_of_indexes_past_their_limit
     class Counting(sk.History):
         reads: list = []
 
-        def points(self, start=None, end=None):
+        def points(self, *, start=None, end=None):
             self.reads.append(("points", start, end))
-            return super().points(start, end)
+            return super().points(start=start, end=end)
 
         def throughput(self, **kwargs):
             self.reads.append(("throughput", kwargs.get("index_ids")))

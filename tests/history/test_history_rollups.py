@@ -96,13 +96,14 @@ def test_rollups_are_written_to_decode_fast_and_read_as_any_parquet(tmp_path, em
     # columns stay zstd with dictionaries, as every file's.
     hist = History(tmp_path / "h")
     collect_across_midnight(hist, emu, client)
-    (rollup,) = files(tmp_path / "h", "rollups")
+    (rollup,) = closed_rollups(tmp_path / "h")
     meta = pq.ParquetFile(rollup).metadata.row_group(0)
     chunks = {meta.column(i).path_in_schema: meta.column(i) for i in range(meta.num_columns)}
     lists = {path for path in chunks if path.endswith(".list.element")}
 
     assert lists == {f"{kind}_{figure}.list.element" for kind in ("hourly", "quarter")
-                     for figure in ("value_sum", "points")}  # fmt: skip
+                     for figure in ("value_sum", "points")} | {
+        "spacing_values.list.element", "spacing_counts.list.element"}  # fmt: skip
     assert {path: chunks[path].compression for path in lists} == dict.fromkeys(lists, "LZ4")
     assert {chunks[path].compression for path in set(chunks) - lists} == {"ZSTD"}
     for path in ("quarter_value_sum.list.element", "hourly_value_sum.list.element"):
@@ -112,7 +113,7 @@ def test_rollups_are_written_to_decode_fast_and_read_as_any_parquet(tmp_path, em
     duckdb = pytest.importorskip("duckdb")
     query = "SELECT sum(points), sum(len(quarter_value_sum)) FROM read_parquet(?)"
     got = duckdb.connect().execute(query, [str(rollup)]).fetchall()
-    assert got == [(hist.rollups()["points"].sum(), 6 * 96)]
+    assert got == [(closed_rows(hist)["points"].sum(), 6 * 96)]
 
 
 def test_rollups_equal_the_points_with_late_points_and_duplicates(tmp_path, emu, client):
