@@ -227,6 +227,9 @@ def test_refresh_reads_a_new_collect_and_keeps_the_selection(store):
         assert cockpit.selected_id is not None
         assert cockpit.rows.loc[cockpit.selected_id, "name"] == "code-snippets"
         assert cockpit.rows.loc[cockpit.selected_id, "used"] > used
+        # The refreshed rows are a fresh forecast_limits' at the same instant, to the bit.
+        fresh = sk.forecast_limits(hist, now=emu.now())
+        pd.testing.assert_frame_equal(cockpit.rows[list(FORECAST_COLUMNS)], fresh)
     finally:
         cockpit.close()
 
