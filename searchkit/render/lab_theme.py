@@ -54,8 +54,10 @@ def notebook_theme() -> Literal["light", "dark"] | None:
         'dark'
     """
     value = os.environ.get(THEME_VARIABLE, "").strip().lower()
-    if value == "light" or value == "dark":
-        return value
+    if value == "light":
+        return "light"
+    if value == "dark":
+        return "dark"
     if value not in ("", "auto"):
         raise ValidationError(
             f"{THEME_VARIABLE} must be 'light', 'dark' or 'auto', got "
