@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import warnings
 from collections.abc import Iterable, Sequence
@@ -99,45 +98,19 @@ def _limits_table(
 ) -> str:
     """The limits table for this terminal: its width, or every column (``--wide``), or
     the ``--columns`` asked for; a last line names the columns left out."""
-    from searchkit.render.table_width import choose_columns, fit_table
-    from searchkit.render.text import limits_table_cells
+    from searchkit.cli.table import limits_table, terminal_columns
 
-    items = list(indexes)
-    if not items:
-        return "(no indexes)"
-    head, rows, right, whole = limits_table_cells(items, show_secrets=show_secrets)
     wanted = getattr(args, "columns", None)
-    if wanted:
-        try:
-            head, rows, kept = choose_columns(head, rows, wanted.split(","))
-        except ValidationError as exc:
-            raise UsageError(str(exc)) from None
-        right = {n for n, c in enumerate(kept) if c in right}
-        whole = {n for n, c in enumerate(kept) if c in whole}
-    width = None if wanted or getattr(args, "wide", False) else _terminal_columns()
-    fitted = fit_table(head, rows, width, right=right, whole=whole)
-    if not fitted.left_out:
-        return fitted.text
-    import textwrap
-
-    many = len(fitted.left_out)
-    note = (
-        f"{many} column{'s' if many > 1 else ''} left out to fit {width} columns: "
-        f"{', '.join(fitted.left_out)}."
-    )
-    hint = "`searchkit list --wide` shows every column, `--columns A,B` the ones named."
-    room = max(width or 0, 40)
-    return "\n".join([fitted.text, *textwrap.wrap(note, room), *textwrap.wrap(hint, room)])
-
-
-def _terminal_columns() -> int | None:
-    """The terminal's width (``COLUMNS`` first); None when the output is no terminal and
-    ``COLUMNS`` is not set: a file or a program reading the table gets every column."""
-    import shutil
-
-    if "COLUMNS" not in os.environ and not sys.stdout.isatty():
-        return None
-    return shutil.get_terminal_size().columns
+    width = None if getattr(args, "wide", False) else terminal_columns()
+    try:
+        return limits_table(
+            indexes,
+            width=width,
+            columns=wanted.split(",") if wanted else None,
+            show_secrets=show_secrets,
+        )
+    except ValidationError as exc:  # a column --columns named that the table has not
+        raise UsageError(str(exc)) from None
 
 
 def _cmd_create(args: argparse.Namespace) -> int:
