@@ -303,19 +303,23 @@ def _cmd_lab(args: argparse.Namespace) -> int:
     import importlib.util
 
     from searchkit.cli.lab import copy_notebooks, lab_words, run_jupyterlab
+    from searchkit.render.lab_theme import jupyterlab_theme
 
     # The same interpreter as searchkit, so an unactivated venv still finds its JupyterLab.
     if importlib.util.find_spec("jupyterlab") is None:
         raise ConfigError("JupyterLab is not installed here: pip install 'searchkit[notebooks]'")
+    # JupyterLab starts with the user's settings: in its dark theme the saved (light)
+    # figures would be white blocks until the cells run, so the copies leave them out.
+    dark = jupyterlab_theme() == "dark"
     try:
-        copied, kept = copy_notebooks(args.dir)
+        copied, kept = copy_notebooks(args.dir, without_figures=dark)
     except OSError as exc:
         raise UsageError(
             f"cannot copy the notebooks to {args.dir!r}: {exc.strerror or exc}"
         ) from None
     except ValidationError as exc:  # the folder they ship from
         raise UsageError(str(exc)) from None
-    for line in lab_words(args.dir, copied, kept):
+    for line in lab_words(args.dir, copied, kept, dark=dark):
         print(f"searchkit: {line}", file=sys.stderr)
     return run_jupyterlab(args.dir)
 

@@ -26,7 +26,7 @@ from typing import Literal
 
 from searchkit.errors import ValidationError
 
-__all__ = ["THEME_VARIABLE", "notebook_theme"]
+__all__ = ["THEME_VARIABLE", "jupyterlab_theme", "notebook_theme"]
 
 #: The environment variable that chooses the plots' theme: ``light``, ``dark`` or ``auto``.
 THEME_VARIABLE = "SEARCHKIT_PLOT_THEME"
@@ -67,6 +67,15 @@ def notebook_theme() -> Literal["light", "dark"] | None:
         os.environ.get("JPY_SESSION_NAME") or os.environ.get("JPY_PARENT_PID")
     ):
         return None  # no kernel a Jupyter server started: its settings say nothing of us
+    return jupyterlab_theme()
+
+
+def jupyterlab_theme() -> Literal["light", "dark"] | None:
+    """Return the theme JupyterLab's settings here choose (see :func:`notebook_theme`).
+
+    For a kernel, or for ``searchkit lab`` before it starts JupyterLab with the same
+    settings. None when no setting names one, or JupyterLab follows the system's theme.
+    """
     for settings in (_user_settings(), _overrides()):
         if settings.get("adaptive-theme") is True:
             return None
