@@ -33,9 +33,18 @@ from searchkit.frames.counting import (
 if TYPE_CHECKING:
     from searchkit.history.dedupe import Points
     from searchkit.history.rollups import DaySums
-    from searchkit.history.store import History
+    from searchkit.history.usage_history import History
 
-__all__ = ["DAY", "DAY_NS", "HOUR_NS", "NO_TIME", "Bins", "bins_from_frame", "bins_from_history"]
+__all__ = [
+    "DAY",
+    "DAY_NS",
+    "HOUR_NS",
+    "NO_TIME",
+    "Bins",
+    "bins_from_frame",
+    "bins_from_history",
+    "last_day_points",
+]
 
 DAY = pd.Timedelta(days=1)
 NO_TIME = np.iinfo(np.int64).min
@@ -54,6 +63,11 @@ class Bins:
     newest: np.ndarray  # [I] newest point's time (ns), NO_TIME where none
     future: np.ndarray  # [I] points left out for being at or after the cut
     last_points: tuple[np.ndarray, np.ndarray, np.ndarray]  # rows, ns, ops of the last day
+    # [I] operations a unit of value stands for on the last day (NaN: no point that day),
+    # and whether the last day came from its rollup (then ``last_points`` holds none of
+    # its points: :func:`last_day_points` reads those of the indexes that need them)
+    last_scales: np.ndarray | None = None
+    last_from_sums: bool = False
 
     @property
     def days(self) -> int:
@@ -98,6 +112,8 @@ class _Accumulator:
         self.newest: list[np.ndarray] = []  # per part and index known then
         self.future: list[np.ndarray] = []
         self.last: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.last_scales: dict[str, float] = {}  # per index, of the last day's part
+        self.last_from_sums = False
 
     def add(self, tp: pd.DataFrame) -> None:
         """Add a throughput frame's points."""
@@ -119,6 +135,10 @@ class _Accumulator:
         seconds = interval_seconds(hours.seconds)
         names = dict(zip(hours.ids, hours.names, strict=True))
         row_of = self._register(hours.ids, seconds, names)
+        if day == self.days - 1:  # the last day: its points are not read
+            self.last_from_sums = True
+            scales = unit_scales(self.unit, seconds)
+            self.last_scales.update(zip(hours.ids, scales.tolist(), strict=True))
         count = len(self.ids)
         summed = np.zeros((HOURS, count))
         summed[:, row_of] = hours.value_sums.T
@@ -208,6 +228,8 @@ class _Accumulator:
         keep = (times >= begin) & (times < end)
         if keep.any():
             self.last.append((rows[keep], times[keep], clean[keep] * scales[rows[keep]]))
+            for row in np.unique(rows[keep]).tolist():
+                self.last_scales[self.ids[row]] = float(scales[row])
 
     def bins(self) -> Bins:
         count = len(self.ids)
@@ -228,7 +250,20 @@ class _Accumulator:
         seconds = np.asarray([self.steps[i] for i in self.ids], np.float64)
         cov = np.minimum(points * seconds[:, None, None] / 3600.0, 1.0)
         last = self._last_day()
-        return Bins(self.ids, self.names, self.first, ops, cov, seconds, newest, future, last)
+        last_scales = np.asarray([self.last_scales.get(i, np.nan) for i in self.ids], np.float64)
+        return Bins(
+            self.ids,
+            self.names,
+            self.first,
+            ops,
+            cov,
+            seconds,
+            newest,
+            future,
+            last,
+            last_scales,
+            self.last_from_sums,
+        )
 
     def _last_day(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The points of the last day (before the cut), sorted by index then time."""
@@ -272,13 +307,17 @@ def bins_from_history(
     beyond: bool = False,
     *,
     reader: PointsReader | None = None,
+    last_points: bool = True,
 ) -> Bins:
     """Bin a History one day at a time, so memory stays that of a day's points.
 
     A day that ends before the cut, other than the last, is binned from its current
     rollup's hours where it has them (:meth:`~searchkit.History.sums`): the same bins,
-    without its points. The other days (today, a day whose rollup is stale) are read, with
-    ``reader`` when given (it keeps what it read for the next call).
+    without its points. So is the last day (the open day, whose rollup each collect
+    round extends) without ``last_points``, when its rollup is current and holds no
+    point at or after the cut: then :attr:`Bins.last_points` holds none of its points.
+    The other days (a day whose rollup is stale) are read, with ``reader`` when given (it
+    keeps what it read for the next call).
     """
     stored = source.days("throughput")
     if first_day is None or days is None:
@@ -287,26 +326,56 @@ def bins_from_history(
         first_day = pd.Timestamp(stored[0], tz="UTC")
         days = (pd.Timestamp(stored[-1], tz="UTC") - first_day).days + 1
     acc = _Accumulator(first_day, days, cut, value_unit)
+    reader = reader or PointsReader(source)
     # Whole days before the cut, not the last: their rollups' hours where current.
-    whole = first_day + (days - 1) * DAY
-    if cut is not None:
-        whole = min(whole, pd.Timestamp(cut, tz="UTC").floor("D"))
-    hours = (
-        source.sums(f"{first_day:%Y-%m-%d}", f"{whole - DAY:%Y-%m-%d}", detail="hour")
-        if whole > first_day
-        else {}
-    )
+    last = first_day + (days - 1) * DAY
+    whole = last if cut is None else min(last, pd.Timestamp(cut, tz="UTC").floor("D"))
+    end = whole - DAY if last_points else last
+    hours = reader.sums(f"{first_day:%Y-%m-%d}", f"{end:%Y-%m-%d}") if end >= first_day else {}
+    open_day = None if last_points else hours.get(f"{last:%Y-%m-%d}")
+    if open_day is not None and cut is not None and int(open_day.last_point.max()) >= cut:
+        open_day = None  # points at or after the cut: the day is read, and they left out
     held = set(stored)
     spans: list[tuple[pd.Timestamp, pd.Timestamp | None, DaySums | None]] = [
-        (start, start + DAY, hours.get(f"{start:%Y-%m-%d}") if start < whole else None)
+        (
+            start,
+            start + DAY,
+            hours.get(f"{start:%Y-%m-%d}")
+            if start < whole
+            else (open_day if start == last else None),
+        )
         for start in (first_day + offset * DAY for offset in range(days))
         if f"{start:%Y-%m-%d}" in held  # a day not stored has no points to read
     ]
     if beyond:  # points dated after the last day, only to count them
         spans.append((first_day + days * DAY, None, None))
-    for day in read_days(reader or PointsReader(source), spans):
+    for day in read_days(reader, spans):
         if day.sums is not None:
             acc.add_hours((day.start - first_day).days, day.sums)
         elif day.points is not None:
             acc.add_points(day.points)
     return acc.bins()
+
+
+def last_day_points(source: History, bins: Bins, rows: np.ndarray, cut: int | None) -> None:
+    """Read the last day's points (before ``cut``) of the indexes at ``rows`` of ``bins``
+    whose last day came from its rollup, into :attr:`Bins.last_points`, as binning its
+    points would have kept them."""
+    if not bins.last_from_sums or not len(rows):
+        return
+    start = bins.first_day + (bins.days - 1) * DAY
+    end = start + DAY if cut is None else min(start + DAY, pd.Timestamp(cut, tz="UTC"))
+    ids = [bins.ids[row] for row in rows.tolist()]
+    frame = source.throughput(start=start, end=end, index_ids=ids)
+    if frame.empty:
+        return
+    row_of = {index_id: row for row, index_id in enumerate(bins.ids)}
+    codes, labels = index_codes(frame["index_id"])
+    times = np.asarray(pd.DatetimeIndex(frame["time"]).as_unit("ns").asi8, np.int64)
+    values = frame["value"].to_numpy(dtype=np.float64, na_value=np.nan)
+    point_rows = np.asarray([row_of[label] for label in labels], np.int64)[codes]
+    clean = clean_values(values, invalid_values(values))
+    order = np.lexsort((times, point_rows))
+    point_rows, times, clean = point_rows[order], times[order], clean[order]
+    assert bins.last_scales is not None
+    bins.last_points = (point_rows, times, clean * bins.last_scales[point_rows])

@@ -19,7 +19,7 @@ import pandas as pd
 
 if TYPE_CHECKING:
     from searchkit.history.dedupe import Points
-    from searchkit.history.rollups import DaySums
+    from searchkit.history.rollups import DaySums, Detail
 
 __all__ = ["AHEAD", "Day", "PointsReader", "PointsSource", "read_days"]
 
@@ -29,20 +29,30 @@ AHEAD = 2  # days read ahead of the one counted
 class PointsSource(Protocol):
     """What :class:`PointsReader` reads from: a :class:`~searchkit.History`."""
 
-    def points(self, start: pd.Timestamp, end: pd.Timestamp | None) -> Points: ...
+    def points(self, *, start: pd.Timestamp, end: pd.Timestamp | None) -> Points: ...
+
+    def sums(self, first: str, last: str, *, detail: Detail = "day") -> dict[str, DaySums]: ...
 
 
 class PointsReader:
-    """The points of a History by span, each span read once (kept until dropped)."""
+    """The points of a History by span, each span read once (kept until dropped), and the
+    sums of its days' rollups by hour, each range read once."""
 
     def __init__(self, source: PointsSource) -> None:
         self.source = source
         self._read: dict[tuple[pd.Timestamp, pd.Timestamp | None], Points] = {}
+        self._sums: dict[tuple[str, str], dict[str, DaySums]] = {}
+
+    def sums(self, first: str, last: str) -> dict[str, DaySums]:
+        """:meth:`~searchkit.History.sums` by hour of the days ``first`` to ``last``."""
+        if (first, last) not in self._sums:
+            self._sums[first, last] = self.source.sums(first, last, detail="hour")
+        return self._sums[first, last]
 
     def points(self, start: pd.Timestamp, end: pd.Timestamp | None) -> Points:
         """The points from ``start`` (inclusive) to ``end`` (exclusive; None: all after)."""
         if (start, end) not in self._read:
-            self._read[start, end] = self.source.points(start, end)
+            self._read[start, end] = self.source.points(start=start, end=end)
         return self._read[start, end]
 
 

@@ -61,6 +61,7 @@ import pandas as pd
 
 from searchkit._deprecation import legacy_arguments
 from searchkit.analytics import profile as pf
+from searchkit.analytics.bins import last_day_points
 from searchkit.analytics.days import PointsReader
 from searchkit.analytics.limit_periods import UNLIMITED_REASON
 from searchkit.analytics.reading import listed_once
@@ -77,7 +78,7 @@ from searchkit.frames.zones import Instant, TimeZone, resolve_zone, utc_instant
 
 if TYPE_CHECKING:
     from searchkit.analytics.usage import Source
-    from searchkit.history.store import History
+    from searchkit.history.usage_history import History
 
 __all__ = [
     "FORECASTABLE_FIELDS",
@@ -230,19 +231,15 @@ def forecast_limits(
     Example:
         >>> sk.forecast_limits(sk.History("usage-history"))  # doctest: +SKIP
     """
-    label = check_field(field)
-    window = _check_window(pace_window)
-    asked = _check_now(now)
-    check_value_unit(value_unit)
     zone = resolve_zone(tz)
-    present = pd.Timestamp.now(tz="UTC")
-    bins, limits, moment = _load(source, asked, present, value_unit)
-    later = bins.future.copy()
-    if asked is not None:  # points after an explicit now are not news: only ignored
-        bins.future[:] = 0
-    out = _rows(bins, limits, label, moment, window)
-    if asked is not None:
-        say_points_after(out, bins, later, source, moment)
+    out, _, _ = forecast_parts(
+        source,
+        now,
+        field=field,
+        pace_window=pace_window,
+        value_unit=value_unit,
+        last_points=False,
+    )
     if zone is not None:
         for column in _INSTANTS:
             out[column] = out[column].dt.tz_convert(zone)
@@ -256,24 +253,46 @@ def forecast_parts(
     field: str | None = None,
     pace_window: str | pd.Timedelta = "1h",
     value_unit: str = "per_second",
+    last_points: bool = True,
 ) -> tuple[pd.DataFrame, pf.Bins, dict[str, np.ndarray]]:
-    """:func:`forecast_limits`' rows, with the bins and the plan (each index's rest of the
-    day spread over the hours, its band) they come from: what a picture of the day draws."""
+    """:func:`forecast_limits`' rows (in UTC), with the bins and the plan (each index's rest
+    of the day spread over the hours, its band) they come from: what a picture of the day
+    draws. The plan is worked out once, for the rows and the picture.
+
+    Without ``last_points`` today may come from its rollup (the collector keeps it current):
+    then :attr:`Bins.last_points` holds only the points of indexes that reach their limit
+    today (their crossing instant needs them), not the whole day a picture draws."""
     label = check_field(field)
     window = _check_window(pace_window)
     asked = _check_now(now)
     check_value_unit(value_unit)
-    bins, limits, moment = _load(source, asked, pd.Timestamp.now(tz="UTC"), value_unit)
+    bins, limits, moment = _load(
+        source, asked, pd.Timestamp.now(tz="UTC"), value_unit, last_points=last_points
+    )
+    if bins.last_from_sums:  # today from its rollup: the points of any index at its limit
+        _read_crossings(source, bins, limits, label, moment)  # type: ignore[arg-type]
+    later = bins.future.copy()
     if asked is not None:  # points after an explicit now are not news: only ignored
         bins.future[:] = 0
     tau = (moment - moment.normalize()) / pd.Timedelta(hours=1)
-    return _rows(bins, limits, label, moment, window), bins, _plan(bins, tau, window)
+    plan = _plan(bins, tau, window)
+    out = _rows(bins, limits, label, moment, window, plan)
+    if asked is not None:
+        say_points_after(out, bins, later, source, moment)
+    return out, bins, plan
 
 
 def _load(
-    source: Source, asked: pd.Timestamp | None, present: pd.Timestamp, value_unit: str
+    source: Source,
+    asked: pd.Timestamp | None,
+    present: pd.Timestamp,
+    value_unit: str,
+    *,
+    last_points: bool = True,
 ) -> tuple[pf.Bins, pd.DataFrame, pd.Timestamp]:
-    """Bin the days the forecast looks at, up to the forecast's instant, and find it."""
+    """Bin the days the forecast looks at, up to the forecast's instant, and find it;
+    without ``last_points``, today from its rollup when current (see
+    :func:`~searchkit.analytics.bins.bins_from_history`)."""
     if is_history(source):
         limits = source.limits()
         require_limits(source, limits)
@@ -281,7 +300,14 @@ def _load(
         moment = asked or _history_now(source, reader, present, value_unit)
         first = moment.normalize() - (_DAYS_READ - 1) * pf.DAY
         bins = pf.bins_from_history(
-            source, value_unit, first, _DAYS_READ, moment.value, asked is None, reader=reader
+            source,
+            value_unit,
+            first,
+            _DAYS_READ,
+            moment.value,
+            asked is None,
+            reader=reader,
+            last_points=last_points,
         )
     else:
         tp, limits = source_frames(source)
@@ -317,10 +343,30 @@ def _history_now(
         return present
     day = min(newest, present).normalize()
     for first in (day, day - pf.DAY):
-        bins = pf.bins_from_history(source, value_unit, first, 1, present.value + 1, reader=reader)
+        bins = pf.bins_from_history(
+            source, value_unit, first, 1, present.value + 1, reader=reader, last_points=False
+        )
         if (bins.newest != pf.NO_TIME).any():
             break
     return _bins_now(bins, present)
+
+
+def _read_crossings(
+    source: History, bins: pf.Bins, limits: pd.DataFrame, label: str, moment: pd.Timestamp
+) -> None:
+    """Read today's points of the indexes whose operations today reach their limit (what
+    :func:`_crossed` needs), when today came from its rollup. The sum of the hours and
+    the running sum of the points agree far inside 1e-9 of the total (their additions'
+    rounding): an index under the limit by more than that has no point that reached it."""
+    limit = field_limit(limits, label).to_numpy(np.float64)
+    row_of = {str(index_id): at for at, index_id in enumerate(limits.index)}
+    each = np.full(len(bins.ids), np.inf)
+    for row, index_id in enumerate(bins.ids):
+        if index_id in row_of:
+            each[row] = limit[row_of[index_id]]
+    used = bins.ops[:, -1].sum(axis=1)
+    near = np.isfinite(each) & (used > 0) & (used >= each * (1 - 1e-9))
+    last_day_points(source, bins, np.flatnonzero(near), moment.value)
 
 
 def _rows(
@@ -329,14 +375,14 @@ def _rows(
     label: str,
     moment: pd.Timestamp,
     window: pd.Timedelta,
+    plan: dict[str, np.ndarray],
 ) -> pd.DataFrame:
-    """One row per index of ``limits``: today's forecast as of ``moment``."""
+    """One row per index of ``limits``: today's forecast as of ``moment`` (by ``plan``)."""
     start = moment.normalize()
-    tau = (moment - start) / pd.Timedelta(hours=1)
     row_of = {index_id: i for i, index_id in enumerate(bins.ids)}
     rows = np.asarray([row_of.get(str(i), -1) for i in limits.index], np.int64)
     limit = field_limit(limits, label).to_numpy(np.float64)
-    today = _today(bins, tau, moment, window, limit, rows)
+    today = _today(bins, plan, moment, window, limit, rows)
     out = pd.DataFrame(index=pd.Index(limits.index, name="index_id"))
     out["name"] = limits["name"].astype("str") if "name" in limits.columns else ""
     out["field"] = label
@@ -376,7 +422,7 @@ def _instants(start: pd.Timestamp, hours: np.ndarray) -> pd.DatetimeIndex:
 
 def _today(
     bins: pf.Bins,
-    tau: float,
+    plan: dict[str, np.ndarray],
     moment: pd.Timestamp,
     window: pd.Timedelta,
     limit: np.ndarray,
@@ -397,7 +443,7 @@ def _today(
     if bins.days == 0 or not found.any():
         out["reason"][:] = no_data_reasons(limit, found)
         return out
-    plan = _plan(bins, tau, window)
+    tau = (moment - moment.normalize()) / pd.Timedelta(hours=1)
     used = bins.ops[take, -1].sum(axis=1)
     out["used"] = np.where(found, used, np.nan)
     out["pace"] = np.where(found, plan["pace"][take], np.nan)
@@ -523,23 +569,28 @@ def _pace(bins: pf.Bins, tau: float, window: pd.Timedelta) -> np.ndarray:
 
 
 def _crossed(bins: pf.Bins, limit: np.ndarray, rows: np.ndarray, start: pd.Timestamp) -> np.ndarray:
-    """Hours after midnight of the point that took today's operations to the limit."""
+    """Hours after midnight of the point that took today's operations to the limit: the
+    first at which the index's own running sum of today's operations reaches it."""
     point_rows, times, ops = bins.last_points
     out = np.full(len(rows), np.nan)
     if not len(times):
         return out
-    cum = np.cumsum(ops)
-    first = np.searchsorted(point_rows, np.arange(len(bins.ids)))
-    base = np.concatenate([[0.0], cum])[first]
-    cum = cum - base[point_rows]
     per_limit = np.full(len(bins.ids), np.inf)
     known = rows >= 0
     per_limit[rows[known]] = limit[known]
-    reached = (cum >= per_limit[point_rows]) & (cum > 0)
-    at = np.full(len(bins.ids), np.iinfo(np.int64).max)
-    np.minimum.at(at, point_rows[reached], np.flatnonzero(reached))
-    hit = at < len(times)
+    heads = np.flatnonzero(np.append(True, point_rows[1:] != point_rows[:-1]))
+    ends = np.append(heads[1:], len(point_rows))
+    # Only an index whose total comes near its limit can reach it (see _read_crossings).
+    totals = np.add.reduceat(ops, heads)
+    near = np.isfinite(per_limit[point_rows[heads]]) & (
+        totals >= per_limit[point_rows[heads]] * (1 - 1e-9)
+    )
     hours = np.full(len(bins.ids), np.nan)
-    hours[hit] = (times[at[hit]] - start.value) / pf.HOUR_NS
+    for head, end in zip(heads[near].tolist(), ends[near].tolist(), strict=True):
+        row = point_rows[head]
+        running = np.cumsum(ops[head:end])  # one addition at a time, in time order
+        reached = np.flatnonzero((running >= per_limit[row]) & (running > 0))
+        if len(reached):
+            hours[row] = (times[head + reached[0]] - start.value) / pf.HOUR_NS
     out[known] = hours[rows[known]]
     return out

@@ -4,13 +4,50 @@ from __future__ import annotations
 
 import collections
 
+import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from searchkit.history import dedupe, reader, rollups
+from searchkit.history import dedupe, open_day, reader, rollups
 from searchkit.history.layout import Layout
 
-__all__ = ["compact_day", "current_sources"]
+__all__ = ["after_collect", "compact_day", "current_sources"]
+
+
+def after_collect(
+    layout: Layout,
+    today: str,
+    files: list[str],
+    new: pa.Table,
+    days: pa.Array | None,
+    *,
+    merge: bool,
+) -> None:
+    """What a collect round does after writing ``files`` (``new`` points, of UTC ``days``):
+
+    bring the rollup of each day it wrote to up to date, extended with the points it wrote
+    (:mod:`searchkit.history.open_day`: the open day's sums without reading it again);
+    compact the closed days it touched, and yesterday (which just closed), or without
+    ``merge`` only bring their rollups up to date; and when a closed day's rollup was
+    written (once a day), bring the rollups of the days forecasts read up to date too.
+    """
+    written = [] if days is None else pc.unique(days).to_pylist()
+    counts: collections.Counter[str] = collections.Counter()
+    for day in written:
+        path = next((p for p in files if f"/throughput/day={day}/" in p), None)
+        if path is not None and open_day.advance(
+            layout, day, path, new.filter(pc.equal(days, day))
+        ):
+            counts["rollups_written"] += day < today
+    yesterday = f"{pd.Timestamp(today) - pd.Timedelta(days=1):%Y-%m-%d}"
+    closed = sorted(d for d in {*written, yesterday} if d < today)
+    if not merge:
+        counts["rollups_written"] += sum(rollups.refresh(layout, day) for day in closed)
+    for kind, chosen in (("throughput", closed), ("limits", [yesterday])) if merge else ():
+        for day in chosen:
+            compact_day(layout, kind, day, counts)
+    if counts["rollups_written"]:
+        rollups.refresh_recent(layout, yesterday)
 
 
 def current_sources(layout: Layout, first: str | None = None) -> dict[str, str]:
@@ -48,6 +85,9 @@ def compact_day(layout: Layout, kind: str, day: str, counts: collections.Counter
         paths = [path for _, path, _ in layout.files(kind, day, day)]
         if not paths:
             return
+        # The rollup of the files as they are, when current (the collector extends it each
+        # round): the merged file holds the same points, so it is that file's rollup too.
+        summary = _current_rollup(layout, day, paths) if kind == "throughput" else None
         table = reader.read(layout, kind, days=(day, day))
         if kind == "throughput":
             kept = dedupe.latest(table)
@@ -67,12 +107,32 @@ def compact_day(layout: Layout, kind: str, day: str, counts: collections.Counter
         else:
             merged = paths[0]
         if kind == "throughput":
-            _write_rollup(layout, day, table, merged, counts)
+            _write_rollup(layout, day, table, merged, counts, summary)
+
+
+def _current_rollup(layout: Layout, day: str, paths: list[str]) -> pa.Table | None:
+    """The day's rollup rows when they summarise exactly the files ``paths``, else None."""
+    source = rollups.signature([path.rpartition("/")[2] for path in paths])
+    if not rollups.is_current(layout, day, source):
+        return None
+    return rollups.current(rollups.read(layout, (day, day)), {day: source})
 
 
 def _write_rollup(
-    layout: Layout, day: str, table: pa.Table, merged: str, counts: collections.Counter[str]
+    layout: Layout,
+    day: str,
+    table: pa.Table,
+    merged: str,
+    counts: collections.Counter[str],
+    summary: pa.Table | None,
 ) -> None:
-    """Replace the day's rollup by the one of ``table``, the points of file ``merged``."""
-    rollups.replace(layout, day, rollups.rollup(table, day, merged.rpartition("/")[2]), table)
+    """Replace the day's rollup by the one of ``table``, the points of file ``merged``:
+    ``summary`` named after that file when given (the same points' rollup), else rolled
+    up from ``table``."""
+    name = merged.rpartition("/")[2]
+    if summary is not None and summary.num_rows:
+        rollup = rollups.renamed(summary, name)
+    else:
+        rollup = rollups.rollup(table, day, name)
+    rollups.replace(layout, day, rollup, table)
     counts["rollups_written"] += 1

@@ -212,8 +212,9 @@ def _csv_limit(value: Any) -> str:
 def limits_csv_text(indexes: IndexList | Iterable[SearchIndex], show_secrets: bool = False) -> str:
     """Return the indexes as CSV for other programs, one row per index, with a header.
 
-    Columns, named as in ``--format json`` (the API's fields): ``id``, ``name``, ``type``,
-    ``region``, ``endpoint``, ``partner_email``, ``creation_time`` (ISO 8601, UTC),
+    Columns: ``index_id`` (the index key, named as in every frame, so the file joins them;
+    the API's ``id``), then named as in ``--format json`` (the API's fields): ``name``,
+    ``type``, ``region``, ``endpoint``, ``partner_email``, ``creation_time`` (ISO 8601, UTC),
     ``input_enrichment_enabled`` (``true``/``false``), the nine limits, and with
     ``show_secrets`` ``token`` and ``read_only_token``. Numbers stay numbers: limits are the
     service's integers as written, except -1, which is written ``inf`` (what pandas writes
@@ -227,11 +228,13 @@ def limits_csv_text(indexes: IndexList | Iterable[SearchIndex], show_secrets: bo
         ...     {"id": "a1", "name": "docs", "max_daily_queries": -1,
         ...      "max_vector_count": 2000000000})]).splitlines()[1])
         a1,docs,,,,,,,2000000000,,,inf,,,,,
+        >>> limits_csv_text([]).split(",")[:2]
+        ['index_id', 'name']
     """
     import csv
     import io
 
-    head = ["id", "name", "type", "region", "endpoint", "partner_email", "creation_time"]
+    head = ["index_id", "name", "type", "region", "endpoint", "partner_email", "creation_time"]
     head += ["input_enrichment_enabled", *LIMIT_FIELDS]
     if show_secrets:
         head += ["token", "read_only_token"]

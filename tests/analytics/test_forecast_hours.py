@@ -39,9 +39,9 @@ class Reads:
     def __getattr__(self, name):
         return getattr(self.hist, name)
 
-    def points(self, start, end):
+    def points(self, *, start, end):
         self.spans.append((f"{start:%Y-%m-%d}", None if end is None else f"{end:%m-%d}"))
-        return self.hist.points(start, end)
+        return self.hist.points(start=start, end=end)
 
 
 @pytest.fixture(scope="module")
@@ -238,13 +238,14 @@ def test_forecast_limits_reads_each_day_s_points_once(rolled):
     class Counting(sk.History):
         spans: list = []
 
-        def points(self, start=None, end=None):
+        def points(self, *, start=None, end=None):
             self.spans.append((start, end))
-            return super().points(start, end)
+            return super().points(start=start, end=end)
 
     hist = Counting(rolled.location)
     sk.forecast_limits(hist)  # as of the newest point's minute: 2026-11-21 03:01
     day = pd.Timestamp("2026-11-21", tz="UTC")
-    # Today found the instant and was binned from one read; the closed days' hours came
-    # from their rollups; the next day was looked at for points after the instant.
-    assert hist.spans == [(day, day + DAY), (day + DAY, None)]
+    # Today's hours came from its rollup (each collect keeps it current), as the closed
+    # days' did: no point of them was read; the next day was looked at for points after
+    # the instant.
+    assert hist.spans == [(day + DAY, None)]

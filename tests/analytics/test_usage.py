@@ -15,7 +15,7 @@ matplotlib.use("Agg")
 import searchkit as sk
 from searchkit.analytics.forecast import FORECAST_COLUMNS
 from searchkit.emulator import Emulator
-from searchkit.history.store import History
+from searchkit.history.usage_history import History
 from tests.index_json import index_json
 
 # A pandas warning is a future error: none is allowed here.

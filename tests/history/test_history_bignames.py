@@ -18,7 +18,7 @@ import searchkit as sk
 from searchkit.emulator import Emulator
 from searchkit.history import reader
 from searchkit.history.layout import Layout
-from searchkit.history.store import History
+from searchkit.history.usage_history import History
 from tests.history.conftest import NOON, data_files
 
 MIB = 1 << 20
@@ -52,10 +52,10 @@ def test_a_huge_name_is_stored_once_per_file(tmp_path, day_of_points):
 
     assert summary.new_points == 1440
     assert summary.points_by_index == {NAME: 1440}
-    # Noon to noon: two UTC days; the closed one was compacted and got its rollup.
+    # Noon to noon: two UTC days; the closed one was compacted, and each got its rollup.
     points = data_files(tmp_path / "h")
     assert [p.parent.name for p in points] == ["day=2026-11-19", "day=2026-11-20"]
-    assert len(data_files(tmp_path / "h", "rollups")) == 1
+    assert len(data_files(tmp_path / "h", "rollups")) == 2
     written = [*points, *data_files(tmp_path / "h", "rollups")]
     written += data_files(tmp_path / "h", "limits")
     sizes = [path.stat().st_size for path in written]
@@ -88,9 +88,10 @@ def test_usage_of_a_huge_name_matches_the_list_from_points_and_from_the_rollup(
     emu, client, raw = day_of_points
     hist = History(tmp_path / "h")
     hist.collect(client, indexes=raw, now=emu.now())
-    assert hist.rollups()["period"].tolist() == [pd.Timestamp("2026-11-19", tz="UTC")]
+    days = [pd.Timestamp("2026-11-19", tz="UTC"), pd.Timestamp("2026-11-20", tz="UTC")]
+    assert hist.rollups()["period"].tolist() == days
 
-    usage = sk.usage_frame(hist)  # the closed day from its rollup, today from its points
+    usage = sk.usage_frame(hist)  # both days from their rollups (today's kept current)
 
     columns = ["name", "period", "operations", "points", "invalid", "limit"]
     expected = sk.usage_frame(raw)[columns]

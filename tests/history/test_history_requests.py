@@ -21,7 +21,7 @@ import pytest
 import searchkit as sk
 from searchkit.emulator import Emulator
 from searchkit.history.layout import THROUGHPUT_SCHEMA, WRITE_OPTIONS
-from searchkit.history.store import History
+from searchkit.history.usage_history import History
 
 pytest.importorskip("moto")
 boto3 = pytest.importorskip("boto3")
@@ -109,13 +109,17 @@ def test_reads_list_each_dataset_once_whatever_the_days(tmp_path, server, days):
             collect = counted(server, lambda: hist.collect(client, now=emu.now()))
 
     # One LIST per dataset read, whatever the days; a HEAD and one GET per file read:
-    # forecast_limits reads each past day's rollup, today's points twice (the forecast's
-    # instant, then its bins) and the newest limits twice (the limits, then the names).
-    assert forecast == {"LIST": 3, "HEAD": days + 4, "GET": days + 4}
+    # forecast_limits reads each past day's rollup, today's rollup twice (the forecast's
+    # instant, then its bins), today's points once (the crossing instants of the indexes
+    # at their limit) and the newest limits twice (the limits, then the names).
+    assert forecast == {"LIST": 3, "HEAD": days + 5, "GET": days + 5}
     assert usage == {"LIST": 3, "HEAD": days + 3, "GET": days + 3}
     # info(): the whole store in one LIST, then every day's points.
     assert info == {"LIST": 1, "HEAD": days + 1, "GET": days + 1}
     assert read == {"LIST": 2, "HEAD": days + 1, "GET": days + 1}
     # A collect within the day: the same whatever the days stored. Each file written is a
     # multipart upload (POST, PUT, POST): today's points and the record of the newest.
-    assert collect == {"LIST": 3, "HEAD": 5, "GET": 6, "POST": 4, "PUT": 2}
+    # Then today's rollup, extended with the points it wrote: one LIST of the rollups, its
+    # read (HEAD, GET), the new one uploaded, the old one deleted (HEAD, DELETE; S3FileSystem
+    # then PUTs the folder's marker).
+    assert collect == {"LIST": 4, "HEAD": 7, "GET": 7, "POST": 6, "PUT": 4, "DELETE": 1}

@@ -15,11 +15,23 @@ import pytest
 import searchkit as sk
 from searchkit.emulator import Emulator
 from searchkit.history.layout import THROUGHPUT_SCHEMA, HistoryWarning
-from searchkit.history.store import History
+from searchkit.history.usage_history import History
 from tests.history.conftest import data_files as files
 
 HOUR = 3600
 CLOSED = "day=2026-11-20"
+OPEN = "day=2026-11-21"  # the day the collects end on: its rollup is extended each round
+
+
+def closed_rollups(root: pathlib.Path) -> list[pathlib.Path]:
+    """The rollup files of the closed day."""
+    return [path for path in files(root, "rollups") if path.parent.name == CLOSED]
+
+
+def closed_rows(hist: History) -> pd.DataFrame:
+    """The current rollup rows of the closed day."""
+    rows = hist.rollups()
+    return rows[rows["period"] == pd.Timestamp(CLOSED[4:], tz="UTC")]
 
 
 def collect_across_midnight(hist: History, emu: Emulator, client: sk.Client) -> None:
@@ -64,15 +76,44 @@ def test_collect_without_compaction_writes_the_closed_days_rollup(tmp_path, emu,
 
     days = [p.parent.name for p in files(tmp_path / "h")]
     assert days.count(CLOSED) == 7  # the closed day's files stay as collected
-    assert [p.parent.name for p in files(tmp_path / "h", "rollups")] == [CLOSED]
+    assert [p.parent.name for p in files(tmp_path / "h", "rollups")] == [CLOSED, OPEN]
     rows = hist.rollups()
-    assert len(rows) == 6  # the six demo indexes, on the closed day only
-    assert rows["source"].str.startswith("7 files sha256:").all()
+    assert len(rows) == 12  # the six demo indexes, on the closed day and on the open one
+    sources = rows.groupby(rows["period"].dt.day)["source"].unique().to_dict()
+    assert [len(texts) for texts in sources.values()] == [1, 1]
+    assert sources[20][0].startswith("7 files sha256:")
+    assert sources[21][0].startswith(f"{days.count(OPEN)} files sha256:")
     pd.testing.assert_frame_equal(
         sk.usage_frame(hist),
         sk.usage_frame(without_rollups(tmp_path, tmp_path / "h")),
         check_exact=True,
     )
+
+
+def test_rollups_are_written_to_decode_fast_and_read_as_any_parquet(tmp_path, emu, client):
+    # A year's zones read 35M quarter sums: the lists are LZ4 (LZ4_RAW, which Spark and
+    # DuckDB read) and the sums without a dictionary page (they hardly repeat); the other
+    # columns stay zstd with dictionaries, as every file's.
+    hist = History(tmp_path / "h")
+    collect_across_midnight(hist, emu, client)
+    (rollup,) = closed_rollups(tmp_path / "h")
+    meta = pq.ParquetFile(rollup).metadata.row_group(0)
+    chunks = {meta.column(i).path_in_schema: meta.column(i) for i in range(meta.num_columns)}
+    lists = {path for path in chunks if path.endswith(".list.element")}
+
+    assert lists == {f"{kind}_{figure}.list.element" for kind in ("hourly", "quarter")
+                     for figure in ("value_sum", "points")} | {
+        "spacing_values.list.element", "spacing_counts.list.element"}  # fmt: skip
+    assert {path: chunks[path].compression for path in lists} == dict.fromkeys(lists, "LZ4")
+    assert {chunks[path].compression for path in set(chunks) - lists} == {"ZSTD"}
+    for path in ("quarter_value_sum.list.element", "hourly_value_sum.list.element"):
+        assert "RLE_DICTIONARY" not in chunks[path].encodings, path
+    for path in ("index_id", "name", "value_sum", "quarter_points.list.element"):
+        assert "RLE_DICTIONARY" in chunks[path].encodings, path
+    duckdb = pytest.importorskip("duckdb")
+    query = "SELECT sum(points), sum(len(quarter_value_sum)) FROM read_parquet(?)"
+    got = duckdb.connect().execute(query, [str(rollup)]).fetchall()
+    assert got == [(closed_rows(hist)["points"].sum(), 6 * 96)]
 
 
 def test_rollups_equal_the_points_with_late_points_and_duplicates(tmp_path, emu, client):
@@ -83,12 +124,12 @@ def test_rollups_equal_the_points_with_late_points_and_duplicates(tmp_path, emu,
     late_points(folder / "part-9-later.parquet", [4.0, 6.0], 9)  # the same points, later
     shutil.copy(files(tmp_path / "h")[0], folder / "part-0-copy.parquet")  # a duplicate file
 
-    assert hist.rollups().empty  # the day's files changed: its rollup is stale
+    assert closed_rows(hist).empty  # the day's files changed: its rollup is stale
     stale = sk.usage_frame(hist)
     assert hist.refresh_rollups(["2026-11-20"]) == 1
     fresh = sk.usage_frame(hist)
 
-    assert len(hist.rollups()) == 7
+    assert len(closed_rows(hist)) == 7
     late = fresh[fresh["index_id"] == "id-late"]
     assert late[["operations", "points", "invalid"]].values.tolist() == [[600.0, 2, 0]]
     points_only = sk.usage_frame(without_rollups(tmp_path, tmp_path / "h"))
@@ -102,25 +143,25 @@ def test_the_next_collect_recomputes_the_rollup_of_a_day_that_got_late_points(
 ):
     hist = History(tmp_path / "h")
     collect_across_midnight(hist, emu, client)
-    before = set(hist.rollups()["index_id"])
+    before = set(closed_rows(hist)["index_id"])
     late_points(tmp_path / "h/throughput" / CLOSED / "part-7-late.parquet", [2.0, 3.0], 7)
-    assert hist.rollups().empty
+    assert closed_rows(hist).empty
 
     hist.collect(client, now=emu.now(), compact=False)
 
-    assert set(hist.rollups()["index_id"]) == {*before, "id-late"}
-    assert len(files(tmp_path / "h", "rollups")) == 1  # the stale rollup was replaced
+    assert set(closed_rows(hist)["index_id"]) == {*before, "id-late"}
+    assert len(closed_rollups(tmp_path / "h")) == 1  # the stale rollup was replaced
 
 
 def test_two_writers_rollups_of_the_same_files_count_once(tmp_path, emu, client):
     hist = History(tmp_path / "h")
     collect_across_midnight(hist, emu, client)
     expected = sk.usage_frame(hist)
-    [rolled] = files(tmp_path / "h", "rollups")
+    [rolled] = closed_rollups(tmp_path / "h")
     shutil.copy(rolled, rolled.with_name("part-1-racing-writer.parquet"))
 
-    assert len(files(tmp_path / "h", "rollups")) == 2
-    assert len(hist.rollups()) == 6
+    assert len(closed_rollups(tmp_path / "h")) == 2
+    assert len(closed_rows(hist)) == 6
     pd.testing.assert_frame_equal(sk.usage_frame(hist), expected, check_exact=True)
 
 
@@ -140,15 +181,22 @@ def test_rollups_written_before_they_held_hours_are_rewritten_by_the_next_collec
     assert hist.hourly(days[0], days[-1]) == {}
     old_files = {path.name for path in files(tmp_path / "h", "rollups")}
 
-    # 06:00: yesterday's stale rollup is rewritten, and so the days before it
+    # 06:00: yesterday's stale rollup is rewritten, and so the days before it (and today's,
+    # rolled up again from its points: an old rollup cannot be extended)
     hist.collect(client, now=emu.now())
 
     assert sorted(hist.hourly(days[0], days[-1])) == days
     rewritten = {path.name for path in files(tmp_path / "h", "rollups")}
-    assert len(rewritten) == 3 and not rewritten & old_files
+    assert len(rewritten) == 4 and not rewritten & old_files
+    closed = {
+        path.name
+        for path in files(tmp_path / "h", "rollups")
+        if path.parent.name < "day=2026-11-23"
+    }
     emu.advance(600)
-    hist.collect(client, now=emu.now())  # all current: nothing rewritten
-    assert {path.name for path in files(tmp_path / "h", "rollups")} == rewritten
+    hist.collect(client, now=emu.now())  # the closed days all current: none rewritten
+    after = {path.name for path in files(tmp_path / "h", "rollups")}
+    assert len(after) == 4 and after & rewritten == closed
 
 
 def test_the_collector_refreshes_the_days_forecasts_read():
@@ -197,7 +245,7 @@ def test_a_corrupt_rollup_never_blocks_the_points_and_is_rewritten(tmp_path, emu
     hist = History(tmp_path / "h")
     collect_across_midnight(hist, emu, client)
     expected = sk.usage_frame(without_rollups(tmp_path, tmp_path / "h"))
-    [rolled] = files(tmp_path / "h", "rollups")
+    [rolled] = closed_rollups(tmp_path / "h")
     rolled.write_bytes(b"PAR1 not a parquet file")  # truncated, or written by something else
 
     with pytest.warns(HistoryWarning, match=r"rollups ignored .*2026-11-20 .*not a readable"):
@@ -206,11 +254,11 @@ def test_a_corrupt_rollup_never_blocks_the_points_and_is_rewritten(tmp_path, emu
     with pytest.warns(HistoryWarning, match="rollups ignored"):
         assert len(sk.forecast_limits(hist)) == 6
     with pytest.warns(HistoryWarning, match="rollups ignored"):
-        assert hist.rollups().empty
+        assert closed_rows(hist).empty
 
     with pytest.warns(HistoryWarning, match="rollups ignored"):
         assert hist.refresh_rollups(["2026-11-20"]) == 1  # rewritten
-    [again] = files(tmp_path / "h", "rollups")
+    [again] = closed_rollups(tmp_path / "h")
     assert again != rolled and len(pq.read_table(again)) == 6
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -240,7 +288,7 @@ def test_a_rollup_that_does_not_add_up_is_ignored_named_and_rewritten(tmp_path, 
     hist = History(tmp_path / "h")
     collect_across_midnight(hist, emu, client)
     points_only = without_rollups(tmp_path, tmp_path / "h")
-    [rolled] = files(tmp_path / "h", "rollups")
+    [rolled] = closed_rollups(tmp_path / "h")
     table = pq.read_table(rolled)
     at = table.schema.get_field_index("value_sum")
     tampered = pa.compute.multiply(table["value_sum"], 10.0)  # the file keeps its name

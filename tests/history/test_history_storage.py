@@ -19,7 +19,7 @@ import searchkit as sk
 from searchkit import HistoryWarning
 from searchkit.emulator import Emulator
 from searchkit.history.layout import THROUGHPUT_SCHEMA
-from searchkit.history.store import History
+from searchkit.history.usage_history import History
 from tests.history.conftest import data_files as files
 from tests.history.conftest import stored_files
 
@@ -67,7 +67,11 @@ def test_collect_compacts_the_day_that_closed_and_leaves_today_alone(tmp_path, e
     days = [p.parent.name for p in files(tmp_path / "h")]
     assert days.count("day=2026-11-20") == 1  # 8 collects of the closed day, merged
     assert days.count("day=2026-11-21") == 6  # today stays as collected
-    assert [p.parent.name for p in files(tmp_path / "h", "rollups")] == ["day=2026-11-20"]
+    # The closed day's rollup, and today's (kept current by each collect)
+    assert [p.parent.name for p in files(tmp_path / "h", "rollups")] == [
+        "day=2026-11-20",
+        "day=2026-11-21",
+    ]
     assert [p.parent.name for p in files(tmp_path / "h", "limits")].count("day=2026-11-20") == 1
 
 
@@ -78,7 +82,7 @@ def test_usage_from_rollups_equals_usage_from_the_points(tmp_path, emu, client):
         shutil.copytree(day, tmp_path / "b/throughput" / day.name)
     shutil.copytree(tmp_path / "a/limits", tmp_path / "b/limits")
 
-    assert len(compacted.rollups()) == 6  # six indexes on the closed day
+    assert len(compacted.rollups()) == 12  # six indexes on the closed day and on today
     assert raw.rollups().empty
     for unit in ("per_second", "per_minute", "per_point"):
         pd.testing.assert_frame_equal(
@@ -94,9 +98,9 @@ def test_late_points_make_a_days_rollup_stale_until_the_next_compaction(tmp_path
     write_points(late, 1e9, 9)  # an index no rollup knows, on the closed day
 
     assert "id-1" not in set(hist.rollups()["index_id"])
-    assert hist.rollups()["period"].dt.day.unique().tolist() == []  # the day reads its points
+    assert hist.rollups()["period"].dt.day.unique().tolist() == [21]  # the 20th: its points
     assert "id-1" in set(sk.usage_frame(hist)["index_id"])
-    assert hist.compact()["rollups_written"] == 2  # the stale day, and today (first time)
+    assert hist.compact()["rollups_written"] == 2  # the stale day, and today (merged)
     assert "id-1" in set(hist.rollups()["index_id"])
     assert len(sk.usage_frame(hist)) == len(before) + 1
 
@@ -412,7 +416,7 @@ def test_points_read_in_file_order_or_shuffled_give_the_same_tidy_frame():
 
 HOLD = """
 import sys, time
-from searchkit.history.store import History
+from searchkit.history.usage_history import History
 hist = History(sys.argv[1])
 with hist._layout.lock("throughput", "2026-11-20") as held:
     print("held" if held else "not held", flush=True)

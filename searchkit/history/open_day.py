@@ -1,0 +1,297 @@
+"""The open day's rollup, kept current by each collect round without reading the day again.
+
+A collect round writes one file of new points for the open UTC day. The day's rollup
+(:mod:`searchkit.history.rollups`: the same row, the same schema) is then *extended* with
+those points alone, when it summarised every other file of the day and each index's new
+points all come after its ``last_point`` (the case of a collector that only appends):
+
+- each bin (a quarter-hour, an hour) carries on from its sum so far: its new values are
+  added one at a time in time order (``np.add.at``), as ``np.bincount`` adds every value
+  of a day read whole, so the two sums are the same to the last bit;
+- counts, invalid values, the first and last point add up or take the extreme;
+- the day's median sampling interval is the median of every spacing between an index's
+  consecutive points: the rollup keeps each index's distinct spacings and how often each
+  occurs (``spacing_values``, ``spacing_counts``), so the spacings of the new points, and
+  the one between the old last point and the first new one, join them exactly.
+
+Otherwise (the day's first round, a file another writer added, a late point into what was
+summarised, a file rewritten) the day is rolled up from its points once, as
+:func:`~searchkit.history.rollups.refresh` does. A rollup is trusted only while it names
+exactly the day's files (:func:`~searchkit.history.rollups.current`): a file written after
+it makes it stale, and readers read the day's points until the next round extends it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from searchkit.frames.counting import (
+    DAY_NS,
+    DEFAULT_SECONDS,
+    HOUR_NS,
+    HOURS,
+    QUARTER_NS,
+    QUARTERS,
+    clean_values,
+    invalid_values,
+    run_sums,
+)
+from searchkit.history import reader, rollups, text_columns
+from searchkit.history.dedupe import Points, unique_points
+from searchkit.history.layout import ROLLUP_SCHEMA, TIMESTAMP, Layout
+from searchkit.history.spacings import histogram, pairs, seconds_of, spacing_medians
+
+__all__ = ["advance", "extend"]
+
+_LISTS = ["hourly_value_sum", "hourly_points", "quarter_value_sum", "quarter_points"]
+
+
+def advance(layout: Layout, day: str, written: str, new: pa.Table) -> bool:
+    """Bring the rollup of ``day`` up to date after a collect wrote ``new`` (its points of
+    that day) as the file ``written``: extended with them when it summarised every other
+    file of the day, else rolled up from the day's points. Returns whether one was
+    written."""
+    name = written.rpartition("/")[2]
+    names = _names(layout, day)
+    if name not in names:
+        return False  # gone meanwhile (a compaction of a day not open any more)
+    others = [other for other in names if other != name]
+    table = rollups.read(layout, (day, day)) if others else ROLLUP_SCHEMA.empty_table()
+    table = rollups.current(table, {day: rollups.signature(others)}) if others else table
+    extended = extend(table, new, day, rollups.signature(names)) if table.num_rows else None
+    if extended is not None:
+        rollups.replace(layout, day, extended, new)
+        return True
+    # Rolled up from the day's points. Without the day's compaction lock, unlike
+    # rollups.refresh: a rollup another writer races this one with names its own files,
+    # and readers trust only the one that names the day's files as they are.
+    points = reader.read(layout, "throughput", days=(day, day))
+    if _names(layout, day) != names:
+        return False  # a writer changed the day meanwhile: its next round rolls it up
+    rollups.replace(layout, day, rollups.rollup(points, day, rollups.signature(names)), points)
+    return True
+
+
+def _names(layout: Layout, day: str) -> list[str]:
+    """The names of the day's throughput files, sorted."""
+    return sorted(path.rpartition("/")[2] for _, path, _ in layout.files("throughput", day, day))
+
+
+def extend(table: pa.Table, new: pa.Table, day: str, source: str) -> pa.Table | None:
+    """Return the rollup of ``day`` whose rows are ``table`` (the rollup of the day's
+    points so far) with the points of ``new`` added, named ``source``; None when it cannot
+    be told without the day's points (see the module): they do not all come after what
+    ``table`` summarised, an index has two accounts, or ``table`` does not add up."""
+    period = pd.Timestamp(day, tz="UTC").value
+    old = _Rows.of(table, period)
+    points = unique_points(new)
+    if old is None or not len(points.times):
+        return None
+    if points.times.min() < period or points.times.max() >= period + DAY_NS:
+        return None
+    rows = old.place(points)
+    if rows is None:
+        return None
+    codes = rows[points.codes]
+    times, values = points.times, points.values
+    firsts = np.full(len(old.ids), np.iinfo(np.int64).max, np.int64)
+    np.minimum.at(firsts, codes, times)
+    seen = firsts != np.iinfo(np.int64).max
+    if (firsts[seen] <= old.last[seen]).any():
+        return None  # a point at or before one summarised: the day's points decide
+    bad = invalid_values(values)
+    clean = clean_values(values, bad)
+    for sums, counts, width, size in (
+        (old.quarter_sums, old.quarter_points, QUARTER_NS, QUARTERS),
+        (old.hour_sums, old.hour_points, HOUR_NS, HOURS),
+    ):
+        flat = codes * size + (times - period) // width
+        # One value at a time, in time order, after the sum so far: np.bincount's sum.
+        np.add.at(sums.reshape(-1), flat, clean)
+        counts += np.bincount(flat[~bad], minlength=counts.size).reshape(counts.shape)
+    old.invalid += np.bincount(codes[bad], minlength=len(old.ids))
+    # The spacings so far, the one from each old last point to the first new one, and
+    # those between the new points.
+    joined = seen & (old.last != np.iinfo(np.int64).min)
+    groups, spacing = pairs(codes, times)
+    old.spacings(
+        np.concatenate([np.flatnonzero(joined), groups]),
+        np.concatenate([firsts[joined] - old.last[joined], spacing]),
+    )
+    newest = np.full(len(old.ids), np.iinfo(np.int64).min, np.int64)
+    np.maximum.at(newest, codes, times)
+    old.first = np.minimum(old.first, firsts)
+    old.last = np.maximum(old.last, newest)
+    for code, name in zip(rows.tolist(), points.names, strict=True):
+        old.names[code] = name
+    return old.table(period, source)
+
+
+class _Rows:
+    """A day's rollup rows as arrays, one row per index, to extend (see :func:`extend`)."""
+
+    def __init__(self, table: pa.Table) -> None:
+        self.ids: list[str] = table["index_id"].to_pylist()
+        self.accounts: list[str] = table["account"].to_pylist()
+        self.names: list[object] = table["name"].to_pylist()
+        self.quarter_sums = _matrix(table["quarter_value_sum"], QUARTERS)
+        self.quarter_points = _matrix(table["quarter_points"], QUARTERS)
+        self.hour_sums = _matrix(table["hourly_value_sum"], HOURS)
+        self.hour_points = _matrix(table["hourly_points"], HOURS)
+        self.invalid = _numbers(table["invalid"], np.int64)
+        self.first = _numbers(table["first_point"], np.int64)
+        self.last = _numbers(table["last_point"], np.int64)
+        values, counts = table["spacing_values"], table["spacing_counts"]
+        lengths = pc.list_value_length(values).to_numpy()
+        self.groups = np.repeat(np.arange(len(self.ids)), lengths)
+        self.values = _numbers(pc.list_flatten(values), np.int64)
+        self.counts = _numbers(pc.list_flatten(counts), np.int64)
+
+    @classmethod
+    def of(cls, table: pa.Table, period: int) -> _Rows | None:
+        """The rows of ``table``, or None when they cannot be extended: a row without the
+        figures an extension needs (an older writer's), figures that do not add up, a
+        point outside the day, or an index in two rows."""
+        needed = ["first_point", "last_point", "spacing_values", "spacing_counts", *_LISTS]
+        if table.num_rows == 0 or any(table[name].null_count for name in needed):
+            return None
+        if len(set(table["index_id"].to_pylist())) != table.num_rows:
+            return None
+        lengths = {name: pc.list_value_length(table[name]).to_numpy() for name in _LISTS}
+        if any((lengths[name] != (HOURS if "hour" in name else QUARTERS)).any() for name in _LISTS):
+            return None
+        if pc.list_value_length(table["spacing_values"]) != pc.list_value_length(
+            table["spacing_counts"]
+        ):
+            return None
+        rows = cls(table)
+        return rows if rows.add_up(table, period) else None
+
+    def add_up(self, table: pa.Table, period: int) -> bool:
+        """Whether the rows' figures agree with each other and lie in the day."""
+        points = _numbers(table["points"], np.int64)
+        value_sum = _numbers(table["value_sum"], np.float64)
+        seconds = _numbers(table["interval_seconds"], np.float64)
+        operations = _numbers(table["operations"], np.float64)
+        spaced = np.bincount(self.groups, weights=self.counts, minlength=len(self.ids))
+        medians = seconds_of(spacing_medians(table["spacing_values"], table["spacing_counts"]))
+        return bool(
+            (self.first >= period).all()
+            and (self.last < period + DAY_NS).all()
+            and (self.first <= self.last).all()
+            and (self.quarter_points.sum(axis=1) == points).all()
+            and (self.hour_points.sum(axis=1) == points).all()
+            and (run_sums(self.quarter_sums, [0])[:, 0] == value_sum).all()
+            and (spaced == points + self.invalid - 1).all()
+            and np.array_equal(medians, seconds, equal_nan=True)
+            and np.array_equal(operations, _operations(value_sum, seconds), equal_nan=True)
+        )
+
+    def place(self, points: Points) -> np.ndarray | None:
+        """The row of each index of ``points`` (new indexes get new rows); None when an
+        index's points lie in two accounts, or in another than its row's."""
+        account_of = np.full(len(points.ids), -1, np.int64)
+        account_of[points.codes[::-1]] = points.account_codes[::-1]  # each index's first
+        if (account_of[points.codes] != points.account_codes).any():
+            return None
+        row_of = {index_id: row for row, index_id in enumerate(self.ids)}
+        rows = np.empty(len(points.ids), np.int64)
+        for at, index_id in enumerate(points.ids):
+            account = points.accounts[int(account_of[at])]
+            row = row_of.get(index_id)
+            if row is None:
+                row = self._add(index_id, account)
+            elif self.accounts[row] != account:
+                return None
+            rows[at] = row
+        return rows
+
+    def _add(self, index_id: str, account: str) -> int:
+        """A row for an index with no point so far; return it."""
+        self.ids.append(index_id)
+        self.accounts.append(account)
+        self.names.append(None)
+        for name in ("quarter_sums", "quarter_points", "hour_sums", "hour_points"):
+            matrix = getattr(self, name)
+            setattr(self, name, np.vstack([matrix, np.zeros((1, matrix.shape[1]), matrix.dtype)]))
+        self.invalid = np.append(self.invalid, 0)
+        self.first = np.append(self.first, np.iinfo(np.int64).max)
+        self.last = np.append(self.last, np.iinfo(np.int64).min)
+        return len(self.ids) - 1
+
+    def spacings(self, groups: np.ndarray, values: np.ndarray) -> None:
+        """Count one more occurrence of each (row, spacing)."""
+        self.groups = np.concatenate([self.groups, groups])
+        self.values = np.concatenate([self.values, values])
+        self.counts = np.concatenate([self.counts, np.ones(len(values), np.int64)])
+
+    def table(self, period: int, source: str) -> pa.Table:
+        """The rows as a rollup named ``source``, ordered as :func:`rollups.rollup` orders
+        them (by account, then index id)."""
+        count = len(self.ids)
+        order = np.asarray(
+            sorted(range(count), key=lambda row: (self.accounts[row], self.ids[row])), np.int64
+        )
+        place = np.empty(count, np.int64)
+        place[order] = np.arange(count)
+        spacing_values, spacing_counts = histogram(
+            place[self.groups], self.values, self.counts, count
+        )
+        seconds = seconds_of(spacing_medians(spacing_values, spacing_counts))
+        value_sum = run_sums(self.quarter_sums, [0])[:, 0][order]
+        listed = {
+            "hourly_value_sum": self.hour_sums,
+            "hourly_points": self.hour_points,
+            "quarter_value_sum": self.quarter_sums,
+            "quarter_points": self.quarter_points,
+        }
+        columns: dict[str, pa.Array] = {
+            "account": text_columns.encoded(
+                pa.array([self.accounts[i] for i in order], pa.string())
+            ),
+            "index_id": text_columns.encoded(pa.array([self.ids[i] for i in order], pa.string())),
+            "name": text_columns.encoded(pa.array([self.names[i] for i in order], pa.string())),
+            "period": pa.array(np.full(count, period, "datetime64[ns]"), TIMESTAMP),
+            "operations": pa.array(_operations(value_sum, seconds), pa.float64()),
+            "value_sum": pa.array(value_sum, pa.float64()),
+            "points": pa.array(self.quarter_points.sum(axis=1)[order], pa.int64()),
+            "invalid": pa.array(self.invalid[order], pa.int64()),
+            "interval_seconds": pa.array(seconds, pa.float64(), from_pandas=True),
+            "source": text_columns.encoded(pa.array([source] * count, pa.string())),
+            "last_point": pa.array(self.last[order].view("datetime64[ns]"), TIMESTAMP),
+            "first_point": pa.array(self.first[order].view("datetime64[ns]"), TIMESTAMP),
+            "spacing_values": spacing_values,
+            "spacing_counts": spacing_counts,
+        }
+        for name, matrix in listed.items():
+            size = matrix.shape[1]
+            offsets = pa.array(np.arange(count + 1, dtype=np.int32) * size)
+            kind = ROLLUP_SCHEMA.field(name).type.value_type
+            flat = pa.array(matrix[order].reshape(-1), kind)
+            columns[name] = pa.ListArray.from_arrays(offsets, flat)
+        return pa.Table.from_arrays([columns[f.name] for f in ROLLUP_SCHEMA], schema=ROLLUP_SCHEMA)
+
+
+def _operations(value_sum: np.ndarray, seconds: np.ndarray) -> np.ndarray:
+    """A rollup's operations: the value sum times the interval (the default for a single
+    point), as :func:`rollups.rollup` computes them."""
+    result: np.ndarray = value_sum * np.where(np.isnan(seconds), DEFAULT_SECONDS, seconds)
+    return result
+
+
+def _matrix(column: pa.ChunkedArray, size: int) -> np.ndarray:
+    """A list column of ``size`` figures a row as a writable [rows, size] array."""
+    flat = pc.list_flatten(column.combine_chunks()).to_numpy(zero_copy_only=False)
+    return np.array(flat, copy=True).reshape(-1, size)
+
+
+def _numbers(column: pa.ChunkedArray | pa.Array, dtype: type) -> np.ndarray:
+    """A column (instants as epoch ns) as a writable NumPy array of ``dtype``."""
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    if pa.types.is_timestamp(column.type):
+        column = column.cast(pa.int64())
+    return np.array(column.to_numpy(zero_copy_only=False), dtype=dtype, copy=True)

@@ -1,0 +1,86 @@
+"""forecast_limits takes today from its rollup (kept current by each collect) and gives
+the same frame, to the last bit, as from today's points."""
+
+from __future__ import annotations
+
+import datetime as dt
+import pathlib
+import shutil
+
+import pandas as pd
+import pytest
+
+import searchkit as sk
+from searchkit.emulator import Emulator
+
+TODAY = "2026-11-20"
+
+
+@pytest.fixture(scope="module")
+def collected(tmp_path_factory) -> pathlib.Path:
+    """The demo's week collected at 20:00, then every 10 minutes until 20:20: today's
+    rollup rolled up at 20:00 and extended twice; two indexes past their limit today."""
+    root = tmp_path_factory.mktemp("today") / "h"
+    evening = dt.datetime(2026, 11, 20, 20, 0, tzinfo=dt.timezone.utc)
+    with Emulator(demo=True, seed=2026, clock=evening, window_minutes=7 * 1440) as emu:
+        hist = sk.History(root)
+        with emu.client() as client:
+            for _ in range(3):
+                hist.collect(client, now=emu.now())
+                emu.advance(600)
+    return root
+
+
+def without_todays_rollup(tmp_path: pathlib.Path, root: pathlib.Path) -> sk.History:
+    copy = tmp_path / "points"
+    shutil.copytree(root, copy)
+    shutil.rmtree(copy / "rollups" / f"day={TODAY}")
+    return sk.History(copy)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"field": "max_daily_queries", "tz": "America/New_York"},
+        {"value_unit": "per_minute", "tz": "Asia/Kolkata"},
+        {"now": "2026-11-20 20:30"},
+    ],
+)
+def test_today_from_its_rollup_is_the_forecast_from_its_points(collected, tmp_path, options):
+    hist = sk.History(collected)
+    assert len(hist.rollups().query("period == @pd.Timestamp(@TODAY, tz='UTC')")) == 6
+    points = without_todays_rollup(tmp_path, collected)
+
+    got = sk.forecast_limits(hist, **options)
+
+    pd.testing.assert_frame_equal(got, sk.forecast_limits(points, **options), check_exact=True)
+    if not options:  # the points that took two indexes past their limits, read by id
+        crossed = got[got["hit_at"] <= got["as_of"]].set_index("name")["hit_at"]
+        assert crossed.dt.strftime("%H:%M").sort_index().to_dict() == {
+            "code-snippets": "19:22",
+            "support-tickets": "06:43",
+        }
+
+
+def test_today_from_its_rollup_reads_only_the_points_of_indexes_past_their_limit(collected):
+    class Counting(sk.History):
+        reads: list = []
+
+        def points(self, *, start=None, end=None):
+            self.reads.append(("points", start, end))
+            return super().points(start=start, end=end)
+
+        def throughput(self, **kwargs):
+            self.reads.append(("throughput", kwargs.get("index_ids")))
+            return super().throughput(**kwargs)
+
+    hist = Counting(collected)
+    got = sk.forecast_limits(hist)
+
+    past = sorted(got[got["hit_at"] <= got["as_of"]].index)
+    after = pd.Timestamp("2026-11-21", tz="UTC")
+    assert [(kind, *rest) for kind, *rest in hist.reads] == [
+        ("points", after, None),  # points after the instant, to count them: none
+        ("throughput", past),
+    ]

@@ -1,0 +1,186 @@
+"""The open day's rollup: each collect round extends it with the points it wrote, and it
+gives exactly what the day's points give, or it is not trusted."""
+
+from __future__ import annotations
+
+import itertools
+import pathlib
+import shutil
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+import searchkit as sk
+from searchkit.frames.counting import median_spacing
+from searchkit.history.layout import THROUGHPUT_SCHEMA
+from searchkit.history.open_day import extend
+from searchkit.history.rollups import rollup
+from searchkit.history.spacings import spacing_medians, spacings
+from searchkit.history.usage_history import History
+from tests.history.conftest import data_files as files
+
+DAY = "2026-11-20"
+MIDNIGHT = pd.Timestamp(DAY, tz="UTC").value
+ZONES = ("UTC", "America/New_York", "Asia/Kolkata", "Pacific/Chatham")
+#: The throughput columns with plain texts, as another writer's files hold them.
+PLAIN = pa.schema(
+    [(f.name, pa.string() if pa.types.is_dictionary(f.type) else f.type) for f in THROUGHPUT_SCHEMA]
+)
+
+
+def points(ids: np.ndarray, times: np.ndarray, values: np.ndarray, stamp: int) -> pa.Table:
+    """Stored points of one account, collected at ``stamp``."""
+    size = len(times)
+    return pa.table(
+        {
+            "account": ["acct"] * size,
+            "index_id": ids,
+            "name": [f"name-{i}" for i in ids],
+            "time": times,
+            "value": values,
+            "collected_at": np.full(size, stamp),
+        },
+        schema=PLAIN,
+    )
+
+
+def jittery_day(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """40 indexes sampled at uneven instants of one day, with missing, negative and
+    infinite values among them."""
+    rng = np.random.default_rng(seed)
+    ids, times = [], []
+    for index in range(40):
+        count = int(rng.integers(1, 300))
+        seconds = np.sort(rng.choice(86_400, size=count, replace=False))
+        ids += [f"id-{index:02d}"] * count
+        times += list(MIDNIGHT + seconds * 10**9 + rng.integers(0, 10**6, size=count))
+    values = rng.uniform(0, 50, len(times))
+    values[::37], values[::53], values[::71] = -1.0, np.nan, np.inf
+    return np.asarray(ids), np.asarray(times, np.int64), values
+
+
+def test_a_rollup_extended_round_by_round_is_the_rollup_of_all_the_points():
+    ids, times, values = jittery_day(seed=1)
+    whole = rollup(points(ids, times, values, 99), DAY, "all")
+    cuts = [MIDNIGHT + hours * 3_600 * 10**9 + 123 for hours in (0.5, 3, 11, 20, 24)]
+    first = times < cuts[0]
+    table = rollup(points(ids[first], times[first], values[first], 1), DAY, "first")
+    for low, high in itertools.pairwise(cuts):
+        part = (times >= low) & (times < high)  # indexes appear in later rounds too
+        extended = extend(table, points(ids[part], times[part], values[part], 2), DAY, "all")
+        assert extended is not None
+        table = extended
+
+    assert table.equals(whole)
+
+
+def test_a_point_at_or_before_one_summarised_cannot_extend_the_rollup():
+    ids, times, values = jittery_day(seed=2)
+    early = times < MIDNIGHT + 12 * 3_600 * 10**9
+    table = rollup(points(ids[early], times[early], values[early], 1), DAY, "first")
+    late = np.flatnonzero(early)[-1:]  # the last summarised point, written again
+
+    assert extend(table, points(ids[late], times[late], values[late] + 1, 2), DAY, "x") is None
+
+
+def test_the_median_of_the_kept_spacings_is_the_median_spacing():
+    rng = np.random.default_rng(3)
+    codes = rng.integers(0, 30, 5_000)
+    nanos = rng.integers(0, 10**12, 5_000)
+    nanos[:50] = nanos[50:100]  # repeated instants: spacings of 0
+
+    medians = spacing_medians(*spacings(codes, nanos, 31))  # group 30 has no instant
+
+    expected = median_spacing(codes, nanos, pd.Index(range(31)))
+    np.testing.assert_array_equal(medians, expected.to_numpy().view(np.int64))
+
+
+def collect_every_ten_minutes(hist: History, emu: sk.Emulator, client: sk.Client) -> None:
+    """Collect at noon (two hours of points), then every 10 minutes until 14:00."""
+    for _ in range(13):
+        hist.collect(client, now=emu.now())
+        emu.advance(600)
+
+
+def rolled_up_from_points(tmp_path: pathlib.Path, root: pathlib.Path) -> History:
+    """A copy of the store whose rollups are rolled up again from the points."""
+    copy = tmp_path / "from-points"
+    shutil.copytree(root, copy, ignore=shutil.ignore_patterns("rollups"))
+    hist = History(copy)
+    assert hist.refresh_rollups([DAY]) == 1
+    return hist
+
+
+def points_only(tmp_path: pathlib.Path, root: pathlib.Path) -> History:
+    """A copy of the store without rollups: every figure from the points."""
+    copy = tmp_path / "points-only"
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(root, copy, ignore=shutil.ignore_patterns("rollups"))
+    return History(copy)
+
+
+def test_each_collect_keeps_the_open_days_rollup_current(tmp_path, emu, client):
+    hist = History(tmp_path / "h")
+
+    collect_every_ten_minutes(hist, emu, client)
+
+    assert len(files(tmp_path / "h")) == 13  # the day's files as collected, not merged
+    assert len(files(tmp_path / "h", "rollups")) == 1
+    columns = [c for c in pq.read_schema(files(tmp_path / "h", "rollups")[0]).names]
+    kept = hist.rollups(columns=columns)
+    assert kept["source"].str.startswith("13 files sha256:").all() and len(kept) == 6
+    expected = rolled_up_from_points(tmp_path, tmp_path / "h").rollups(columns=columns)
+    pd.testing.assert_frame_equal(kept, expected, check_exact=True)
+
+
+def test_usage_of_the_open_day_from_its_rollup_equals_the_points(tmp_path, emu, client):
+    hist = History(tmp_path / "h")
+    collect_every_ten_minutes(hist, emu, client)
+    assert not hist.rollups().empty
+    raw = points_only(tmp_path, tmp_path / "h")
+
+    for tz in ZONES:
+        for freq in ("D", "h"):
+            pd.testing.assert_frame_equal(
+                sk.usage_frame(hist, freq=freq, tz=tz),
+                sk.usage_frame(raw, freq=freq, tz=tz),
+                check_exact=True,
+            )
+
+
+def late_point(hist: History, root: pathlib.Path) -> None:
+    """Another writer's file: a point of a summarised hour written again, later."""
+    stored = hist.throughput(start="2026-11-20 12:30", end="2026-11-20 12:31")
+    row = stored.iloc[0]
+    table = points(
+        np.asarray([row["index_id"]]),
+        np.asarray([row["time"].value]),
+        np.asarray([row["value"] + 1_000.0]),
+        pd.Timestamp("2026-11-20 15:00", tz="UTC").value,
+    ).set_column(0, "account", pa.array([str(row["account"])]))
+    pq.write_table(table, root / f"throughput/day={DAY}/part-1-late.parquet")
+
+
+def test_a_late_point_in_a_summarised_hour_is_counted_never_the_stale_rollup(tmp_path, emu, client):
+    hist = History(tmp_path / "h")
+    collect_every_ten_minutes(hist, emu, client)
+    late_point(hist, tmp_path / "h")
+
+    assert hist.rollups().empty  # the day's files changed: its rollup is not trusted
+    for tz in ("UTC", "Asia/Kolkata"):
+        pd.testing.assert_frame_equal(
+            sk.usage_frame(hist, freq="h", tz=tz),
+            sk.usage_frame(points_only(tmp_path, tmp_path / "h"), freq="h", tz=tz),
+            check_exact=True,
+        )
+
+    hist.collect(client, now=emu.now())  # rolls the day up from its points again
+
+    assert len(hist.rollups()) == 6
+    pd.testing.assert_frame_equal(
+        sk.usage_frame(hist, freq="h", tz="Asia/Kolkata"),
+        sk.usage_frame(points_only(tmp_path, tmp_path / "h"), freq="h", tz="Asia/Kolkata"),
+        check_exact=True,
+    )
