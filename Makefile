@@ -60,9 +60,10 @@ ifndef QUICK
 endif
 
 # Re-run the example notebooks in place (after changing what they show), then drop the
-# per-cell execution timestamps so a re-run changes only what really changed.
+# per-cell execution timestamps so a re-run changes only what really changed. The plots are
+# pinned light: they would follow this machine's JupyterLab theme otherwise.
 notebooks: $(STAMP)
-	cd notebooks && ../$(VENV)/bin/jupyter nbconvert --log-level=WARN --to notebook \
+	cd notebooks && SEARCHKIT_PLOT_THEME=light ../$(VENV)/bin/jupyter nbconvert --log-level=WARN --to notebook \
 		--execute --inplace 01-quickstart.ipynb 02-throughput.ipynb 03-create-index.ipynb \
 		04-usage-history.ipynb 05-alerts.ipynb 06-cockpit.ipynb
 	$(PY) -c "import nbformat, pathlib; \
