@@ -299,6 +299,7 @@ def test_the_seal_covers_list_and_struct_columns_in_order(monkeypatch):
         [r | {"value": 1.0, "collected_at": stamp} for r in rows], THROUGHPUT_SCHEMA
     )
     base = rollup(points, DAY, "src")
+    base = base.drop_columns([n for n in base.column_names if n == "gaps"])  # ours, below
     kind = pa.list_(pa.struct([("stored_until", pa.timestamp("us", "UTC")), ("note", pa.string())]))
     gap = [{"stored_until": stamp, "note": "a"}, {"stored_until": stamp, "note": "b"}]
     monkeypatch.setattr(checks, "SEALED", [*checks.SEALED, "gaps"])
