@@ -89,24 +89,47 @@ def _mix(values: np.ndarray) -> np.ndarray:
 
 
 def _words(table: pa.Table, name: str) -> np.ndarray:
-    """One column of :data:`SEALED` as a 64-bit word per row (texts by a digest of the
-    text, floats by their bits, nulls as a word of their own)."""
+    """One column of :data:`SEALED` as a 64-bit word per row (see :func:`_array_words`)."""
     column = table[name]
-    if text_columns.is_text(column.type):
-        codes, distinct = text_columns.codes(column)
+    return _array_words(column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column)
+
+
+def _array_words(array: pa.Array) -> np.ndarray:
+    """A 64-bit word per value of ``array``: texts by a digest of the text, floats by their
+    bits, instants as stored (microseconds, WRITE_OPTIONS), a list by its length and its
+    items in order, a struct by its fields; a null by a word of its own."""
+    kind = array.type
+    if text_columns.is_text(kind):
+        codes, distinct = text_columns.codes(array)
         hashed = [
             int.from_bytes(hashlib.blake2b(t.encode(), digest_size=8).digest(), "little")
             for t in distinct.to_pylist()
         ]
         words: np.ndarray = np.asarray([*hashed, 1], dtype=np.uint64)[codes]  # null: -1
         return words
-    chunked = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
-    if pa.types.is_floating(chunked.type):
-        values = pc.fill_null(chunked, np.nan).to_numpy(zero_copy_only=False)
+    if pa.types.is_list(kind):
+        lengths = pc.fill_null(pc.list_value_length(array), -1).to_numpy(zero_copy_only=False)
+        items = _array_words(pc.list_flatten(array))
+        sized = np.maximum(lengths, 0)
+        holder = np.repeat(np.arange(len(array)), sized)
+        place = np.arange(len(items)) - np.repeat(np.cumsum(sized) - sized, sized)
+        sums = np.zeros(len(array), dtype=np.uint64)
+        with np.errstate(over="ignore"):
+            np.add.at(sums, holder, _mix(items + _GOLDEN * place.astype(np.uint64)))
+        return _mix(sums ^ _mix(lengths.astype(np.int64).view(np.uint64)))
+    if pa.types.is_struct(kind):
+        combined = np.zeros(len(array), dtype=np.uint64)
+        for number in range(kind.num_fields):
+            combined = _mix(combined ^ _array_words(array.field(number)))
+        nulls = _null(array)
+        combined[nulls] = np.uint64(2)
+        return combined
+    if pa.types.is_floating(kind):
+        values = pc.fill_null(array, np.nan).to_numpy(zero_copy_only=False)
         return np.asarray(values, dtype=np.float64).view(np.uint64)
-    if pa.types.is_timestamp(chunked.type):  # as stored: microseconds (WRITE_OPTIONS)
-        chunked = chunked.cast(pa.timestamp("us", chunked.type.tz), safe=False)
-    values = pc.fill_null(chunked.cast(pa.int64()), np.iinfo(np.int64).min)
+    if pa.types.is_timestamp(kind):  # as stored: microseconds (WRITE_OPTIONS)
+        array = array.cast(pa.timestamp("us", kind.tz), safe=False)
+    values = pc.fill_null(array.cast(pa.int64()), np.iinfo(np.int64).min)
     return np.asarray(values.to_numpy(zero_copy_only=False), dtype=np.int64).view(np.uint64)
 
 
@@ -237,10 +260,11 @@ def _changed(table: pa.Table, found: list[np.ndarray], held: np.ndarray) -> dict
     seconds = interval_seconds(table["interval_seconds"].to_numpy().astype(np.float64))
     operations = pc.fill_null(table["operations"].combine_chunks(), np.nan).to_numpy()
     stored = table["digest"].combine_chunks()
+    sealed = ~_null(stored) & ~stale(table)  # an older writer's rollup is stale, not changed
     checks = [
         (period % DAY_NS != 0, "a period not at midnight UTC"),
         (
-            ~_null(stored) & (pc.fill_null(stored, 0).to_numpy() != day_digests(table)),
+            sealed & (pc.fill_null(stored, 0).to_numpy() != day_digests(table)),
             "rows removed, added or changed",
         ),
         (operations != value_sum * seconds, "operations that are not the value sum x interval"),

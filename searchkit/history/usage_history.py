@@ -334,7 +334,7 @@ class History:
         """
         zone = resolve_zone(tz, default=dt.timezone.utc) or dt.timezone.utc
         days, condition = selection(start, end, names=names, index_ids=index_ids)
-        # One condition: pyarrow prunes row groups by it, then filters rows by it.
+        # One set of bounds: the row groups are chosen by it, then the rows filtered by it.
         table = self._read("throughput", days=days, filter=condition)
         current = self._current_names()
         refuse_unknown(self._layout, table, current, names=names, index_ids=index_ids)

@@ -267,3 +267,48 @@ def test_rollups_asked_for_their_quarters_check_them(store, tmp_path):
     assert not (rows["period"] == day).any()
     with pytest.warns(HistoryWarning, match=WARNED):
         assert hist.sums(DAY, DAY, detail="quarter") == {}
+
+
+def test_a_rollup_filed_in_another_day_s_folder_is_left_out_and_named(store, tmp_path):
+    hist, points_only = store
+    rolled = closed_rollup(tmp_path)
+    (tmp_path / "h/rollups/day=2026-11-19").mkdir()
+    copy = tmp_path / "h/rollups/day=2026-11-19" / rolled.name  # period 2026-11-20
+    copy.write_bytes(rolled.read_bytes())
+
+    with pytest.warns(HistoryWarning, match=f"6 rollup rows in rollups/day=2026-11-19/{copy.name}"):
+        rows = hist.rollups()
+    assert rows.groupby("period").size().tolist() == [6, 6]  # 11-20 and today, once each
+    assert hist.sums("2026-11-19", "2026-11-19") == {}
+    usage_equal(hist, points_only)
+
+
+def test_the_seal_covers_list_and_struct_columns_in_order(monkeypatch):
+    """A column of lists of structs (e.g. a day's gaps) can be sealed: its rows' order does
+    not matter, each item and its place in its list does."""
+    from searchkit.history import checks
+    from searchkit.history.rollups import rollup
+
+    stamp = pd.Timestamp(f"{DAY} 10:00", tz="UTC")
+    rows = [
+        {"account": "a", "index_id": i, "name": i, "time": stamp + pd.Timedelta(minutes=m)}
+        for i in ("x", "y")
+        for m in (0, 1, 30)
+    ]
+    points = pa.Table.from_pylist(
+        [r | {"value": 1.0, "collected_at": stamp} for r in rows], THROUGHPUT_SCHEMA
+    )
+    base = rollup(points, DAY, "src")
+    base = base.drop_columns([n for n in base.column_names if n == "gaps"])  # ours, below
+    kind = pa.list_(pa.struct([("stored_until", pa.timestamp("us", "UTC")), ("note", pa.string())]))
+    gap = [{"stored_until": stamp, "note": "a"}, {"stored_until": stamp, "note": "b"}]
+    monkeypatch.setattr(checks, "SEALED", [*checks.SEALED, "gaps"])
+
+    def digest(gaps, order=(0, 1)) -> int:
+        table = base.append_column("gaps", pa.array(gaps, kind)).take(list(order))
+        return int(checks.day_digests(table)[0])
+
+    sealed = digest([gap, []])
+    assert digest([gap, []], order=(1, 0)) == sealed
+    assert len({sealed, digest([gap[::-1], []]), digest([gap[:1], []]), digest([[], gap])}) == 4
+    assert digest([gap, None]) != sealed  # no list is not an empty one
