@@ -8,7 +8,7 @@ rewritten under its name, by another tool's deletion say, makes it stale; see
 which reads a point:
 
 - **The seal.** Every row of a day holds ``digest``, a digest of that day's rows as they
-  were written (their keys and day figures: :data:`SEALED`), whatever their order: a row
+  were written (their keys, day figures and gaps: :data:`SEALED`), whatever their order: a row
   removed, a phantom row added, a row moved to another index or a day figure changed, even
   together with the figures derived from it, gives another digest.
 - **The period** is a UTC midnight (a rollup summarises one UTC day).
@@ -69,6 +69,7 @@ SEALED = [
     "interval_seconds",
     "first_point",
     "last_point",
+    "gaps",
 ]
 #: What a read of rollups needs beside its figures for the checks.
 CHECKED = [*SEALED, "digest"]

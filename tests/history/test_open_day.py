@@ -77,7 +77,8 @@ def test_a_rollup_extended_round_by_round_is_the_rollup_of_all_the_points():
     # Every figure; the gaps of the indexes whose threshold fell below an old step that
     # was no gap then are unknown (null): info() reads such a day's points.
     unknown = table["gaps"].is_null()
-    assert table.drop_columns("gaps").equals(whole.drop_columns("gaps"))
+    unsealed = ["gaps", "digest"]  # the seal covers the gaps, so it differs with them
+    assert table.drop_columns(unsealed).equals(whole.drop_columns(unsealed))
     assert table["gaps"].filter(pc.invert(unknown)).equals(whole["gaps"].filter(pc.invert(unknown)))
     assert 0 < pc.sum(unknown).as_py() < 40
 
