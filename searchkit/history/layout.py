@@ -96,6 +96,9 @@ ROLLUP_SCHEMA = pa.schema(
         ("first_point", TIMESTAMP),
         ("spacing_values", pa.list_(pa.int64())),
         ("spacing_counts", pa.list_(pa.int64())),
+        ("running_value", pa.float64()),
+        ("crossing_limits", pa.list_(pa.float64())),
+        ("crossing_times", pa.list_(TIMESTAMP)),
     ]
 )
 SCHEMAS = {"throughput": THROUGHPUT_SCHEMA, "limits": LIMITS_SCHEMA, "rollups": ROLLUP_SCHEMA}
@@ -518,7 +521,7 @@ def compatible(found: pa.DataType, expected: pa.DataType) -> bool:
     if is_text(expected):
         return is_text(found)
     if pa.types.is_list(expected):  # Parquet names a list's items "element", Arrow "item"
-        return bool(pa.types.is_list(found) and found.value_type == expected.value_type)
+        return bool(pa.types.is_list(found) and compatible(found.value_type, expected.value_type))
     return False
 
 

@@ -23,6 +23,8 @@ it makes it stale, and readers read the day's points until the next round extend
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -40,6 +42,7 @@ from searchkit.frames.counting import (
     run_sums,
 )
 from searchkit.history import reader, rollups, texts
+from searchkit.history.crossings import Crossings
 from searchkit.history.dedupe import Points, unique_points
 from searchkit.history.layout import ROLLUP_SCHEMA, TIMESTAMP, Layout
 from searchkit.history.spacings import histogram, pairs, seconds_of, spacing_medians
@@ -49,10 +52,17 @@ __all__ = ["advance", "extend"]
 _LISTS = ["hourly_value_sum", "hourly_points", "quarter_value_sum", "quarter_points"]
 
 
-def advance(layout: Layout, day: str, written: str, new: pa.Table) -> bool:
+def advance(
+    layout: Layout,
+    day: str,
+    written: str,
+    new: pa.Table,
+    limits: Mapping[str, Sequence[float]] | None = None,
+) -> bool:
     """Bring the rollup of ``day`` up to date after a collect wrote ``new`` (its points of
     that day) as the file ``written``: extended with them when it summarised every other
-    file of the day, else rolled up from the day's points. Returns whether one was
+    file of the day, else rolled up from the day's points; with the crossings of each
+    index's ``limits`` (:mod:`searchkit.history.crossings`). Returns whether one was
     written."""
     name = written.rpartition("/")[2]
     names = _names(layout, day)
@@ -61,7 +71,8 @@ def advance(layout: Layout, day: str, written: str, new: pa.Table) -> bool:
     others = [other for other in names if other != name]
     table = rollups.read(layout, (day, day)) if others else ROLLUP_SCHEMA.empty_table()
     table = rollups.current(table, {day: rollups.signature(others)}) if others else table
-    extended = extend(table, new, day, rollups.signature(names)) if table.num_rows else None
+    source = rollups.signature(names)
+    extended = extend(table, new, day, source, limits=limits) if table.num_rows else None
     if extended is not None:
         rollups.replace(layout, day, extended, new)
         return True
@@ -71,7 +82,7 @@ def advance(layout: Layout, day: str, written: str, new: pa.Table) -> bool:
     points = reader.read(layout, "throughput", days=(day, day))
     if _names(layout, day) != names:
         return False  # a writer changed the day meanwhile: its next round rolls it up
-    rollups.replace(layout, day, rollups.rollup(points, day, rollups.signature(names)), points)
+    rollups.replace(layout, day, rollups.rollup(points, day, source, limits=limits), points)
     return True
 
 
@@ -80,11 +91,19 @@ def _names(layout: Layout, day: str) -> list[str]:
     return sorted(path.rpartition("/")[2] for _, path, _ in layout.files("throughput", day, day))
 
 
-def extend(table: pa.Table, new: pa.Table, day: str, source: str) -> pa.Table | None:
+def extend(
+    table: pa.Table,
+    new: pa.Table,
+    day: str,
+    source: str,
+    *,
+    limits: Mapping[str, Sequence[float]] | None = None,
+) -> pa.Table | None:
     """Return the rollup of ``day`` whose rows are ``table`` (the rollup of the day's
-    points so far) with the points of ``new`` added, named ``source``; None when it cannot
-    be told without the day's points (see the module): they do not all come after what
-    ``table`` summarised, an index has two accounts, or ``table`` does not add up."""
+    points so far) with the points of ``new`` added, named ``source``, with the crossings
+    of ``limits``; None when it cannot be told without the day's points (see the module):
+    they do not all come after what ``table`` summarised, an index has two accounts, or
+    ``table`` does not add up."""
     period = pd.Timestamp(day, tz="UTC").value
     old = _Rows.of(table, period)
     points = unique_points(new)
@@ -127,6 +146,7 @@ def extend(table: pa.Table, new: pa.Table, day: str, source: str) -> pa.Table | 
     old.last = np.maximum(old.last, newest)
     for code, name in zip(rows.tolist(), points.names, strict=True):
         old.names[code] = name
+    old.cross(codes, times, clean, limits or {})
     return old.table(period, source)
 
 
@@ -142,6 +162,9 @@ class _Rows:
         self.hour_sums = _matrix(table["hourly_value_sum"], HOURS)
         self.hour_points = _matrix(table["hourly_points"], HOURS)
         self.invalid = _numbers(table["invalid"], np.int64)
+        self.running = _numbers(table["running_value"], np.float64)
+        self.seconds = _numbers(table["interval_seconds"], np.float64)
+        self.crossings = Crossings.of(table["crossing_limits"], table["crossing_times"])
         self.first = _numbers(table["first_point"], np.int64)
         self.last = _numbers(table["last_point"], np.int64)
         values, counts = table["spacing_values"], table["spacing_counts"]
@@ -156,6 +179,7 @@ class _Rows:
         figures an extension needs (an older writer's), figures that do not add up, a
         point outside the day, or an index in two rows."""
         needed = ["first_point", "last_point", "spacing_values", "spacing_counts", *_LISTS]
+        needed.append("running_value")
         if table.num_rows == 0 or any(table[name].null_count for name in needed):
             return None
         if len(set(table["index_id"].to_pylist())) != table.num_rows:
@@ -218,6 +242,9 @@ class _Rows:
             matrix = getattr(self, name)
             setattr(self, name, np.vstack([matrix, np.zeros((1, matrix.shape[1]), matrix.dtype)]))
         self.invalid = np.append(self.invalid, 0)
+        self.running = np.append(self.running, 0.0)
+        self.seconds = np.append(self.seconds, np.nan)
+        self.crossings.add_row()
         self.first = np.append(self.first, np.iinfo(np.int64).max)
         self.last = np.append(self.last, np.iinfo(np.int64).min)
         return len(self.ids) - 1
@@ -227,6 +254,36 @@ class _Rows:
         self.groups = np.concatenate([self.groups, groups])
         self.values = np.concatenate([self.values, values])
         self.counts = np.concatenate([self.counts, np.ones(len(values), np.int64)])
+
+    def cross(
+        self,
+        codes: np.ndarray,
+        times: np.ndarray,
+        clean: np.ndarray,
+        limits: Mapping[str, Sequence[float]],
+    ) -> None:
+        """Add new points (rows ``codes``, each row's together and in time order) to the
+        running values, and answer each index's ``limits`` from them."""
+        start = self.running.copy()
+        np.add.at(self.running, codes, clean)  # one addition at a time, in time order
+        before, self.seconds = self.seconds, self.medians()
+        heads = np.flatnonzero(np.append(True, codes[1:] != codes[:-1]))
+        ends = np.append(heads[1:], len(codes))
+        points = {
+            int(codes[low]): (times[low:high], clean[low:high])
+            for low, high in zip(heads.tolist(), ends.tolist(), strict=True)
+        }
+        row_of = {index_id: row for row, index_id in enumerate(self.ids)}
+        wanted = {row_of[i]: values for i, values in limits.items() if i in row_of}
+        rows = sorted({*points, *wanted})  # new points: what was known may no longer hold
+        running, seconds = (start, self.running), (before, self.seconds)
+        self.crossings.update(rows, points, running, seconds, wanted)
+
+    def medians(self) -> np.ndarray:
+        """Each row's median spacing (seconds, NaN: none) from its spacings so far."""
+        count = len(self.ids)
+        values, counts = histogram(self.groups, self.values, self.counts, count)
+        return seconds_of(spacing_medians(values, counts))
 
     def table(self, period: int, source: str) -> pa.Table:
         """The rows as a rollup named ``source``, ordered as :func:`rollups.rollup` orders
@@ -240,7 +297,7 @@ class _Rows:
         spacing_values, spacing_counts = histogram(
             place[self.groups], self.values, self.counts, count
         )
-        seconds = seconds_of(spacing_medians(spacing_values, spacing_counts))
+        seconds = self.seconds[order]  # cross() told them
         value_sum = run_sums(self.quarter_sums, [0])[:, 0][order]
         listed = {
             "hourly_value_sum": self.hour_sums,
@@ -263,7 +320,9 @@ class _Rows:
             "first_point": pa.array(self.first[order].view("datetime64[ns]"), TIMESTAMP),
             "spacing_values": spacing_values,
             "spacing_counts": spacing_counts,
+            "running_value": pa.array(self.running[order], pa.float64()),
         }
+        columns["crossing_limits"], columns["crossing_times"] = self.crossings.arrays(order)
         for name, matrix in listed.items():
             size = matrix.shape[1]
             offsets = pa.array(np.arange(count + 1, dtype=np.int32) * size)

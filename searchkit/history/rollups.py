@@ -58,6 +58,7 @@ from searchkit.frames.counting import (
     run_sums,
 )
 from searchkit.history import reader, texts
+from searchkit.history.crossings import NOT_REACHED, crossing_columns
 from searchkit.history.dedupe import tidy
 from searchkit.history.layout import ROLLUP_SCHEMA, TIMESTAMP, HistoryWarning, Layout
 from searchkit.history.spacings import spacings
@@ -191,8 +192,11 @@ def is_current(layout: Layout, day: str, source: str) -> bool:
     return not _inconsistent(table, figures, ~bad, warn=False).any()
 
 
-def rollup(points: pa.Table, day: str, source: str) -> pa.Table:
-    """Return the rollup of one day's stored points (any order, duplicates allowed)."""
+def rollup(
+    points: pa.Table, day: str, source: str, *, limits: Mapping[str, Sequence[float]] | None = None
+) -> pa.Table:
+    """Return the rollup of one day's stored points (any order, duplicates allowed), with
+    the crossings of each index's ``limits`` (:mod:`searchkit.history.crossings`)."""
     frame = tidy(points, dt.timezone.utc)
     ids = frame["index_id"].array
     codes = np.asarray(ids.codes)
@@ -238,9 +242,26 @@ def rollup(points: pa.Table, day: str, source: str) -> pa.Table:
         pa.array(newest.view("datetime64[ns]"), TIMESTAMP),
         *quarters,
         pa.array(oldest.view("datetime64[ns]"), TIMESTAMP),
-        *spacings(codes, nanos, count),  # so that the open day's rollup extends
+        # What extends the open day's rollup without its points (history/open_day.py).
+        *spacings(codes, nanos, count),
+        pa.array(np.bincount(flat, clean_values(raw, bad), minlength=count), pa.float64()),
+        *_crossings(flat, nanos, clean_values(raw, bad), seconds, ids.categories, limits),
     ]
     return pa.Table.from_arrays(arrays, schema=ROLLUP_SCHEMA)
+
+
+def _crossings(
+    codes: np.ndarray,
+    nanos: np.ndarray,
+    clean: np.ndarray,
+    seconds: np.ndarray,
+    ids: pd.Index,
+    limits: Mapping[str, Sequence[float]] | None,
+) -> tuple[pa.Array, pa.Array]:
+    """The crossing columns of the rows (ids) with ``limits``."""
+    row_of = {str(index_id): row for row, index_id in enumerate(ids)}
+    wanted = {row_of[i]: values for i, values in (limits or {}).items() if i in row_of}
+    return crossing_columns(codes, nanos, clean, seconds, wanted)
 
 
 def _bins(
@@ -284,6 +305,9 @@ class DaySums:
     invalid: np.ndarray | None
     seconds: np.ndarray  # [n] median sampling interval, NaN for a single point
     last_point: np.ndarray  # [n] epoch ns of the index's last point
+    # By hour: the limits each index's crossing is known for (row, limit, the time of the
+    # point that reached it or crossings.NOT_REACHED; see history/crossings.py), else None
+    crossings: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
 
 _LISTS: dict[str, list[str]] = {"hour": _HOURLY[:2], "quarter": [*_QUARTERLY[:2], "invalid"]}
@@ -301,7 +325,8 @@ def day_sums(
     gives names (an index's newest snapshot's)."""
     lists = _LISTS.get(detail, _DAY)
     keys = ["account", "index_id", "name", "period", "source", *_CHECKED]
-    columns = list(dict.fromkeys([*keys, "last_point", "first_point", *lists]))
+    crossing = ["crossing_limits", "crossing_times"] if detail == "hour" else []
+    columns = list(dict.fromkeys([*keys, "last_point", "first_point", *lists, *crossing]))
     table = read(layout, (first, last), columns)
     if table.num_rows == 0:
         return {}
@@ -350,8 +375,21 @@ def day_sums(
             invalid=invalid[0] if invalid else None,
             seconds=seconds[part],
             last_point=last_point[part],
+            crossings=_crossed(table.slice(head, end - head)) if crossing else None,
         )
     return out
+
+
+def _crossed(rows: pa.Table) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The crossings of a day's rollup rows as (row, limit, time ns) arrays."""
+    limits, times = rows["crossing_limits"], rows["crossing_times"]
+    lengths = pc.fill_null(pc.list_value_length(limits), 0).to_numpy()
+    flat_times = pc.list_flatten(times.combine_chunks()).cast(pa.int64())
+    return (
+        np.repeat(np.arange(rows.num_rows), lengths),
+        pc.list_flatten(limits.combine_chunks()).to_numpy(zero_copy_only=False),
+        pc.fill_null(flat_times, NOT_REACHED).to_numpy(),
+    )
 
 
 def _figures(table: pa.Table, lists: list[str]) -> tuple[list[np.ndarray], np.ndarray]:

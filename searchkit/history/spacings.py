@@ -26,7 +26,19 @@ def spacings(codes: np.ndarray, nanos: np.ndarray, count: int) -> tuple[pa.Array
     :func:`~searchkit.frames.counting.median_spacing` takes the median of. ``codes[i]``
     is the group of ``nanos[i]``; NaT instants are left out, as there."""
     groups, spacing = pairs(np.asarray(codes, np.int64), np.asarray(nanos, np.int64))
-    return histogram(groups, spacing, np.ones(len(spacing), np.int64), count)
+    counts = np.ones(len(spacing), np.int64)
+    if len(spacing):
+        # A group whose spacings are all equal (a steady sampler) is one (value, count):
+        # only the others are sorted.
+        heads = np.flatnonzero(np.append(True, groups[1:] != groups[:-1]))
+        steady = np.minimum.reduceat(spacing, heads) == np.maximum.reduceat(spacing, heads)
+        if steady.any():
+            sizes = np.diff(np.append(heads, len(groups)))
+            uneven = np.repeat(~steady, sizes)
+            groups = np.concatenate([groups[heads[steady]], groups[uneven]])
+            spacing = np.concatenate([spacing[heads[steady]], spacing[uneven]])
+            counts = np.concatenate([sizes[steady], counts[uneven]])
+    return histogram(groups, spacing, counts, count)
 
 
 def pairs(codes: np.ndarray, nanos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

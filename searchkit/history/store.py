@@ -54,6 +54,7 @@ from searchkit.history.collecting import (
     unstored,
 )
 from searchkit.history.compaction import after_collect, compact_day, current_sources
+from searchkit.history.crossings import daily_limits
 from searchkit.history.gaps import Gap
 from searchkit.history.layout import (
     LIMITS_SCHEMA,
@@ -219,7 +220,9 @@ class History:
         files = self._write_collected(new, days, snapshot, stamp)
         if listed.num_rows:
             notes += advance_record(self._layout, record, listed)
-        after_collect(self._layout, f"{collected_at:%Y-%m-%d}", files, new, days, merge=compact)
+        today = f"{collected_at:%Y-%m-%d}"
+        crossed = daily_limits(limits)  # the limits whose crossings today's rollup keeps
+        after_collect(self._layout, today, files, new, days, merge=compact, limits=crossed)
         return CollectSummary(
             collected_at=collected_at,
             indexes=len(limits),
@@ -489,8 +492,9 @@ class History:
         """Return the daily rollups that still summarise their day's points exactly.
 
         Args:
-            columns: The columns to return (default all but the lists: ``hourly_*``,
-                ``quarter_*`` and ``spacing_*``, 48, 288 and a few values a row).
+            columns: The columns to return (default all but the lists and what keeps the
+                open day's rollup current: ``hourly_*``, ``quarter_*``, ``spacing_*``,
+                ``running_value``, ``crossing_*``).
 
         Returns:
             One row per (account, index, UTC day) of every day whose points did not change
@@ -499,7 +503,7 @@ class History:
             hours and quarters when named (see :mod:`searchkit.history.rollups`). Days not
             listed must be read from the points.
         """
-        lists = ("hourly", "quarter", "spacing")
+        lists = ("hourly", "quarter", "spacing", "running", "crossing")
         wanted = [c for c in ROLLUP_SCHEMA.names if not c.startswith(lists)]
         if columns is not None:
             wanted = check_columns(columns, ROLLUP_SCHEMA.names, "columns") or wanted

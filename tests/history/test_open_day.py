@@ -76,6 +76,44 @@ def test_a_rollup_extended_round_by_round_is_the_rollup_of_all_the_points():
     assert table.equals(whole)
 
 
+def steady_day(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """20 indexes, a point a minute all day (some values missing or invalid)."""
+    rng = np.random.default_rng(seed)
+    minutes = MIDNIGHT + np.arange(1_440, dtype=np.int64) * 60 * 10**9
+    ids = np.repeat([f"id-{index:02d}" for index in range(20)], 1_440)
+    values = rng.uniform(0, 50, len(ids))
+    values[::37], values[::53] = -1.0, np.nan
+    return ids, np.tile(minutes, 20), values
+
+
+def limits_of(ids: np.ndarray, values: np.ndarray) -> dict[str, list[float]]:
+    """Per index: limits its day reaches early, late, and never (operations at 60 s)."""
+    clean = np.where(np.isfinite(values) & (values >= 0), values, 0.0)
+    totals = pd.Series(clean * 60).groupby(ids).sum()
+    return {i: [0.2 * total, 0.95 * total, 10 * total] for i, total in totals.items()}
+
+
+def test_the_crossings_kept_round_by_round_are_those_of_all_the_points():
+    ids, times, values = steady_day(seed=4)
+    limits = limits_of(ids, values)
+    whole = rollup(points(ids, times, values, 99), DAY, "all", limits=limits)
+    cuts = [MIDNIGHT + hours * 3_600 * 10**9 for hours in (0, 2, 7, 13, 23.5, 24)]
+    table = None
+    for low, high in itertools.pairwise(cuts):
+        part = (times >= low) & (times < high)
+        new = points(ids[part], times[part], values[part], 2)
+        table = (
+            rollup(new, DAY, "first", limits=limits)
+            if table is None
+            else extend(table, new, DAY, "all", limits=limits)
+        )
+        assert table is not None
+
+    assert table.equals(whole)
+    times_of = whole["crossing_times"].to_pylist()
+    assert all(len(t) == 3 and t[0] and t[1] and t[2] is None for t in times_of)
+
+
 def test_a_point_at_or_before_one_summarised_cannot_extend_the_rollup():
     ids, times, values = jittery_day(seed=2)
     early = times < MIDNIGHT + 12 * 3_600 * 10**9
@@ -128,7 +166,9 @@ def test_each_collect_keeps_the_open_days_rollup_current(tmp_path, emu, client):
 
     assert len(files(tmp_path / "h")) == 13  # the day's files as collected, not merged
     assert len(files(tmp_path / "h", "rollups")) == 1
-    columns = [c for c in pq.read_schema(files(tmp_path / "h", "rollups")[0]).names]
+    schema = pq.read_schema(files(tmp_path / "h", "rollups")[0])
+    # refresh_rollups knows no limits: the crossings the collector keeps are apart
+    columns = [c for c in schema.names if not c.startswith("crossing")]
     kept = hist.rollups(columns=columns)
     assert kept["source"].str.startswith("13 files sha256:").all() and len(kept) == 6
     expected = rolled_up_from_points(tmp_path, tmp_path / "h").rollups(columns=columns)
