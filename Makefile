@@ -26,14 +26,20 @@ format: $(STAMP)
 	$(VENV)/bin/ruff format searchkit tests bench
 	$(VENV)/bin/ruff check --fix searchkit tests bench
 
+# Both cores (pytest-xdist): a file's tests stay on one worker, so a module's shared servers
+# start once and a notebook's cells run in order; the longest files are handed out first
+# (tests/conftest.py). `make test JOBS=0` runs in this one process (for a debugger).
+JOBS ?= 2
+PARALLEL := $(if $(filter 0,$(JOBS)),,-n $(JOBS) --dist loadfile)
+
 test: lint
-	$(PY) -m pytest tests notebooks --nbval --nbval-sanitize-with notebooks/sanitize.cfg
+	$(PY) -m pytest $(PARALLEL) tests notebooks --nbval --nbval-sanitize-with notebooks/sanitize.cfg
 
 # The edit loop: everything but the browser, the load tests, slow tests and the notebooks.
 FAST_TESTS := tests --ignore=tests/browser --ignore=tests/load -m "not slow and not browser"
 
 test-fast: $(STAMP)
-	$(PY) -m pytest $(FAST_TESTS)
+	$(PY) -m pytest $(PARALLEL) $(FAST_TESTS)
 
 # Every figure the README gives, each printed beside the baseline it is compared with, measured
 # in the same run: parsing, start-up, the wire path, the history at scale, the forecast, S3
@@ -64,8 +70,10 @@ notebooks: $(STAMP)
 	 for nb in [nbformat.read(p, as_version=4)] \
 	 if [c.metadata.pop('execution', None) for c in nb.cells] is not None]"
 
+# Copies of the notebooks in searchkit-notebooks/ (git-ignored): saving them leaves the
+# tracked notebooks, which the tests compare with, as they are.
 lab: $(STAMP)
-	$(PY) -m searchkit lab --dir notebooks
+	$(PY) -m searchkit lab --dir searchkit-notebooks
 
 clean:
 	rm -rf $(VENV) demo-output .pytest_cache

@@ -207,7 +207,7 @@ def evaluate_overhead(indexes: int, repeat: int = 3, days: int = 14) -> None:
     """
     from searchkit.alerts.incidents import evaluate, observe
     from searchkit.emulator import Emulator
-    from searchkit.history.store import History
+    from searchkit.history.usage_history import History
 
     end = pd.Timestamp("2026-11-20 15:00", tz="UTC")
     start = end - pd.Timedelta(days=days - 1)
@@ -275,7 +275,7 @@ def collect_overhead(indexes: int, repeat: int = 3) -> None:
     from searchkit.alerts.config import AlertsConfig
     from searchkit.alerts.watch import alert_round
     from searchkit.emulator import Emulator
-    from searchkit.history.store import History
+    from searchkit.history.usage_history import History
     from tests.faults.harness import FaultServer, reply
 
     logging.getLogger("searchkit.alerts").setLevel(logging.ERROR)  # the log line, unprinted

@@ -228,7 +228,7 @@ def _resident_kib() -> int:
 def measure(root: str, what: str, engine: str, arg: str) -> dict[str, float]:
     """Run one read in this process (a fresh one); report seconds, rows, peak RSS."""
     if engine == "searchkit":
-        from searchkit.history.store import History
+        from searchkit.history.usage_history import History
 
         hist = History(root)
         before_kib = _resident_kib()
@@ -328,7 +328,7 @@ def run_measure(
 
 def bench_collect(root: Path, indexes: int, rounds: int) -> tuple[float, list[float], int]:
     from searchkit.emulator import Emulator
-    from searchkit.history.store import History
+    from searchkit.history.usage_history import History
 
     clock = END.timestamp() - 3600
     with Emulator(seed=1, clock=clock) as emu:

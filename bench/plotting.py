@@ -30,7 +30,7 @@ matplotlib.use("Agg")
 
 from matplotlib.figure import Figure
 
-from searchkit.frames.frames import throughput_frame
+from searchkit.frames.throughput_frames import throughput_frame
 from searchkit.model.index import IndexList, SearchIndex
 from searchkit.render.plots import plot_throughput
 from searchkit.ui.browser import index_browser

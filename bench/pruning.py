@@ -1,10 +1,15 @@
-"""Benchmark row-group pruning: pyarrow's ``ParquetFileFragment.subset`` (what the reader
-uses) against the hand-written min/max walk it replaced (kept here as the baseline).
+"""Benchmark row-group pruning: the reader's walk over the footer's statistics
+(``Bounds.row_groups``, what ships) against pyarrow's ``ParquetFileFragment.subset`` of the
+same condition (``Bounds.expression()``), side by side in one run.
 
 On a store of ``--indexes`` x ``--days`` (one sorted file a day, 16,384-row groups, as
-collect writes), for one index id and for one hour, it prints the time to choose each day's
-row groups both ways (best of ``--repeat``), that both choose the same groups, and
-``History.throughput`` end to end for the same reads.
+collect writes), for each case (index ids, a time range, both) it prints:
+
+- the time to choose every file's row groups from footers already read, both ways (best
+  of ``--repeat``): "warm" reuses the fragments (pyarrow caches each row group's statistics
+  as expressions after the first subset), "cold" makes them anew, as each read does;
+- that both choose the same row groups (the exact lists are compared);
+- ``History.throughput`` end to end with the walk and with ``subset`` in its place.
 
 Run: .venv/bin/python bench/pruning.py [--indexes 1000] [--days 7]
 """
@@ -15,57 +20,21 @@ import argparse
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.fs as pafs
-import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).parent))
 from history import END, write_dataset
 
-_PER_UNIT = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
+HOUR_NS = 3_600_000_000_000
 
 
-def hand_written(parquet: pq.ParquetFile, prune: dict[str, Any]) -> list[int]:
-    """The reader's former row-group pruning, as it was (the baseline)."""
-    metadata = parquet.metadata
-    position = {metadata.schema.column(i).name: i for i in range(metadata.num_columns)}
-    arrow = parquet.schema_arrow
-    checks: list[tuple[int, str, Any]] = []
-    for column, wanted in prune.items():
-        if column == "time":
-            scale = _PER_UNIT[arrow.field("time").type.unit]
-            lo, hi = wanted
-            checks.append((position[column], "range", (lo // scale, hi // scale)))
-        else:
-            checks.append((position[column], "values", sorted(wanted)))
-    keep = []
-    for group in range(metadata.num_row_groups):
-        row_group = metadata.row_group(group)
-        ok = True
-        for place, how, allowed in checks:
-            stats = row_group.column(place).statistics
-            if how == "range":
-                lo, hi = allowed
-                ok = high_low_overlap(stats.min_raw, stats.max_raw, lo, hi)
-            else:
-                ok = any(stats.min <= value <= stats.max for value in allowed)
-            if not ok:
-                break
-        if ok:
-            keep.append(group)
-    return keep
-
-
-def high_low_overlap(low: int, high: int, lo: int, hi: int) -> bool:
-    return high >= lo and low <= hi
-
-
-def best(function, repeat: int) -> float:
+def best(function: Callable[[], Any], repeat: int) -> float:
     times = []
     for _ in range(repeat):
         started = time.perf_counter()
@@ -74,56 +43,92 @@ def best(function, repeat: int) -> float:
     return min(times)
 
 
+def library(fragment: ds.ParquetFileFragment, _schema: Any, prune: Any) -> list[int]:
+    """pyarrow's pruning of the same condition (the alternative measured)."""
+    if prune is None:
+        return list(range(fragment.metadata.num_row_groups))
+    return [group.id for group in fragment.subset(prune.expression()).row_groups]
+
+
+def cases(hist: Any, ids: list[str]) -> dict[str, dict[str, Any]]:
+    hour = END - pd.Timedelta(days=1, hours=12)
+    day = END - pd.Timedelta(days=3)
+    return {
+        "one index id": {"index_ids": ids[0]},
+        "100 index ids": {"index_ids": ids[::10][:100]},
+        "one hour": {"start": hour, "end": hour + pd.Timedelta(hours=1)},
+        "one day": {"start": day, "end": day + pd.Timedelta(days=1)},
+        "hour + one id": {"start": hour, "end": hour + pd.Timedelta(hours=1), "index_ids": ids[0]},
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--indexes", type=int, default=1000)
     parser.add_argument("--days", type=int, default=7)
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
-    from searchkit.history.layout import TIMESTAMP
-    from searchkit.history.store import History
+    from searchkit.history import reader
+    from searchkit.history.points import selection
+    from searchkit.history.usage_history import History
 
     with tempfile.TemporaryDirectory(prefix="searchkit-pruning-") as folder:
         root = Path(folder) / "h"
         write_dataset(root, args.indexes, args.days)
         paths = sorted(str(p) for p in (root / "throughput").glob("day=*/*.parquet"))
         hist = History(root)
-        one_id = str(hist.throughput(start=END - pd.Timedelta(days=1))["index_id"].iloc[0])
-        hour = END - pd.Timedelta(days=1, hours=12)
-        cases = {
-            "one index id": (
-                {"index_id": [one_id]},
-                ds.field("index_id").isin(pa.array([one_id])),
-                {"index_ids": one_id},
-            ),
-            "one hour": (
-                {"time": (hour.value, hour.value + 3_600_000_000_000 - 1)},
-                (ds.field("time") >= pa.scalar(hour.value, TIMESTAMP))
-                & (ds.field("time") < pa.scalar(hour.value + 3_600_000_000_000, TIMESTAMP)),
-                {"start": hour, "end": hour + pd.Timedelta(hours=1)},
-            ),
-        }
-        files = [pq.ParquetFile(path) for path in paths]
+        ids = sorted(hist.throughput(start=END - pd.Timedelta(minutes=1))["index_id"].unique())
         local = pafs.LocalFileSystem()
-        fragments = [ds.ParquetFileFormat().make_fragment(path, local) for path in paths]
-        for fragment in fragments:
-            fragment.ensure_complete_metadata()
-        groups = sum(f.metadata.num_row_groups for f in files)
+
+        def fragments() -> list[ds.ParquetFileFragment]:
+            made = [ds.ParquetFileFormat().make_fragment(p, local) for p in paths]
+            for fragment in made:
+                fragment.ensure_complete_metadata()  # the footer, read before the timing
+            return made
+
+        warm = fragments()
+        schemas = [f.metadata.schema.to_arrow_schema() for f in warm]
+        groups = sum(f.metadata.num_row_groups for f in warm)
         print(
             f"{args.indexes} indexes x {args.days} days: {len(paths)} files, {groups} row "
-            f"groups; choosing row groups from footers already read, best of {args.repeat}"
+            f"groups; best of {args.repeat}; ms to choose the row groups of every file from "
+            "footers already read (walk: what ships; subset: pyarrow's), then "
+            "History.throughput end to end"
         )
-        for label, (prune, expression, read) in cases.items():
-            ours = [[g.id for g in f.subset(expression).row_groups] for f in fragments]
-            theirs = [hand_written(f, prune) for f in files]
+        shipped = reader._chosen
+        for label, read in cases(hist, ids).items():
+            start, end = read.get("start"), read.get("end")
+            _, bounds = selection(start, end, index_ids=read.get("index_ids"))
+            ours = [shipped(f, s, bounds) for f, s in zip(warm, schemas, strict=True)]
+            theirs = [library(f, s, bounds) for f, s in zip(warm, schemas, strict=True)]
             assert ours == theirs, (label, ours, theirs)
-            subset = best(lambda e=expression: [f.subset(e) for f in fragments], args.repeat)
-            walk = best(lambda p=prune: [hand_written(f, p) for f in files], args.repeat)
-            end_to_end = best(lambda r=read: hist.throughput(**r), args.repeat)
+
+            def choose(how: Callable[..., list[int]], made: list[Any], b: Any = bounds) -> None:
+                for fragment, schema in zip(made, schemas, strict=True):
+                    how(fragment, schema, b)
+
+            walk_warm = best(lambda: choose(shipped, warm), args.repeat)
+            subset_warm = best(lambda: choose(library, warm), args.repeat)
+            walk_cold = subset_cold = float("inf")
+            for _ in range(args.repeat):
+                made = fragments()
+                walk_cold = min(walk_cold, best(lambda m=made: choose(shipped, m), 1))
+                made = fragments()
+                subset_cold = min(subset_cold, best(lambda m=made: choose(library, m), 1))
+            hist.throughput(**read)  # a first read warms the page cache for both
+            walk_read = best(lambda r=read: hist.throughput(**r), args.repeat)
+            reader._chosen = library
+            try:
+                subset_read = best(lambda r=read: hist.throughput(**r), args.repeat)
+            finally:
+                reader._chosen = shipped
             print(
-                f"{label:14} subset {subset * 1e3:7.2f} ms, hand-written {walk * 1e3:7.2f} ms "
-                f"({subset / walk:.2f}x; same {sum(map(len, ours))} groups); "
-                f"History.throughput {end_to_end:.3f} s"
+                f"{label:14} same {sum(map(len, ours)):3} groups | warm: walk "
+                f"{walk_warm * 1e3:6.2f}, subset {subset_warm * 1e3:6.2f} "
+                f"({subset_warm / walk_warm:5.1f}x) | cold: walk {walk_cold * 1e3:6.2f}, "
+                f"subset {subset_cold * 1e3:6.2f} ({subset_cold / walk_cold:5.1f}x) | read: "
+                f"walk {walk_read:.3f} s, subset {subset_read:.3f} s "
+                f"({subset_read / walk_read:.2f}x)"
             )
 
 

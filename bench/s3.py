@@ -47,7 +47,7 @@ def measure(store: Path, repeat: int) -> dict[str, Any]:
     import boto3
     import pyarrow.fs as pafs
 
-    from searchkit.history.store import History
+    from searchkit.history.usage_history import History
     from tests.history.s3server import CountingMotoServer, options
 
     server = CountingMotoServer()

@@ -36,7 +36,7 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
-from searchkit.frames.frames import throughput_frame
+from searchkit.frames.throughput_frames import throughput_frame
 
 ZONES = ("UTC", "Europe/Berlin", "Asia/Kathmandu", "America/St_Johns", "America/Sao_Paulo")
 POINTS_PER_INDEX = 1440  # one day per minute

@@ -49,13 +49,13 @@ if TYPE_CHECKING:
         UnknownIndexError,
         ValidationError,
     )
-    from searchkit.frames.frames import (
-        limits_frame,
+    from searchkit.frames.limits_frames import limits_frame
+    from searchkit.frames.throughput_frames import (
         throughput_frame,
         throughput_intervals,
         throughput_series,
     )
-    from searchkit.history.store import History
+    from searchkit.history.usage_history import History
     from searchkit.model.gotime import parse_timestamps
     from searchkit.model.index import IndexList, SearchIndex
     from searchkit.model.limits import LIMIT_FIELDS, REGIONS, TYPES, IndexType, Region
@@ -82,7 +82,7 @@ _EXPORTS: dict[str, str] = {
     "ConfigError": "searchkit.errors",
     "DuplicateIndexWarning": "searchkit.errors",
     "Emulator": "searchkit.emulator",
-    "History": "searchkit.history.store",
+    "History": "searchkit.history.usage_history",
     "HistoryError": "searchkit.errors",
     "HistoryWarning": "searchkit.errors",
     "IndexExistsError": "searchkit.errors",
@@ -114,7 +114,7 @@ _EXPORTS: dict[str, str] = {
     "create_index_form": "searchkit.ui.form",
     "forecast_limits": "searchkit.analytics.forecast",
     "index_browser": "searchkit.ui.browser",
-    "limits_frame": "searchkit.frames.frames",
+    "limits_frame": "searchkit.frames.limits_frames",
     "load_alerts": "searchkit.alerts.config",
     "load_rules": "searchkit.alerts.rules",
     "limits_summary": "searchkit.render.tables",
@@ -126,9 +126,9 @@ _EXPORTS: dict[str, str] = {
     "plot_throughput": "searchkit.render.plots",
     "plot_utilization": "searchkit.render.utilization",
     "quota_cockpit": "searchkit.ui.cockpit",
-    "throughput_frame": "searchkit.frames.frames",
-    "throughput_intervals": "searchkit.frames.frames",
-    "throughput_series": "searchkit.frames.frames",
+    "throughput_frame": "searchkit.frames.throughput_frames",
+    "throughput_intervals": "searchkit.frames.throughput_frames",
+    "throughput_series": "searchkit.frames.throughput_frames",
     "usage_frame": "searchkit.analytics.usage",
 }
 

@@ -127,6 +127,15 @@ def test_history_options_by_position_warn_and_read_the_same(hist):
     pd.testing.assert_frame_equal(limits, new(hist.limits, at="2026-11-20 12:00"))
 
 
+def test_history_points_by_position_warn_and_read_the_same_points(hist):
+    expected = new(hist.points, start="2026-11-20", end="2026-11-20 06:00")
+    with pytest.warns(DeprecationWarning, match=r"History\.points\(\): pass start, end"):
+        got = hist.points("2026-11-20", "2026-11-20 06:00")
+    assert got.ids == expected.ids and len(got.ids) == 6, got.ids
+    assert got.values.tolist() == expected.values.tolist() and len(got.values) > 0
+    assert got.times.tolist() == expected.times.tolist()
+
+
 def test_the_old_views_of_an_index_s_points_warn_and_give_the_same_points():
     item = sk.IndexList.from_json(RAW)["steady"]
     with pytest.warns(DeprecationWarning, match=r"^SearchIndex\.throughput_raw is deprecated"):

@@ -29,9 +29,9 @@ def test_all_is_sorted():
 
 
 def test_dir_shows_the_public_names_and_nothing_private():
-    import searchkit.frames.frames  # a loaded submodule does not show either
+    import searchkit.frames.throughput_frames  # a loaded submodule does not show either
 
-    assert searchkit.frames.frames is not None
+    assert searchkit.frames.throughput_frames is not None
     names = dir(searchkit)
     assert {n for n in names if not n.startswith("__")} == set(searchkit.__all__) - {"__version__"}
     assert [n for n in names if n.startswith("_") and not n.startswith("__")] == []
@@ -75,7 +75,7 @@ def test_every_error_and_warning_class_lives_in_errors_and_is_exported():
         "searchkit.emulator._sqlite.StoreClosedError",
         "searchkit.emulator.app.ApiError",
         "searchkit.emulator.app.MalformedChunkError",
-        "searchkit.emulator.store.InvalidRequestError",
+        "searchkit.emulator.state.InvalidRequestError",
         "searchkit.ui._plot.NoData",
     ]
 

@@ -132,10 +132,6 @@ def test_value_unit_is_one_literal_type_everywhere():
                 assert param.annotation == "ValueUnit", name
 
 
-#: What the analytics read a history's points through: a span (start, end), as a range.
-ANALYTICS_READERS = {"History.points"}
-
-
 def test_every_option_after_the_first_argument_is_keyword_only():
     # An option has a default; a second required argument (alert_round's config, the last
     # day of a range) may stay positional.
@@ -145,7 +141,6 @@ def test_every_option_after_the_first_argument_is_keyword_only():
         for param in parameters(function)[1:]
         if param.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
         and param.default is not inspect.Parameter.empty
-        and name not in ANALYTICS_READERS
     ]
     assert loose == []
 

@@ -43,7 +43,7 @@ from searchkit.errors import HistoryError
 from searchkit.history.layout import TIMESTAMP, Layout
 
 if TYPE_CHECKING:
-    from searchkit.history.store import History
+    from searchkit.history.usage_history import History
 
 __all__ = [
     "ALERTS_SCHEMA",

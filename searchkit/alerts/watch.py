@@ -31,7 +31,7 @@ from searchkit.alerts.incidents import IncidentState, evaluate, observe
 from searchkit.alerts.journal import Journal, transition_row
 
 if TYPE_CHECKING:
-    from searchkit.history.store import History
+    from searchkit.history.usage_history import History
 
 __all__ = ["WINDOW", "RoundReport", "alert_round", "open_incidents", "states_of"]
 

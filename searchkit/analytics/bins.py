@@ -33,7 +33,7 @@ from searchkit.frames.counting import (
 if TYPE_CHECKING:
     from searchkit.history.dedupe import Points
     from searchkit.history.rollups import DaySums
-    from searchkit.history.store import History
+    from searchkit.history.usage_history import History
 
 __all__ = [
     "DAY",

@@ -18,7 +18,7 @@ from searchkit.frames.counting import DAY_NS, HOUR_NS
 from searchkit.history.crossings import NOT_REACHED, reached_at
 
 if TYPE_CHECKING:
-    from searchkit.history.store import History
+    from searchkit.history.usage_history import History
 
 __all__ = ["crossed_at", "read_crossings"]
 

@@ -10,6 +10,7 @@ cumulative curves for the rhythm. Every curve is in operations, as the rows are.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from searchkit.analytics import profile as pf
+from searchkit.analytics.backtest import BACKTEST_HOURS, Backtest, replay
 from searchkit.analytics.forecast import forecast_parts
 from searchkit.frames.counting import ValueUnit
 
@@ -138,6 +140,32 @@ class DayForecast:
         if not frames:
             return pd.DataFrame({"day": pd.DatetimeIndex([], tz="UTC"), "hour": [], "used": []})
         return pd.concat(frames, ignore_index=True)
+
+    def backtest(self, *, hours: Sequence[float] = BACKTEST_HOURS) -> Backtest:
+        """:func:`~searchkit.backtest_forecast` of the days this forecast read, without
+        reading them again: the complete days before today, from the first day holding a
+        point, up to the six weeks the forecast looks back (``limit`` the rows' limits).
+
+        On a source holding no more than those days, the same results as
+        ``backtest_forecast(source, hours=hours, field=...)`` with the same limits.
+        """
+        bins = self.bins
+        covered = bins.cov.sum(axis=(0, 2)) > 0
+        first = int(np.argmax(covered)) if covered.any() else bins.days
+        held = pf.Bins(
+            bins.ids,
+            bins.names,
+            bins.first_day + first * pf.DAY,
+            bins.ops[:, first:],
+            bins.cov[:, first:],
+            bins.step,
+            bins.newest,
+            bins.future,
+            bins.last_points,
+        )
+        limits = pd.Series(self.rows["limit"].to_numpy(), index=self.rows.index.astype(str))
+        limit = np.asarray([limits.get(i, np.nan) for i in bins.ids], np.float64)
+        return replay(held, limit, [float(h) for h in hours], pf.WINDOW)
 
 
 def forecast_day(

@@ -29,7 +29,7 @@ AHEAD = 2  # days read ahead of the one counted
 class PointsSource(Protocol):
     """What :class:`PointsReader` reads from: a :class:`~searchkit.History`."""
 
-    def points(self, start: pd.Timestamp, end: pd.Timestamp | None) -> Points: ...
+    def points(self, *, start: pd.Timestamp, end: pd.Timestamp | None) -> Points: ...
 
     def sums(self, first: str, last: str, *, detail: Detail = "day") -> dict[str, DaySums]: ...
 
@@ -55,7 +55,7 @@ class PointsReader:
     def points(self, start: pd.Timestamp, end: pd.Timestamp | None) -> Points:
         """The points from ``start`` (inclusive) to ``end`` (exclusive; None: all after)."""
         if (start, end) not in self._read:
-            self._read[start, end] = self.source.points(start, end)
+            self._read[start, end] = self.source.points(start=start, end=end)
         return self._read[start, end]
 
 

@@ -78,7 +78,7 @@ from searchkit.frames.zones import Instant, TimeZone, resolve_zone, utc_instant
 
 if TYPE_CHECKING:
     from searchkit.analytics.usage import Source
-    from searchkit.history.store import History
+    from searchkit.history.usage_history import History
 
 __all__ = [
     "FORECASTABLE_FIELDS",
@@ -231,22 +231,15 @@ def forecast_limits(
     Example:
         >>> sk.forecast_limits(sk.History("usage-history"))  # doctest: +SKIP
     """
-    label = check_field(field)
-    window = _check_window(pace_window)
-    asked = _check_now(now)
-    check_value_unit(value_unit)
     zone = resolve_zone(tz)
-    present = pd.Timestamp.now(tz="UTC")
-    bins, limits, moment = _load(source, asked, present, value_unit, last_points=False)
-    if bins.last_from_sums:  # today from its rollup: the points of any index at its limit
-        limit = field_limit(limits, label).to_numpy(np.float64)
-        read_crossings(source, bins, limit, limits.index, moment)  # type: ignore[arg-type]
-    later = bins.future.copy()
-    if asked is not None:  # points after an explicit now are not news: only ignored
-        bins.future[:] = 0
-    out = _rows(bins, limits, label, moment, window)
-    if asked is not None:
-        say_points_after(out, bins, later, source, moment)
+    out, _, _ = forecast_parts(
+        source,
+        now,
+        field=field,
+        pace_window=pace_window,
+        value_unit=value_unit,
+        last_points=False,
+    )
     if zone is not None:
         for column in _INSTANTS:
             out[column] = out[column].dt.tz_convert(zone)
@@ -260,18 +253,34 @@ def forecast_parts(
     field: str | None = None,
     pace_window: str | pd.Timedelta = "1h",
     value_unit: str = "per_second",
+    last_points: bool = True,
 ) -> tuple[pd.DataFrame, pf.Bins, dict[str, np.ndarray]]:
-    """:func:`forecast_limits`' rows, with the bins and the plan (each index's rest of the
-    day spread over the hours, its band) they come from: what a picture of the day draws."""
+    """:func:`forecast_limits`' rows (in UTC), with the bins and the plan (each index's rest
+    of the day spread over the hours, its band) they come from: what a picture of the day
+    draws. The plan is worked out once, for the rows and the picture.
+
+    Without ``last_points`` today may come from its rollup (the collector keeps it current):
+    then :attr:`Bins.last_points` holds only the points of indexes that reach their limit
+    today (their crossing instant needs them), not the whole day a picture draws."""
     label = check_field(field)
     window = _check_window(pace_window)
     asked = _check_now(now)
     check_value_unit(value_unit)
-    bins, limits, moment = _load(source, asked, pd.Timestamp.now(tz="UTC"), value_unit)
+    bins, limits, moment = _load(
+        source, asked, pd.Timestamp.now(tz="UTC"), value_unit, last_points=last_points
+    )
+    if bins.last_from_sums:  # today from its rollup: the points of any index at its limit
+        limit = field_limit(limits, label).to_numpy(np.float64)
+        read_crossings(source, bins, limit, limits.index, moment)  # type: ignore[arg-type]
+    later = bins.future.copy()
     if asked is not None:  # points after an explicit now are not news: only ignored
         bins.future[:] = 0
     tau = (moment - moment.normalize()) / pd.Timedelta(hours=1)
-    return _rows(bins, limits, label, moment, window), bins, _plan(bins, tau, window)
+    plan = _plan(bins, tau, window)
+    out = _rows(bins, limits, label, moment, window, plan)
+    if asked is not None:
+        say_points_after(out, bins, later, source, moment)
+    return out, bins, plan
 
 
 def _load(
@@ -351,14 +360,14 @@ def _rows(
     label: str,
     moment: pd.Timestamp,
     window: pd.Timedelta,
+    plan: dict[str, np.ndarray],
 ) -> pd.DataFrame:
-    """One row per index of ``limits``: today's forecast as of ``moment``."""
+    """One row per index of ``limits``: today's forecast as of ``moment`` (by ``plan``)."""
     start = moment.normalize()
-    tau = (moment - start) / pd.Timedelta(hours=1)
     row_of = {index_id: i for i, index_id in enumerate(bins.ids)}
     rows = np.asarray([row_of.get(str(i), -1) for i in limits.index], np.int64)
     limit = field_limit(limits, label).to_numpy(np.float64)
-    today = _today(bins, tau, moment, window, limit, rows)
+    today = _today(bins, plan, moment, window, limit, rows)
     out = pd.DataFrame(index=pd.Index(limits.index, name="index_id"))
     out["name"] = limits["name"].astype("str") if "name" in limits.columns else ""
     out["field"] = label
@@ -398,7 +407,7 @@ def _instants(start: pd.Timestamp, hours: np.ndarray) -> pd.DatetimeIndex:
 
 def _today(
     bins: pf.Bins,
-    tau: float,
+    plan: dict[str, np.ndarray],
     moment: pd.Timestamp,
     window: pd.Timedelta,
     limit: np.ndarray,
@@ -419,7 +428,7 @@ def _today(
     if bins.days == 0 or not found.any():
         out["reason"][:] = no_data_reasons(limit, found)
         return out
-    plan = _plan(bins, tau, window)
+    tau = (moment - moment.normalize()) / pd.Timedelta(hours=1)
     used = bins.ops[take, -1].sum(axis=1)
     out["used"] = np.where(found, used, np.nan)
     out["pace"] = np.where(found, plan["pace"][take], np.nan)

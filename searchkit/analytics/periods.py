@@ -13,6 +13,7 @@ offset by minutes) is counted from its points, each labelled by its period.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -40,7 +41,7 @@ from searchkit.frames.counting import (
 if TYPE_CHECKING:
     from searchkit.history.dedupe import Points
     from searchkit.history.rollups import DaySums
-    from searchkit.history.store import History
+    from searchkit.history.usage_history import History
 
 __all__ = ["DayPlan", "Tally", "day_sums", "frame_tally", "history_tally", "plan", "runs"]
 
@@ -80,11 +81,17 @@ class Tally:
     parts: list[tuple[np.ndarray, ...]] = field(default_factory=list)
     names: dict[str, object] = field(default_factory=dict)  # newest day's
     steps: dict[str, float] = field(default_factory=dict)  # newest day with two points
+    # The last ids coded and their codes: a history's days mostly list the same indexes.
+    _coded: tuple[list[str], np.ndarray] = field(default=([], np.zeros(0, np.int64)))
 
     def code(self, ids: list[str]) -> np.ndarray:
+        if ids == self._coded[0]:
+            return self._coded[1]
         for index_id in ids:
             self.ids.setdefault(index_id, len(self.ids))
-        return np.asarray([self.ids[i] for i in ids], np.int64)
+        codes = np.asarray([self.ids[i] for i in ids], np.int64)
+        self._coded = (ids, codes)
+        return codes
 
     def add(
         self,
@@ -103,10 +110,18 @@ class Tally:
             (codes, periods[cols], operations, valid[rows, cols], invalid[rows, cols])
         )
 
+    def per_index(self, values: Mapping[str, object], default: object) -> np.ndarray:
+        """``values`` (by index id) for each code, in code order (``default`` if absent):
+        what :meth:`frame`'s ``code`` column indexes."""
+        return np.asarray([values.get(i, default) for i in self.ids], dtype=object)
+
     def frame(self, zone: dt.tzinfo) -> pd.DataFrame:
-        """One row per (index_id, period), days added up in day order (pandas' sum)."""
+        """One row per (index_id, period), days added up in day order (pandas' sum), with
+        each index's ``code`` (see :meth:`per_index`)."""
         if not self.parts:
-            return pd.DataFrame(columns=["index_id", "period", "operations", "points", "invalid"])
+            return pd.DataFrame(
+                columns=["index_id", "period", "operations", "points", "invalid", "code"]
+            )
         codes, periods, operations, valid, invalid = (
             np.concatenate(column) for column in zip(*self.parts, strict=True)
         )
@@ -124,6 +139,7 @@ class Tally:
                 "operations": out["operations"].to_numpy(np.float64),
                 "points": out["points"].to_numpy(np.int64),
                 "invalid": out["invalid"].to_numpy(np.int64),
+                "code": out["code"].to_numpy(np.int64),
             }
         )
 
@@ -173,11 +189,17 @@ def runs(
     return labels[starts], summed
 
 
+#: Days whose rollups :func:`history_tally` reads at once: memory stays that of a month's
+#: quarter sums (about 25 MB for 1,000 indexes), whatever the history's length.
+BATCH_DAYS = 32
+
+
 def history_tally(
     source: History, zone: dt.tzinfo, freq: str, value_unit: str, *, reader: PointsReader
 ) -> Tally:
     """Usage of a History per index and period (see the module), one UTC day at a time:
-    the days a current rollup answers from its sums, the others from their points."""
+    the days a current rollup answers from its sums, the others from their points; the
+    rollups are read :data:`BATCH_DAYS` days at a time."""
     tally = Tally()
     stored = source.days("throughput")
     if not stored:
@@ -185,23 +207,26 @@ def history_tally(
     days = np.asarray([pd.Timestamp(d, tz="UTC").value for d in stored], np.int64)
     cut = plan(days, zone, freq)
     details = [cut.detail(at) for at in range(len(days))]
-    answered: dict[str, dict[str, DaySums]] = {
-        detail: source.sums(stored[0], stored[-1], detail=detail)
-        for detail in ("day", "quarter")
-        if detail in details
-    }
-    spans = []
-    for at, name in enumerate(stored):
-        start = pd.Timestamp(days[at], unit="ns", tz="UTC")
-        detail = details[at]
-        sums = None if detail is None else answered[detail].get(name)
-        spans.append((start, start + pd.Timedelta(DAY_NS, "ns"), sums))
-    for at, day in enumerate(read_days(reader, spans)):
-        if day.sums is not None:
-            _add_sums(tally, day.sums, cut.labels[at], value_unit)
-        elif day.points is not None and len(day.points.codes):
-            labels = cut.labels[at] if cut.whole[at] else None
-            _add_points(tally, day.points, int(days[at]), labels, zone, freq, value_unit)
+    for low in range(0, len(stored), BATCH_DAYS):
+        batch = range(low, min(low + BATCH_DAYS, len(stored)))
+        first, last = stored[batch[0]], stored[batch[-1]]
+        answered: dict[str, dict[str, DaySums]] = {
+            detail: source.sums(first, last, detail=detail)
+            for detail in ("day", "quarter")
+            if detail in details[batch.start : batch.stop]
+        }
+        spans = []
+        for at in batch:
+            start = pd.Timestamp(days[at], unit="ns", tz="UTC")
+            detail = details[at]
+            sums = None if detail is None else answered[detail].get(stored[at])
+            spans.append((start, start + pd.Timedelta(DAY_NS, "ns"), sums))
+        for at, day in zip(batch, read_days(reader, spans), strict=True):
+            if day.sums is not None:
+                _add_sums(tally, day.sums, cut.labels[at], value_unit)
+            elif day.points is not None and len(day.points.codes):
+                labels = cut.labels[at] if cut.whole[at] else None
+                _add_points(tally, day.points, int(days[at]), labels, zone, freq, value_unit)
     return tally
 
 
@@ -238,7 +263,13 @@ def _note(tally: Tally, ids: list[str], names: list[object], seconds: np.ndarray
     """Keep each index's name of the newest day, and its interval of the newest day with
     two points."""
     tally.names.update(zip(ids, names, strict=True))
-    tally.steps.update((i, float(s)) for i, s in zip(ids, seconds.tolist(), strict=True) if s == s)
+    known = ~np.isnan(seconds)
+    if known.all():
+        tally.steps.update(zip(ids, seconds.tolist(), strict=True))
+    else:
+        tally.steps.update(
+            zip(np.asarray(ids, dtype=object)[known].tolist(), seconds[known].tolist(), strict=True)
+        )
 
 
 def frame_tally(tp: pd.DataFrame, zone: dt.tzinfo, freq: str, value_unit: str) -> Tally:

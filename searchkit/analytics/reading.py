@@ -25,7 +25,7 @@ def listed_once(function: Callable[_P, _R]) -> Callable[_P, _R]:
 
     @functools.wraps(function)
     def scoped(*args: _P.args, **kwargs: _P.kwargs) -> _R:
-        from searchkit.history.store import History
+        from searchkit.history.usage_history import History
 
         source = args[0] if args else kwargs.get("source")
         scope = source.reading() if isinstance(source, History) else contextlib.nullcontext()

@@ -40,14 +40,15 @@ from searchkit.frames.counting import (
     one_per_instant,
     period_ends,
 )
-from searchkit.frames.frames import Indexes, limits_frame, throughput_frame
-from searchkit.frames.sources import is_throughput_frame
+from searchkit.frames.limits_frames import limits_frame
+from searchkit.frames.sources import Indexes, is_throughput_frame
+from searchkit.frames.throughput_frames import throughput_frame
 from searchkit.frames.zones import TimeZone, resolve_zone
 
 if TYPE_CHECKING:
     from typing import TypeAlias
 
-    from searchkit.history.store import History
+    from searchkit.history.usage_history import History
 
     #: What usage is computed from: indexes (models or raw API JSON) or a History.
     Source: TypeAlias = Indexes | History | pd.DataFrame
@@ -63,7 +64,7 @@ __all__ = [
 
 def source_frames(source: Source) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Return (throughput, limits) of a History, an IndexList, raw JSON or a throughput frame."""
-    from searchkit.history.store import History
+    from searchkit.history.usage_history import History
 
     if isinstance(source, History):
         return source.throughput(), source.limits()
@@ -155,12 +156,17 @@ def usage_frame(
     out = tally.frame(zone)
     if out.empty:
         return _empty_usage(zone)
-    out["name"] = out["index_id"].map(tally.names)
-    out["limit"] = out["index_id"].map(limit).astype(np.float64).to_numpy()
+    # Per index once, then per row by its code (no lookup per row).
+    codes = out["code"].to_numpy(np.int64)
+    out["name"] = tally.per_index(tally.names, np.nan)[codes]
+    limits_by_code = limit.reindex(pd.Index(list(tally.ids))).to_numpy(np.float64, na_value=np.nan)
+    out["limit"] = limits_by_code[codes]
     if is_history(source) and period_mismatch(field, freq, zone) is None:
         out["limit"] = _limits_as_of(out, source, field, freq, out["limit"].to_numpy())
-    out = out[(out["points"] > 0) | (out["invalid"] > 0)][columns].reset_index(drop=True)
-    out["complete"] = _complete(out, tally.steps, zone, freq)
+    kept = ((out["points"] > 0) | (out["invalid"] > 0)).to_numpy()
+    steps = tally.per_index(tally.steps, np.nan).astype(np.float64)[codes[kept]]
+    out = out[kept][columns].reset_index(drop=True)
+    out["complete"] = _complete(out, steps, zone, freq)
     out = compare_with_limits(out, out["limit"].to_numpy(), field, freq, zone)
     return out.sort_values(["name", "period"], kind="stable").reset_index(drop=True)
 
@@ -207,7 +213,7 @@ def _check_freq(freq: object) -> None:
 
 def is_history(source: Source) -> TypeGuard[History]:
     """Whether ``source`` is a :class:`~searchkit.History` (read day by day)."""
-    from searchkit.history.store import History
+    from searchkit.history.usage_history import History
 
     return isinstance(source, History)
 
@@ -255,15 +261,15 @@ def _limits_as_of(
     return values
 
 
-def _complete(out: pd.DataFrame, steps: dict[str, float], zone: dt.tzinfo, freq: str) -> np.ndarray:
+def _complete(out: pd.DataFrame, known: np.ndarray, zone: dt.tzinfo, freq: str) -> np.ndarray:
     """Whether the points of each row cover its whole period (else operations undercount).
 
     A period lasts from its start to the next one's (a day across a DST change: 23 or 25
-    hours); ``steps`` is each index's sampling interval in seconds (a minute where unknown).
+    hours); ``known`` is each row's index's sampling interval in seconds (NaN where
+    unknown: a minute).
     """
     starts = pd.DatetimeIndex(out["period"]).tz_convert("UTC").as_unit("ns").asi8
     length = (period_ends(starts, zone, freq) - starts) / 1e9
-    known = out["index_id"].astype(str).map(steps).to_numpy(dtype=np.float64, na_value=np.nan)
     points = out["points"].to_numpy(dtype=np.float64)
     result: np.ndarray = points * interval_seconds(known) >= length * 0.99
     return result

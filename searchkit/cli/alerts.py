@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
     from searchkit.alerts.config import AlertsConfig
     from searchkit.alerts.watch import RoundReport
-    from searchkit.history.store import History
+    from searchkit.history.usage_history import History
 
 __all__ = ["PAUSE_ENV", "incidents_text", "load_file", "round_after_collect", "run"]
 
@@ -43,7 +43,7 @@ def load_file(path: str) -> AlertsConfig:
 def run(args: argparse.Namespace) -> int:
     """Run ``searchkit alerts``."""
     from searchkit.errors import ConfigError
-    from searchkit.history.store import History
+    from searchkit.history.usage_history import History
 
     if (args.test or args.backtest) and not args.rules:
         raise ConfigError("--test and --backtest need --rules FILE (the alerts file)")

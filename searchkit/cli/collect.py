@@ -33,7 +33,7 @@ from searchkit.errors import (
 
 if TYPE_CHECKING:
     from searchkit.alerts.config import AlertsConfig
-    from searchkit.history.store import History
+    from searchkit.history.usage_history import History
 
 __all__ = [
     "FATAL",
@@ -235,7 +235,7 @@ def store_location(text: str) -> str:
 
 def open_store(store: str) -> History:
     """Open ``--store``; a location that cannot be one is an error naming the option."""
-    from searchkit.history.store import History
+    from searchkit.history.usage_history import History
 
     try:
         return History(store)

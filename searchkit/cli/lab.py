@@ -11,21 +11,26 @@ import pathlib
 import sys
 from typing import Any
 
-from searchkit.errors import ConfigError
+from searchkit.cli.parser import DEFAULT_LAB_DIR
+from searchkit.errors import ConfigError, ValidationError
 
-__all__ = ["copy_notebooks", "run_jupyterlab"]
+__all__ = ["copy_notebooks", "lab_words", "run_jupyterlab"]
 
 
 def copy_notebooks(folder: str | pathlib.Path) -> tuple[list[str], list[str]]:
     """Copy the example notebooks shipped with searchkit into ``folder``.
 
-    Files already in ``folder`` are kept as they are (never overwritten).
+    Files already in ``folder`` are kept as they are (never overwritten). The folder
+    the notebooks ship from is refused: in a clone that is the repository's
+    ``notebooks/``, whose files the tests compare with, and opening them there would
+    change them as they are saved.
 
     Returns:
         The names copied and the names kept.
 
     Raises:
         ConfigError: this installation of searchkit holds no notebooks.
+        ValidationError: ``folder`` is the one they ship from.
         OSError: the folder cannot be created or written.
     """
     import importlib.resources
@@ -39,6 +44,11 @@ def copy_notebooks(folder: str | pathlib.Path) -> tuple[list[str], list[str]]:
     if not names:
         raise ConfigError("this installation of searchkit holds no example notebooks")
     target = pathlib.Path(folder)
+    if _same_folder(target, shipped):
+        raise ValidationError(
+            f"{str(folder)!r} is where the example notebooks ship from: give another folder "
+            f"for the copies (the default, {DEFAULT_LAB_DIR}/, is one a clone's git ignores)"
+        )
     target.mkdir(parents=True, exist_ok=True)
     copied, kept = [], []
     for name in names:
@@ -49,6 +59,33 @@ def copy_notebooks(folder: str | pathlib.Path) -> tuple[list[str], list[str]]:
         path.write_bytes((shipped / name).read_bytes())
         copied.append(name)
     return copied, kept
+
+
+def lab_words(folder: str | pathlib.Path, copied: list[str], kept: list[str]) -> list[str]:
+    """Say what ``copy_notebooks`` did and where JupyterLab opens, one line each."""
+    where = pathlib.Path(folder).resolve()
+    lines = []
+    if copied:
+        many = f"the {len(copied)} example notebooks" if len(copied) > 1 else copied[0]
+        lines.append(
+            f"copied {many} to {where}: the copies are yours to change, the shipped "
+            "notebooks stay as they are"
+        )
+    if kept:
+        lines.append(
+            f"kept your copies of {', '.join(kept)} in {where} as you left them "
+            "(delete one to get the shipped version again)"
+        )
+    lines.append(f"opening JupyterLab on {where}")
+    return lines
+
+
+def _same_folder(target: pathlib.Path, shipped: Any) -> bool:
+    """Whether ``target`` is the shipped notebooks' folder (through any symbolic link)."""
+    try:
+        return target.exists() and os.path.samefile(target, pathlib.Path(str(shipped)))
+    except OSError:  # the package is in a zip: its folder is no folder of ours
+        return False
 
 
 def run_jupyterlab(folder: str) -> int:

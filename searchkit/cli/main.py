@@ -14,16 +14,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from searchkit.cli import alerts as alerts_command
 from searchkit.cli import forecast as forecast_command
 from searchkit.cli.output import OutputError, guarded, silence
 from searchkit.cli.parser import build_parser
-from searchkit.errors import ConfigError, SearchKitError, describe_failure
+from searchkit.errors import ConfigError, SearchKitError, ValidationError, describe_failure
 from searchkit.model.index import SECRET_FIELDS
 from searchkit.model.secret import secret_value
 
@@ -89,16 +90,59 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
         sys.stdout.write(limits_csv_text(indexes, show_secrets=args.show_secrets))
     else:
-        from searchkit.render.text import limits_text_table
-
-        print(limits_text_table(indexes, show_secrets=args.show_secrets))
+        print(_limits_table(indexes, args, show_secrets=args.show_secrets))
     return 0
+
+
+def _limits_table(
+    indexes: Iterable[SearchIndex], args: argparse.Namespace, *, show_secrets: bool = False
+) -> str:
+    """The limits table for this terminal: its width, or every column (``--wide``), or
+    the ``--columns`` asked for; a last line names the columns left out."""
+    from searchkit.render.table_width import choose_columns, fit_table
+    from searchkit.render.text import limits_table_cells
+
+    items = list(indexes)
+    if not items:
+        return "(no indexes)"
+    head, rows, right, whole = limits_table_cells(items, show_secrets=show_secrets)
+    wanted = getattr(args, "columns", None)
+    if wanted:
+        try:
+            head, rows, kept = choose_columns(head, rows, wanted.split(","))
+        except ValidationError as exc:
+            raise UsageError(str(exc)) from None
+        right = {n for n, c in enumerate(kept) if c in right}
+        whole = {n for n, c in enumerate(kept) if c in whole}
+    width = None if wanted or getattr(args, "wide", False) else _terminal_columns()
+    fitted = fit_table(head, rows, width, right=right, whole=whole)
+    if not fitted.left_out:
+        return fitted.text
+    import textwrap
+
+    many = len(fitted.left_out)
+    note = (
+        f"{many} column{'s' if many > 1 else ''} left out to fit {width} columns: "
+        f"{', '.join(fitted.left_out)}."
+    )
+    hint = "`searchkit list --wide` shows every column, `--columns A,B` the ones named."
+    room = max(width or 0, 40)
+    return "\n".join([fitted.text, *textwrap.wrap(note, room), *textwrap.wrap(hint, room)])
+
+
+def _terminal_columns() -> int | None:
+    """The terminal's width (``COLUMNS`` first); None when the output is no terminal and
+    ``COLUMNS`` is not set: a file or a program reading the table gets every column."""
+    import shutil
+
+    if "COLUMNS" not in os.environ and not sys.stdout.isatty():
+        return None
+    return shutil.get_terminal_size().columns
 
 
 def _cmd_create(args: argparse.Namespace) -> int:
     from searchkit.api.client import mismatch
     from searchkit.errors import DuplicateIndexWarning, IndexExistsError, ValidationError
-    from searchkit.render.text import limits_text_table
 
     verb = "created"
     # Re-running a create (a shell history, a cron job) must not make a second paid index:
@@ -133,7 +177,7 @@ def _cmd_create(args: argparse.Namespace) -> int:
             f"{verb} index {index.name!r} ({index.id}) in {index.region}, endpoint {index.endpoint}"
         )
     )
-    print(limits_text_table([index]))
+    print(_limits_table([index], args))
     if args.show_secrets:
         for field in SECRET_FIELDS:
             print(_safe(f"{field}: {secret_value(getattr(index, field))}"))
@@ -285,7 +329,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 def _cmd_lab(args: argparse.Namespace) -> int:
     import importlib.util
 
-    from searchkit.cli.lab import copy_notebooks, run_jupyterlab
+    from searchkit.cli.lab import copy_notebooks, lab_words, run_jupyterlab
 
     # The same interpreter as searchkit, so an unactivated venv still finds its JupyterLab.
     if importlib.util.find_spec("jupyterlab") is None:
@@ -296,10 +340,10 @@ def _cmd_lab(args: argparse.Namespace) -> int:
         raise UsageError(
             f"cannot copy the notebooks to {args.dir!r}: {exc.strerror or exc}"
         ) from None
-    if copied:
-        print(f"searchkit: copied {', '.join(copied)} to {args.dir}", file=sys.stderr)
-    if kept:
-        print(f"searchkit: kept your copies of {', '.join(kept)} in {args.dir}", file=sys.stderr)
+    except ValidationError as exc:  # the folder they ship from
+        raise UsageError(str(exc)) from None
+    for line in lab_words(args.dir, copied, kept):
+        print(f"searchkit: {line}", file=sys.stderr)
     return run_jupyterlab(args.dir)
 
 

@@ -10,12 +10,16 @@ from searchkit._version import __version__
 from searchkit.cli import forecast as forecast_command
 from searchkit.cli.collect import add_store_option
 from searchkit.model.limits import REGIONS, TYPES
+from searchkit.render.table_width import COLUMN_PRIORITY
 
 __all__ = ["DEFAULT_LAB_DIR", "build_parser"]
 
 if TYPE_CHECKING:
     #: The object each command is added to.
     Subcommands = argparse._SubParsersAction[argparse.ArgumentParser]
+
+# The table's columns in the order they stay when it is fitted to a terminal.
+_PRIORITY = ", ".join(COLUMN_PRIORITY[:1] + COLUMN_PRIORITY[3:])
 
 #: Where ``searchkit lab`` copies the example notebooks when no ``--dir`` is given.
 DEFAULT_LAB_DIR = "searchkit-notebooks"
@@ -108,8 +112,22 @@ def _add_list_and_create(sub: Subcommands) -> None:
         "--format",
         choices=("table", "csv", "json"),
         default="table",
-        help="table for people; csv (limits as integers, -1 written 'unlimited') or json "
+        help="table for people; csv (limits as numbers, unlimited written 'inf') or json "
         "(the API's fields, tokens masked as '••••••••') for programs (default: table)",
+    )
+    p.add_argument(
+        "--wide",
+        action="store_true",
+        help="the table with every column, however wide (default: fit the terminal, "
+        "COLUMNS or its width, leaving out columns last in this order: " + _PRIORITY + ")",
+    )
+    p.add_argument(
+        "--columns",
+        metavar="A,B,...",
+        type=_not_blank("column names, comma-separated"),
+        help="the table with these columns only (the name always), e.g. "
+        "'queries/day,updates/day,region'; see the table's header for the names "
+        "(default: the columns that fit, as --wide says)",
     )
     p.add_argument(
         "--show-secrets",

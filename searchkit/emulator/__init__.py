@@ -23,6 +23,6 @@ Modules: ``store`` (state, one method per API action), ``app`` (WSGI routes),
 from __future__ import annotations
 
 from searchkit.emulator.server import Emulator
-from searchkit.emulator.store import Account, Store
+from searchkit.emulator.state import Account, Store
 
 __all__ = ["Account", "Emulator", "Store"]

@@ -1,6 +1,6 @@
 """WSGI application of the emulator: routing, Basic auth, request parsing, JSON errors.
 
-Handlers only parse the request, call the :class:`~searchkit.emulator.store.Store` with
+Handlers only parse the request, call the :class:`~searchkit.emulator.state.Store` with
 keyword arguments and serialise the answer. Every response, errors included, is JSON with
 ``Content-Type: application/json``; errors are ``{"error": "<message>"}``.
 """
@@ -26,7 +26,7 @@ from werkzeug.routing import Map, Rule
 from werkzeug.wrappers import Request, Response
 
 from searchkit.emulator import data
-from searchkit.emulator.store import (
+from searchkit.emulator.state import (
     Account,
     InvalidRequestError,
     Store,

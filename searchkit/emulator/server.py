@@ -21,7 +21,7 @@ from searchkit.emulator._serving import (
     poke,
 )
 from searchkit.emulator.app import EmulatorApp
-from searchkit.emulator.store import Account, Clock, Store, make_clock
+from searchkit.emulator.state import Account, Clock, Store, make_clock
 
 if TYPE_CHECKING:
     from types import TracebackType

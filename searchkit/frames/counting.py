@@ -214,16 +214,28 @@ def run_sums(values: np.ndarray, starts: Any) -> np.ndarray:
     """Sum runs of columns of ``values`` [rows, bins], one after the other in bin order.
 
     ``starts`` are the first bin of each run (ascending, the first 0): the result has a
-    column per run. Each row's run is summed left to right, one addition at a time
-    (``np.add.accumulate``, never a pairwise sum), so a run's sum depends only on its bins'
-    sums, wherever they come from.
+    column per run. Each row's run is summed left to right, one addition at a time (as
+    ``np.add.accumulate`` does, never a pairwise sum), so a run's sum depends only on its
+    bins' sums, wherever they come from. Done a bin at a time over blocks of rows (that
+    stay in the CPU's cache): the same additions in the same order, several times faster
+    than an accumulate along each row.
     """
     starts = np.asarray(starts, dtype=np.int64)
     ends = np.append(starts[1:], values.shape[1])
     out = np.empty((values.shape[0], len(starts)), dtype=values.dtype)
-    for run, (low, high) in enumerate(zip(starts.tolist(), ends.tolist(), strict=True)):
-        out[:, run] = np.add.accumulate(values[:, low:high], axis=1)[:, -1]
+    for low_row in range(0, values.shape[0], _BLOCK):
+        block = values[low_row : low_row + _BLOCK]
+        rows = out[low_row : low_row + _BLOCK]
+        for run, (low, high) in enumerate(zip(starts.tolist(), ends.tolist(), strict=True)):
+            total = block[:, low].copy()
+            for column in range(low + 1, high):
+                total += block[:, column]
+            rows[:, run] = total
     return out
+
+
+#: Rows :func:`run_sums` adds at a time (a block of 96 bins, 3 MiB, stays in the cache).
+_BLOCK = 4_096
 
 
 # --- periods -------------------------------------------------------------------------------

@@ -24,7 +24,10 @@ from searchkit.model.limits import LIMIT_FIELDS
 
 __all__ = [
     "INDEX_KEY",
+    "Indexes",
     "Recorded",
+    "Source",
+    "as_indexes",
     "is_recorded",
     "is_throughput_frame",
     "limits_from_frame",
@@ -35,6 +38,10 @@ __all__ = [
 #: The name of the index key in every frame: the index of a frame with one row per index,
 #: a column of a frame with many.
 INDEX_KEY = "index_id"
+#: Indexes as models, raw API JSON objects, or a sequence of either.
+Indexes = SearchIndex | Mapping[str, Any] | Iterable[SearchIndex | Mapping[str, Any]]
+#: What a ``source`` may be: indexes, a History, or a frame searchkit returned.
+Source = Indexes | pd.DataFrame | Any
 _TIDY = ("index_id", "name", "time", "value")
 
 
@@ -55,6 +62,34 @@ class Recorded(Protocol):
 
     def limits(self, *, at: Any = None) -> pd.DataFrame:
         """The limits in force at ``at`` as a limits frame."""
+
+
+def as_indexes(indexes: Any) -> list[SearchIndex]:
+    """Return the indexes as models, converting raw JSON objects in one pass."""
+    if isinstance(indexes, IndexList):
+        return list(indexes)
+    if isinstance(indexes, SearchIndex | Mapping):
+        indexes = [indexes]
+    if isinstance(indexes, str | bytes | pd.DataFrame | pd.Series) or not isinstance(
+        indexes, Iterable
+    ):
+        raise ValidationError(
+            "expected an IndexList, a sequence of SearchIndex, the API's JSON (a list of "
+            f"objects), a History or a frame searchkit returned, got {type(indexes).__name__}"
+        )
+    items = list(indexes)
+    raw = []
+    for position, item in enumerate(items):
+        if isinstance(item, Mapping):
+            raw.append(position)
+        elif not isinstance(item, SearchIndex):
+            raise ValidationError(
+                f"item {position} is a {type(item).__name__}, not a SearchIndex or a JSON object"
+            )
+    if raw:
+        for position, model in zip(raw, IndexList.from_json([items[p] for p in raw]), strict=True):
+            items[position] = model
+    return items
 
 
 def is_recorded(source: object) -> TypeGuard[Recorded]:

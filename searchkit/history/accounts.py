@@ -26,7 +26,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from searchkit.history.texts import TEXT, codes
+from searchkit.history.text_columns import TEXT, codes
 
 __all__ = ["canonical", "keys_for", "usable"]
 

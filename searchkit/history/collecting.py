@@ -8,13 +8,12 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as ds
 
-from searchkit.history import dedupe, reader
-from searchkit.history import newest as record_of
+from searchkit.history import dedupe, newest_instants, reader
+from searchkit.history.bounds import Bounds
 from searchkit.history.gaps import Gap, listing_gap
 from searchkit.history.layout import KEY, THROUGHPUT_SCHEMA, Layout
-from searchkit.history.texts import codes, encoded
+from searchkit.history.text_columns import codes, encoded
 
 __all__ = [
     "advance_record",
@@ -74,7 +73,7 @@ def _text(values: pd.Series, labels: list[str] | None = None) -> pa.DictionaryAr
 def advance_record(layout: Layout, record: pa.Table | None, listed: pa.Table) -> list[str]:
     """Move the newest-instant record past what is now stored; say so if it cannot."""
     try:
-        record_of.write(layout, record_of.merge(record, listed))
+        newest_instants.write(layout, newest_instants.merge(record, listed))
     except (OSError, pa.ArrowException) as exc:
         return [
             f"the record of each index's newest point could not be updated ({exc}); the "
@@ -96,7 +95,7 @@ def unstored(
         [("time", "min"), ("time", "max")]
     )
     if record is not None:
-        fresh, _ = record_of.unseen(new, record)
+        fresh, _ = newest_instants.unseen(new, record)
         known = {
             (a, i): t
             for a, i, t in zip(
@@ -167,7 +166,7 @@ def behind_record(
         "throughput",
         days=(first_day, None),
         columns=list(KEY),
-        filter=ds.field("index_id").isin(ids),
+        filter=Bounds(texts=(("index_id", tuple(ids.to_pylist())),)),
     )
     unstored = older.filter(pa.array(~dedupe.stored_mask(older, stored)))
     return pa.concat_tables([fresh, unstored])
@@ -179,7 +178,7 @@ def newest_before(
     """Find the newest stored point of indexes with nothing on or after ``day``."""
     found: dict[tuple[str, str], pd.Timestamp] = {}
     earlier = [d for d in reversed(layout.days("throughput")) if d < day]
-    ids = pa.array(sorted({i for _, i in wanted}), pa.string())
+    ids = Bounds(texts=(("index_id", tuple(sorted({i for _, i in wanted}))),))
     for previous in earlier:
         if len(found) == len(wanted):
             break
@@ -188,7 +187,7 @@ def newest_before(
             "throughput",
             days=(previous, previous),
             columns=["account", "index_id", "time"],
-            filter=ds.field("index_id").isin(ids),
+            filter=ids,
         )
         newest = part.group_by(["account", "index_id"]).aggregate([("time", "max")])
         for a, i, t in zip(

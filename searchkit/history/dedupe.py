@@ -24,7 +24,7 @@ import pyarrow as pa
 
 from searchkit.history.accounts import canonical, usable
 from searchkit.history.layout import KEY, LIMITS_SCHEMA
-from searchkit.history.texts import codes, encoded_table, joint_codes
+from searchkit.history.text_columns import codes, encoded_table, joint_codes
 
 __all__ = [
     "Points",

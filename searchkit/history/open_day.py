@@ -41,7 +41,7 @@ from searchkit.frames.counting import (
     invalid_values,
     run_sums,
 )
-from searchkit.history import reader, rollups, texts
+from searchkit.history import reader, rollups, text_columns
 from searchkit.history.crossings import Crossings
 from searchkit.history.dedupe import Points, unique_points
 from searchkit.history.layout import ROLLUP_SCHEMA, TIMESTAMP, Layout
@@ -306,16 +306,18 @@ class _Rows:
             "quarter_points": self.quarter_points,
         }
         columns: dict[str, pa.Array] = {
-            "account": texts.encoded(pa.array([self.accounts[i] for i in order], pa.string())),
-            "index_id": texts.encoded(pa.array([self.ids[i] for i in order], pa.string())),
-            "name": texts.encoded(pa.array([self.names[i] for i in order], pa.string())),
+            "account": text_columns.encoded(
+                pa.array([self.accounts[i] for i in order], pa.string())
+            ),
+            "index_id": text_columns.encoded(pa.array([self.ids[i] for i in order], pa.string())),
+            "name": text_columns.encoded(pa.array([self.names[i] for i in order], pa.string())),
             "period": pa.array(np.full(count, period, "datetime64[ns]"), TIMESTAMP),
             "operations": pa.array(_operations(value_sum, seconds), pa.float64()),
             "value_sum": pa.array(value_sum, pa.float64()),
             "points": pa.array(self.quarter_points.sum(axis=1)[order], pa.int64()),
             "invalid": pa.array(self.invalid[order], pa.int64()),
             "interval_seconds": pa.array(seconds, pa.float64(), from_pandas=True),
-            "source": texts.encoded(pa.array([source] * count, pa.string())),
+            "source": text_columns.encoded(pa.array([source] * count, pa.string())),
             "last_point": pa.array(self.last[order].view("datetime64[ns]"), TIMESTAMP),
             "first_point": pa.array(self.first[order].view("datetime64[ns]"), TIMESTAMP),
             "spacing_values": spacing_values,

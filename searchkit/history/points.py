@@ -14,25 +14,24 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.dataset as ds
+import pyarrow.compute as pc
 
-from searchkit.errors import ValidationError
+from searchkit.errors import UnknownIndexError, ValidationError
 from searchkit.frames.zones import Instant, utc_instant
 from searchkit.history import reader
+from searchkit.history.bounds import Bounds
 from searchkit.history.dedupe import Points, unique_points
-from searchkit.history.layout import THROUGHPUT_SCHEMA, TIMESTAMP, Layout
+from searchkit.history.layout import THROUGHPUT_SCHEMA, Layout
 
-__all__ = ["read_points", "selection", "span"]
+__all__ = ["read_points", "refuse_unknown", "selection", "span"]
 
-Span = tuple[
-    pd.Timestamp | None, pd.Timestamp | None, tuple[str | None, str | None], ds.Expression | None
-]
+Span = tuple[pd.Timestamp | None, pd.Timestamp | None, tuple[str | None, str | None], Bounds | None]
 
 
 def span(start: Instant | None, end: Instant | None) -> Span:
-    """Return the instants ``start`` and ``end`` name, their UTC days, and the condition
-    on ``time`` they make (None when both are None): what a read filters rows with and
-    pyarrow prunes row groups by.
+    """Return the instants ``start`` and ``end`` name, their UTC days, and the bounds on
+    ``time`` they make (None when both are None): what a read chooses row groups by and
+    filters rows with.
 
     Raises:
         ValidationError: ``start`` or ``end`` is no time, or ``end`` comes before ``start``.
@@ -44,13 +43,12 @@ def span(start: Instant | None, end: Instant | None) -> Span:
         None if lo is None else f"{lo:%Y-%m-%d}",
         None if hi is None else f"{(hi - pd.Timedelta(1, 'ns')):%Y-%m-%d}",
     )
-    condition = None
-    if lo is not None:
-        condition = ds.field("time") >= pa.scalar(lo.value, TIMESTAMP)
-    if hi is not None:
-        below = ds.field("time") < pa.scalar(hi.value, TIMESTAMP)
-        condition = below if condition is None else condition & below
-    return lo, hi, days, condition
+    bounds = Bounds.of(ranges=[("time", _nanos(lo), _nanos(hi))])
+    return lo, hi, days, bounds
+
+
+def _nanos(instant: pd.Timestamp | None) -> int | None:
+    return None if instant is None else int(instant.value)
 
 
 def selection(
@@ -59,20 +57,58 @@ def selection(
     *,
     names: Iterable[str] | str | None = None,
     index_ids: Iterable[str] | str | None = None,
-) -> tuple[tuple[str | None, str | None], ds.Expression | None]:
-    """Return the UTC days and the one condition a read of points between ``start`` and
-    ``end`` (of these names and ids) needs: pyarrow prunes row groups by it, then rows.
+) -> tuple[tuple[str | None, str | None], Bounds | None]:
+    """Return the UTC days and the one set of bounds a read of points between ``start``
+    and ``end`` (of these names and ids) needs: it chooses row groups, then rows.
 
     Raises:
         ValidationError: As :func:`span`, or ``names`` or ``index_ids`` holds something
             other than text.
     """
-    _, _, days, condition = span(start, end)
-    for column, given, what in (("name", names, "names"), ("index_id", index_ids, "index_ids")):
-        if given is not None:
-            allowed = ds.field(column).isin(pa.array(_texts(given, what), pa.string()))
-            condition = allowed if condition is None else condition & allowed
-    return days, condition
+    lo, hi, days, _ = span(start, end)
+    texts = [
+        (column, None if given is None else _texts(given, what))
+        for column, given, what in (("name", names, "names"), ("index_id", index_ids, "index_ids"))
+    ]
+    return days, Bounds.of(ranges=[("time", _nanos(lo), _nanos(hi))], texts=texts)
+
+
+def refuse_unknown(
+    layout: Layout,
+    read: pa.Table,
+    current: Mapping[str, str],
+    *,
+    names: Iterable[str] | str | None = None,
+    index_ids: Iterable[str] | str | None = None,
+) -> None:
+    """Refuse a name or id in ``names``/``index_ids`` that no index of the history has had.
+
+    A name is known when the points ``read`` carry it or an index has it now (``current``:
+    id -> name); else the stored limits snapshots (their ``id`` and ``name``, read only
+    then) decide, so an index's former name, with no points in the span read, is no error.
+
+    Raises:
+        UnknownIndexError: A name or id that is none of these; the message lists the names
+            the indexes have now.
+    """
+    for column, given, stored, known_now in (
+        ("name", names, "name", set(current.values())),
+        ("index_id", index_ids, "id", set(current)),
+    ):
+        if given is None:
+            continue
+        known = known_now | {t for t in pc.unique(read[column]).to_pylist() if t is not None}
+        missing = [t for t in _texts(given, f"{column}s") if t not in known]
+        if missing:
+            snapshots = reader.read(layout, "limits", columns=[stored])
+            ever = {t for t in pc.unique(snapshots[stored]).to_pylist() if t is not None}
+            missing = [t for t in missing if t not in ever]
+        if missing:
+            what = "named" if column == "name" else "with id"
+            shown = ", ".join(sorted(set(current.values()))) or "(none)"
+            raise UnknownIndexError(
+                f"no index {what} {', '.join(map(repr, missing))} in this history; indexes: {shown}"
+            )
 
 
 def _texts(value: Iterable[str] | str, name: str) -> list[str]:

@@ -1,5 +1,5 @@
-"""Reading the history's files: day ranges, row groups pyarrow prunes, retries around
-compactions, and a read refused before it starts when it would not fit in memory."""
+"""Reading the history's files: day ranges, the row groups a read's bounds need, retries
+around compactions, and a read refused before it starts when it would not fit in memory."""
 
 from __future__ import annotations
 
@@ -14,8 +14,9 @@ import pyarrow.parquet as pq
 
 from searchkit.errors import HistoryError
 from searchkit.history import budget
+from searchkit.history.bounds import Bounds
 from searchkit.history.layout import ATTEMPTS, SCHEMAS, Layout
-from searchkit.history.texts import TEXT, encoded, encoded_table
+from searchkit.history.text_columns import TEXT, encoded, encoded_table
 
 __all__ = ["Planned", "plan_file", "read", "read_planned"]
 
@@ -48,11 +49,10 @@ class Planned:
 
 
 def plan_file(
-    layout: Layout, kind: str, path: str, size: int, prune: ds.Expression | None, whole: bool
+    layout: Layout, kind: str, path: str, size: int, prune: Bounds | None, whole: bool
 ) -> Planned:
     """Read one file's footer (``whole``: the whole file), check its columns, and keep the
-    row groups whose statistics can match ``prune`` (pyarrow's own pruning:
-    ``ParquetFileFragment.subset``).
+    row groups whose statistics can hold rows within ``prune`` (:meth:`Bounds.row_groups`).
 
     On an object store this is one GET of the footer (the size comes from the listing), or
     a HEAD and one GET of the whole file.
@@ -66,16 +66,21 @@ def plan_file(
         else:
             fragment = _FORMAT.make_fragment(path, layout.fs, file_size=size or None)
         metadata = fragment.metadata  # reads the footer
-        layout.check(kind, path, metadata.schema.to_arrow_schema())
-        if prune is None:
-            groups = list(range(metadata.num_row_groups))
-        else:
-            groups = [group.id for group in fragment.subset(prune).row_groups]
+        schema = metadata.schema.to_arrow_schema()
+        layout.check(kind, path, schema)
+        groups = _chosen(fragment, schema, prune)
     except (FileNotFoundError, HistoryError):
         raise
     except (pa.ArrowException, OSError) as exc:
         raise _unreadable(layout, path, exc) from exc
     return Planned(path, metadata, groups, data)
+
+
+def _chosen(fragment: ds.ParquetFileFragment, schema: pa.Schema, prune: Bounds | None) -> list[int]:
+    """The row groups of a file (its footer read) that ``prune`` needs."""
+    if prune is None:
+        return list(range(fragment.metadata.num_row_groups))
+    return prune.row_groups(fragment.metadata, schema)
 
 
 def read_planned(
@@ -145,15 +150,15 @@ def read(
     *,
     days: tuple[str | None, str | None] = (None, None),
     columns: Sequence[str] | None = None,
-    filter: ds.Expression | None = None,
-    prune: ds.Expression | None = None,
+    filter: Bounds | None = None,
+    prune: Bounds | None = None,
     encode: bool = True,
 ) -> pa.Table:
     """Read the files of ``kind`` for the UTC days in ``days`` (inclusive).
 
     Only the files of the days in range are read, and inside each file only the row groups
-    whose statistics can match ``prune`` (an expression over the file's columns; by default
-    ``filter``) are decoded; ``filter`` then selects rows. Text columns come as one sorted
+    whose statistics can hold rows within ``prune`` (by default ``filter``) are decoded;
+    ``filter`` then selects rows. Text columns come as one sorted
     dictionary each (``encode=False``: as read, a dictionary per row group, for a caller
     that numbers texts itself).
 
@@ -167,6 +172,7 @@ def read(
     needed = wanted if filter is None else list(schema.names)
     first, last = days
     prune = filter if prune is None else prune
+    rows = None if filter is None else filter.expression()
     files = layout.files(kind, first, last)
     for attempt in range(ATTEMPTS):
         if not files:
@@ -176,9 +182,7 @@ def read(
             with ThreadPoolExecutor(max_workers=min(readers, len(files))) as pool:
                 plans = _plans(pool, layout, kind, files, prune)
                 budget.check(kind, days, sum(p.rows for p in plans), needed)
-                parts = list(
-                    pool.map(lambda p: read_planned(layout, kind, p, needed, filter), plans)
-                )
+                parts = list(pool.map(lambda p: read_planned(layout, kind, p, needed, rows), plans))
         except FileNotFoundError as exc:
             # A compaction deleted a file after we listed it: its rows are in a newer
             # file, so list again.
@@ -216,7 +220,7 @@ def _plans(
     layout: Layout,
     kind: str,
     files: list[tuple[str, str, int]],
-    prune: ds.Expression | None,
+    prune: Bounds | None,
 ) -> list[Planned]:
     """Plan each file's read (see :data:`_WHOLE` for when a file is fetched whole)."""
     whole = not layout.local and sum(size for _, _, size in files) <= _WHOLE

@@ -57,7 +57,7 @@ from searchkit.frames.counting import (
     median_spacing,
     run_sums,
 )
-from searchkit.history import reader, texts
+from searchkit.history import reader, text_columns
 from searchkit.history.crossings import NOT_REACHED, crossing_columns
 from searchkit.history.dedupe import tidy
 from searchkit.history.layout import ROLLUP_SCHEMA, TIMESTAMP, HistoryWarning, Layout
@@ -131,7 +131,7 @@ def refresh_recent(layout: Layout, day: str) -> int:
 def renamed(table: pa.Table, source: str) -> pa.Table:
     """The rollup rows ``table`` as the rollup of the files ``source`` names (the same
     points in other files: a day's files merged)."""
-    column = texts.encoded(pa.array([source] * table.num_rows, pa.string()))
+    column = text_columns.encoded(pa.array([source] * table.num_rows, pa.string()))
     return table.set_column(table.schema.get_field_index("source"), "source", column)
 
 
@@ -228,16 +228,16 @@ def rollup(
     newest = np.full(count, np.iinfo(np.int64).min, dtype=np.int64)
     np.maximum.at(newest, flat, nanos)
     arrays = [
-        texts.encoded(accounts),
-        texts.encoded(pa.array([str(c) for c in ids.categories], pa.string())),
-        texts.encoded(names),
+        text_columns.encoded(accounts),
+        text_columns.encoded(pa.array([str(c) for c in ids.categories], pa.string())),
+        text_columns.encoded(names),
         pa.array(np.full(count, period, dtype="datetime64[ns]"), TIMESTAMP),
         pa.array(operations, pa.float64()),
         pa.array(value_sum, pa.float64()),
         pa.array(points_per, pa.int64()),
         pa.array(invalid, pa.int64()),
         pa.array(seconds, pa.float64(), from_pandas=True),
-        texts.encoded(pa.array([source] * count, pa.string())),
+        text_columns.encoded(pa.array([source] * count, pa.string())),
         *hours,
         pa.array(newest.view("datetime64[ns]"), TIMESTAMP),
         *quarters,
@@ -351,10 +351,15 @@ def day_sums(
         _int64(table["last_point"]) >= begin + DAY_NS
     )
     bad_rows |= _inconsistent(table, figures, ~bad_rows, warn=True)
-    id_codes, id_texts = texts.codes(table["index_id"])
+    id_codes, id_texts = text_columns.codes(table["index_id"])
     ids = np.asarray([*id_texts.to_pylist(), ""], dtype=object)[id_codes]
-    name_codes, name_texts = texts.codes(table["name"])
+    name_codes, name_texts = text_columns.codes(table["name"])
     names = np.asarray([*name_texts.to_pylist(), None], dtype=object)[name_codes]
+    # The names ``rename`` gives, per distinct id, then per row (no lookup per row).
+    distinct = [*id_texts.to_pylist(), ""]
+    renamed = np.asarray([text in rename for text in distinct])[id_codes]
+    given = np.asarray([rename.get(text) for text in distinct], dtype=object)[id_codes]
+    names = np.where(renamed, given, names)
     seconds = table["interval_seconds"].to_numpy().astype(np.float64)
     last_point = _int64(table["last_point"])
     heads = np.flatnonzero(np.append(True, days[1:] != days[:-1]))
@@ -369,7 +374,7 @@ def day_sums(
         out[label] = DaySums(
             day=label,
             ids=day_ids,
-            names=[rename.get(i, n) for i, n in zip(day_ids, names[part].tolist(), strict=True)],
+            names=names[part].tolist(),
             value_sums=sums,
             points=points,
             invalid=invalid[0] if invalid else None,
@@ -491,7 +496,7 @@ def current(rows: pa.Table, sources: dict[str, str]) -> pa.Table:
     distinct, day_of = np.unique(days, return_inverse=True)
     labels = np.datetime_as_string(distinct.astype("datetime64[D]"))
     wanted = np.asarray([sources.get(str(label), "") for label in labels], dtype=object)
-    source_codes, source_texts = texts.codes(rows["source"])
+    source_codes, source_texts = text_columns.codes(rows["source"])
     stored = np.asarray([*source_texts.to_pylist(), None], dtype=object)  # -1: None
     # Compared per (day, source) pair, not per row: a few texts whatever the rows.
     width = len(stored)
@@ -501,8 +506,8 @@ def current(rows: pa.Table, sources: dict[str, str]) -> pa.Table:
     kept = rows if keep.all() else rows.filter(pa.array(keep))
     if "index_id" not in kept.column_names or kept.num_rows < 2:
         return kept
-    account = texts.codes(kept["account"])[0] + 1
-    index_id = texts.codes(kept["index_id"])[0] + 1
+    account = text_columns.codes(kept["account"])[0] + 1
+    index_id = text_columns.codes(kept["index_id"])[0] + 1
     key = (day_of[keep] * (account.max() + 1) + account) * (index_id.max() + 1) + index_id
     if len(np.unique(key)) == len(key):
         return kept  # one row per (day, account, index) already

@@ -15,10 +15,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from searchkit.frames.frames import LIMITS_COLUMNS
+from searchkit.frames.limits_frames import LIMITS_COLUMNS
 from searchkit.history import reader
 from searchkit.history.layout import LIMITS_SCHEMA, Layout
-from searchkit.history.texts import joint_codes
+from searchkit.history.text_columns import joint_codes
 from searchkit.model.index import SHORT_ID
 from searchkit.model.limits import REGIONS, TYPES
 

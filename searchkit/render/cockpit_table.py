@@ -17,14 +17,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from searchkit.analytics.backtest import backtest_forecast
 from searchkit.analytics.forecast import FORECASTABLE_FIELDS, check_field
-from searchkit.frames.counting import ValueUnit
 from searchkit.render.forecast_plot import limit_words
 from searchkit.render.formats import format_limit
 
 if TYPE_CHECKING:
-    from searchkit.analytics.usage import Source
+    from searchkit.analytics.day import DayForecast
 
 __all__ = [
     "FIELD_CHOICES",
@@ -74,17 +72,17 @@ _COLUMNS = (
 )
 
 
-def backtest_scores(
-    source: Source, *, field: str | None = None, value_unit: ValueUnit = "per_second"
-) -> pd.DataFrame:
+def backtest_scores(day: DayForecast) -> pd.DataFrame:
     """How each index's replayed forecasts fared: :data:`SCORE_COLUMNS` by ``index_id``.
 
-    From :func:`~searchkit.backtest_forecast` on the same source and limit: ``band_held``
-    is the share of its forecasts whose day's real total fell inside the 10-90 band,
-    ``calls_right`` the share whose breach call (projected over the limit or not) came
-    true, ``backtested`` how many forecasts were replayed (NaN shares where none).
+    From the backtest of the days the forecast read (:meth:`~searchkit.analytics.day.
+    DayForecast.backtest`: :func:`~searchkit.backtest_forecast`'s replay, against the rows'
+    limits, without reading the store again): ``band_held`` is the share of its forecasts
+    whose day's real total fell inside the 10-90 band, ``calls_right`` the share whose
+    breach call (projected over the limit or not) came true, ``backtested`` how many
+    forecasts were replayed (NaN shares where none).
     """
-    results = backtest_forecast(source, field=field, value_unit=value_unit).results
+    results = day.backtest().results
     if results.empty:
         return pd.DataFrame(columns=list(SCORE_COLUMNS), index=pd.Index([], name="index_id"))
     made = results[results["projected"].notna()]

@@ -10,7 +10,8 @@ import pandas as pd
 
 from searchkit._deprecation import legacy_arguments
 from searchkit.errors import ValidationError
-from searchkit.frames.frames import Source, limits_frame
+from searchkit.frames.limits_frames import limits_frame
+from searchkit.frames.sources import Source
 from searchkit.model.limits import LIMIT_INFO, LimitInfo, check_limit_field
 from searchkit.render.formats import format_bytes, format_limit, plain_number
 from searchkit.render.plots import NOTE_STYLE, literal, new_axes, themed
@@ -43,7 +44,7 @@ def plot_limits(
     """Plot one limit across indexes as horizontal bars.
 
     Args:
-        source: Indexes in any form :func:`~searchkit.frames.frames.limits_frame`
+        source: Indexes in any form :func:`~searchkit.limits_frame`
             accepts, a History (its latest limits), or a frame of ``limits_frame``.
         field: The limit to show, one of :data:`~searchkit.model.limits.LIMIT_FIELDS`;
             None (default) shows ``max_daily_queries + max_daily_updates``, the daily

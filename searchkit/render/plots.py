@@ -19,8 +19,8 @@ import pandas as pd
 
 from searchkit._deprecation import legacy_arguments
 from searchkit.errors import UnknownIndexError, ValidationError
-from searchkit.frames.frames import Source, throughput_frame
-from searchkit.frames.sources import is_recorded
+from searchkit.frames.sources import Source, is_recorded
+from searchkit.frames.throughput_frames import throughput_frame
 from searchkit.frames.zones import TimeZone, resolve_zone
 from searchkit.render.formats import plain_number, short_id
 from searchkit.render.themes import (
@@ -145,9 +145,9 @@ def plot_throughput(
     """Plot throughput over time, one line per index.
 
     Args:
-        source: Indexes in any form :func:`~searchkit.frames.frames.throughput_frame`
+        source: Indexes in any form :func:`~searchkit.throughput_frame`
             accepts, a History (its stored points), a frame it returned (tidy or
-            ``wide=True``), or a Series from :func:`~searchkit.frames.frames.throughput_series`.
+            ``wide=True``), or a Series from :func:`~searchkit.throughput_series`.
         ax: The Axes to draw on; a new figure is made when None.
         tz: Time zone of the date axis (name or ``tzinfo``); by default the data's own
             zone, UTC for indexes.

@@ -11,7 +11,7 @@ from searchkit.render.formats import format_limit
 if TYPE_CHECKING:
     import pandas as pd
 
-    from searchkit.frames.frames import Source
+    from searchkit.frames.sources import Source
 
 __all__ = ["display_limits_frame", "limits_summary", "limits_table"]
 
@@ -20,7 +20,7 @@ def display_limits_frame(frame: pd.DataFrame) -> pd.DataFrame:
     """Return a copy of a limits frame with its ``max_*`` columns as display text.
 
     Args:
-        frame: A frame from :func:`~searchkit.frames.frames.limits_frame` (any subset of its
+        frame: A frame from :func:`~searchkit.limits_frame` (any subset of its
             columns).
 
     Returns:
@@ -46,7 +46,7 @@ def display_limits_frame(frame: pd.DataFrame) -> pd.DataFrame:
 def limits_table(source: Source) -> pd.DataFrame:
     """Return the limits as a table to read: name first, limits as display text.
 
-    :func:`~searchkit.frames.frames.limits_frame` stays numeric for computing; this is its view for
+    :func:`~searchkit.limits_frame` stays numeric for computing; this is its view for
     people: thousands separators, "unlimited", bandwidth in byte units, "—" for a limit the
     service did not send, columns labelled in words. It is a plain DataFrame of text, so
     it displays the same in any notebook, trusted or not, and prints well.
@@ -153,6 +153,6 @@ def limits_summary(source: Source, *, numeric: bool = False) -> pd.DataFrame:
 
 
 def _limits(source: Source) -> pd.DataFrame:
-    from searchkit.frames.frames import limits_frame  # pandas only when a table is asked for
+    from searchkit.frames.limits_frames import limits_frame  # pandas only when a table is asked for
 
     return limits_frame(source)

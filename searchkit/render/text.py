@@ -19,6 +19,7 @@ __all__ = [
     "aligned_table",
     "clip",
     "limits_csv_text",
+    "limits_table_cells",
     "limits_text_table",
     "terminal_safe",
     "text_width",
@@ -136,10 +137,19 @@ def limits_text_table(
     items = list(indexes)
     if not items:
         return "(no indexes)"
+    head, rows, numeric, tokens = limits_table_cells(items, show_secrets=show_secrets)
+    return aligned_table(head, rows, right=numeric, whole=tokens)
+
+
+def limits_table_cells(
+    indexes: Iterable[SearchIndex], *, show_secrets: bool = False
+) -> tuple[list[str], list[list[str]], set[int], set[int]]:
+    """Return the cells of :func:`limits_text_table`: header, rows, right-aligned and
+    never-cut columns (by position), every text through :func:`terminal_safe`."""
     head = ["name", "id", "type", "region", "created (UTC)"]
     head += [LIMIT_INFO[f].label.replace(" / ", "/") for f in LIMIT_FIELDS]
     rows = []
-    for index in items:
+    for index in indexes:
         row = [
             plain_text(index.name),
             short_id(index.id),
@@ -155,7 +165,7 @@ def limits_text_table(
         head += ["token", "read_only_token"]
     numeric = {head.index(LIMIT_INFO[f].label.replace(" / ", "/")) for f in LIMIT_FIELDS}
     tokens = {len(head) - 2, len(head) - 1} if show_secrets else set()
-    return aligned_table(head, rows, right=numeric, whole=tokens)
+    return head, rows, numeric, tokens
 
 
 def aligned_table(
@@ -202,8 +212,9 @@ def _csv_limit(value: Any) -> str:
 def limits_csv_text(indexes: IndexList | Iterable[SearchIndex], show_secrets: bool = False) -> str:
     """Return the indexes as CSV for other programs, one row per index, with a header.
 
-    Columns, named as in ``--format json`` (the API's fields): ``id``, ``name``, ``type``,
-    ``region``, ``endpoint``, ``partner_email``, ``creation_time`` (ISO 8601, UTC),
+    Columns: ``index_id`` (the index key, named as in every frame, so the file joins them;
+    the API's ``id``), then named as in ``--format json`` (the API's fields): ``name``,
+    ``type``, ``region``, ``endpoint``, ``partner_email``, ``creation_time`` (ISO 8601, UTC),
     ``input_enrichment_enabled`` (``true``/``false``), the nine limits, and with
     ``show_secrets`` ``token`` and ``read_only_token``. Numbers stay numbers: limits are the
     service's integers as written, except -1, which is written ``inf`` (what pandas writes
@@ -217,11 +228,13 @@ def limits_csv_text(indexes: IndexList | Iterable[SearchIndex], show_secrets: bo
         ...     {"id": "a1", "name": "docs", "max_daily_queries": -1,
         ...      "max_vector_count": 2000000000})]).splitlines()[1])
         a1,docs,,,,,,,2000000000,,,inf,,,,,
+        >>> limits_csv_text([]).split(",")[:2]
+        ['index_id', 'name']
     """
     import csv
     import io
 
-    head = ["id", "name", "type", "region", "endpoint", "partner_email", "creation_time"]
+    head = ["index_id", "name", "type", "region", "endpoint", "partner_email", "creation_time"]
     head += ["input_enrichment_enabled", *LIMIT_FIELDS]
     if show_secrets:
         head += ["token", "read_only_token"]

@@ -6,7 +6,7 @@ The numbers come from :func:`~searchkit.analytics.usage.usage_frame`; this modul
 from __future__ import annotations
 
 import datetime as dt
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -16,12 +16,14 @@ from searchkit.errors import ValidationError
 from searchkit.frames.counting import ValueUnit
 from searchkit.frames.zones import TimeZone, resolve_zone
 from searchkit.model.limits import LIMIT_INFO
+from searchkit.render.heatmap_fit import fit_cells, name_step, numbers_may_fit, under_the_axis
 from searchkit.render.plots import literal, new_axes, themed
 from searchkit.render.themes import Theme, ThemeName, apply_theme, theme_of
 
 if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.axes import Axes
+    from matplotlib.text import Text
 
     from searchkit.analytics.usage import Source
 
@@ -29,6 +31,9 @@ __all__ = ["MAX_INDEXES", "plot_utilization"]
 
 #: Most indexes plot_utilization draws by default; past it, the most used are drawn.
 MAX_INDEXES = 30
+#: Tallest new figure, in inches: past it, rows get lower and their names thinned.
+_TALLEST = 28.0
+_NUMBER_SIZE = "x-small"
 _USAGE = frozenset(("index_id", "name", "period", "utilization", "limit", "breached", "field"))
 
 
@@ -66,16 +71,17 @@ def plot_utilization(
         (capped at 150 %), every cell's number in percent ("≥" where the day's points do
         not cover it, so it undercounts), a cross on each day over the limit; an
         unlimited index is left white with the word "unlimited", a limit the service did
-        not report is grey. The legend explains each mark.
+        not report is grey. The legend, under the dates, explains each mark. Words are
+        fitted to the cells as drawn (:mod:`~searchkit.render.heatmap_fit`): when the
+        numbers do not fit their cells (a month of days, hundreds of rows) none is
+        drawn and the legend says so; dates and names are thinned until they keep apart.
     """
-    from matplotlib.colors import ListedColormap, Normalize
-
     look = theme_of(theme)
     usage = _usage(source, tz=tz, field=field, value_unit=value_unit)
     total = usage["name"].nunique()
     usage = _most_used(usage, max_indexes)
     if ax is None:
-        ax = new_axes((10, 0.9 + 0.45 * max(usage["name"].nunique(), 4)))
+        ax = new_axes(_figure_size(usage["name"].nunique()))
     if usage.empty:
         ax.set_xticks([])
         ax.set_yticks([])
@@ -87,32 +93,50 @@ def plot_utilization(
     limits = _cells(usage, grid, "limit").to_numpy(dtype=np.float64)
     unlimited = np.isposinf(limits)
     unknown = np.isnan(limits) & ~np.isnan(grid.to_numpy(dtype=np.float64))
+    data = np.ma.masked_invalid(np.where(unlimited, np.nan, grid.to_numpy(np.float64) * 100))
+    _draw_cells(ax, data, unknown, look)
+    _axes(ax, grid, total, usage["period"].dt.tz)
+    ax.set_title(title or _utilization_title(str(usage["field"].iloc[0])), fontsize="medium")
+    full = usage.pivot_table(index="name", columns="period", values="complete", aggfunc="min")
+    complete = full.reindex_like(grid).fillna(True).astype(bool).to_numpy()
+    numbers, partial = _label_cells(ax, data, complete)
+    words = _say_unlimited(ax, data.shape[1], unlimited, look)
+    fit = fit_cells(ax, days=data.shape[1], rows=data.shape[0], numbers=numbers, words=words)
     breached = _cells(usage, grid, "breached").fillna(False).astype(bool)
-    values = grid.to_numpy(dtype=np.float64) * 100
-    data = np.ma.masked_invalid(np.where(unlimited, np.nan, values))
+    rows, cols = np.nonzero(breached.to_numpy())
+    crosses = bool(len(rows)) and fit.cross_size > 0
+    if crosses:
+        width = 1.2 if fit.cross_size >= 16 else 0.8
+        ax.scatter(cols, rows + 0.25, marker="x", color="black", s=fit.cross_size,
+                   linewidths=width, label="over the limit")  # fmt: skip
+    shown = bool(numbers)  # fit_cells empties the list when the numbers do not fit
+    marks = _Marks(crosses, partial and shown, bool(unknown.any()), bool(unlimited.any()),
+                   numbers_left_out=bool(data.count()) and not shown)  # fmt: skip
+    _legend(ax, marks, look, fit.below_pt)
+    return ax
+
+
+def _figure_size(rows: int) -> tuple[float, float]:
+    """Inches of a new heatmap: a row of a name's height, at most _TALLEST high."""
+    return (10, min(1.6 + 0.45 * max(rows, 4), _TALLEST))
+
+
+def _draw_cells(ax: Axes, data: Any, unknown: np.ndarray, look: Theme | None) -> None:
+    """Colour the cells (grey where no limit was reported) and add the colour bar."""
+    from matplotlib.colors import ListedColormap, Normalize
+
     image = ax.imshow(
         data, aspect="auto", cmap=_colormap(look), norm=Normalize(0, 150), interpolation="nearest"
     )
     if unknown.any():
         grey = ListedColormap(["#dddddd"])
-        ax.imshow(np.ma.masked_where(~unknown, np.ones_like(values)), cmap=grey, aspect="auto")
-    rows, cols = np.nonzero(breached.to_numpy())
-    ax.scatter(
-        cols, rows + 0.25, marker="x", color="black", s=30, linewidths=1.2, label="over the limit"
-    )
-    _axes(ax, grid, total, usage["period"].dt.tz)
+        ax.imshow(np.ma.masked_where(~unknown, np.ones(data.shape)), cmap=grey, aspect="auto")
     colorbar = ax.figure.colorbar(image, ax=ax, extend="max")
     colorbar.set_label("operations / limit (%)")
+    colorbar.ax.axhline(100, color=look.text if look else "black", linewidth=1.5)  # the limit
     if look is not None:  # before the cells' numbers: they stay black or white by cell
         apply_theme(ax, look)
         apply_theme(colorbar.ax, look, figure=False)
-    full = usage.pivot_table(index="name", columns="period", values="complete", aggfunc="min")
-    complete = full.reindex_like(grid).fillna(True).astype(bool).to_numpy()
-    partial = _label_cells(ax, data, complete)
-    _say_unlimited(ax, data.shape[1], unlimited, look)
-    ax.set_title(title or _utilization_title(str(usage["field"].iloc[0])), fontsize="medium")
-    _legend(ax, bool(len(rows)), partial, bool(unknown.any()), bool(unlimited.any()), look)
-    return ax
 
 
 def _cells(usage: pd.DataFrame, grid: pd.DataFrame, column: str) -> pd.DataFrame:
@@ -140,15 +164,15 @@ def _usage(source: Any, *, tz: TimeZone, field: str | None, value_unit: ValueUni
 def _axes(ax: Axes, grid: pd.DataFrame, total: int, tz: TimeZone) -> None:
     """Name the rows (and how many indexes are left out) and the days."""
     # Names are data: shown literally, as the other plots do (a '$' starts mathtext).
-    ax.set_yticks(range(len(grid.index)), [literal(name) for name in grid.index])
+    step = name_step(ax, len(grid.index))  # a thousand names: only those that can show
+    ax.set_yticks(range(0, len(grid.index), step), [literal(n) for n in grid.index[::step]])
     if total > len(grid.index):
         ax.set_ylabel(
             f"the {len(grid.index):,} of {total:,} indexes most used\n"
             f"({total - len(grid.index):,} not shown)"
         )
-    labels = [f"{p:%b %d}" for p in grid.columns]
-    step = max(1, len(labels) // 15)
-    ax.set_xticks(range(0, len(labels), step), labels[::step], rotation=45, ha="right")
+    # Every day, level: heatmap_fit thins them to a step at which they keep apart.
+    ax.set_xticks(range(len(grid.columns)), [f"{p:%b %d}" for p in grid.columns])
     ax.set_xlabel(f"day ({_zone_name(tz)}); operations = value x sampling interval")
 
 
@@ -162,36 +186,58 @@ def _most_used(usage: pd.DataFrame, max_indexes: int | None) -> pd.DataFrame:
     return usage[usage["name"].isin(order["name"].head(max(max_indexes, 0)))]
 
 
-def _say_unlimited(ax: Axes, days: int, unlimited: np.ndarray, look: Theme | None) -> None:
+def _say_unlimited(ax: Axes, days: int, unlimited: np.ndarray, look: Theme | None) -> list[Text]:
     """Write "unlimited" across each row of an index with no limit (its cells stay blank)."""
-    for row in np.flatnonzero(unlimited.any(axis=1)):
-        ax.text((days - 1) / 2, float(row), "unlimited", ha="center", va="center",
-                fontsize="small", color=look.muted if look else "#555555")  # fmt: skip
+    return [
+        ax.text(
+            (days - 1) / 2,
+            float(row),
+            "unlimited",
+            ha="center",
+            va="center",
+            fontsize="small",
+            color=look.muted if look else "#555555",
+        )
+        for row in np.flatnonzero(unlimited.any(axis=1))
+    ]
 
 
-def _label_cells(ax: Axes, data: Any, complete: np.ndarray) -> bool:
+def _label_cells(ax: Axes, data: Any, complete: np.ndarray) -> tuple[list[Text], bool]:
     """Write each cell's percentage (one unit everywhere); say whether any is partial."""
     partial = False
-    if data.shape[1] > 31:
-        return partial
-    for (r, c), value in np.ndenumerate(data.filled(np.nan)):
+    texts: list[Text] = []
+    values = data.filled(np.nan)
+    finite = values[np.isfinite(values)]
+    widest = f"≥{np.abs(finite).max():,.0f}%" if finite.size else ""
+    if not widest or not numbers_may_fit(ax, data.shape, widest, _NUMBER_SIZE):
+        return texts, partial
+    for (r, c), value in np.ndenumerate(values):
         if not np.isfinite(value):
             continue
         text = f"{value:,.0f}%"
         if not complete[r, c] and value != 0:  # a partial day undercounts
             text, partial = f"≥{text}", True
-        ax.text(c, r - 0.05, text, ha="center", va="bottom", fontsize="x-small",
-                color="white" if value > 90 else "black")  # fmt: skip
-    return partial
+        texts.append(ax.text(c, r - 0.05, text, ha="center", va="bottom", fontsize=_NUMBER_SIZE,
+                             color="white" if value > 90 else "black"))  # fmt: skip
+    return texts, partial
 
 
-def _legend(
-    ax: Axes, over: bool, partial: bool, unknown: bool, unlimited: bool, look: Theme | None
-) -> None:
-    """One legend entry for each kind of mark the heatmap shows."""
+class _Marks(NamedTuple):
+    """Which kinds of mark a heatmap shows, each with a legend entry."""
+
+    over: bool
+    partial: bool
+    unknown: bool
+    unlimited: bool
+    numbers_left_out: bool
+
+
+def _legend(ax: Axes, marks: _Marks, look: Theme | None, below_pt: float) -> None:
+    """One legend entry for each kind of mark the heatmap shows, hung under the dates."""
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
+    over, partial, unknown, unlimited, left_out = marks
     handles: list[Any] = []
     ink = look.text if look else "black"  # the legend stands on the page, not on a cell
     if over:
@@ -204,12 +250,20 @@ def _legend(
         handles.append(Patch(facecolor=blank, edgecolor="#999999", label="unlimited"))
     if unknown:
         handles.append(Patch(facecolor="#dddddd", label="limit not reported"))
-    if handles:
-        legend = ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(0, -0.25),
-                           ncols=len(handles), frameon=False, fontsize="small")  # fmt: skip
-        if look is not None:
-            for entry in legend.get_texts():
-                entry.set_color(look.text)
+    if left_out:
+        words = "cells too small for their numbers\n(sk.usage_frame has them)"
+        handles.append(Patch(facecolor="none", edgecolor="none", label=words))
+    # As many columns as the Axes is wide for: a wider legend would make the layout
+    # shrink the Axes to make room beside it.
+    for columns in range(len(handles), 0, -1):
+        legend = ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(0, 0),
+                           bbox_transform=under_the_axis(ax, below_pt), ncols=columns,
+                           frameon=False, fontsize="small")  # fmt: skip
+        if legend.get_window_extent().width <= ax.bbox.width:
+            break
+    if look is not None and handles:
+        for entry in legend.get_texts():
+            entry.set_color(look.text)
 
 
 def _colormap(look: Theme | None) -> Any:
@@ -230,7 +284,7 @@ def _utilization_title(field: str) -> str:
     return (
         f"Usage against the limit of {what}"
         + (f" per {period}" if period else "")
-        + f" ({' + '.join(fields)})"
+        + f"\n({' + '.join(fields)})"
     )
 
 

@@ -50,7 +50,7 @@ def throughput_pngs(
     """Draw the throughput of ``indexes`` twice (light and dark theme) as PNG."""
     from matplotlib.figure import Figure
 
-    from searchkit.frames.frames import throughput_frame
+    from searchkit.frames.throughput_frames import throughput_frame
     from searchkit.render.plots import draw_throughput
 
     frame = throughput_frame(indexes)

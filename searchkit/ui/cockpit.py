@@ -227,7 +227,7 @@ class QuotaCockpit(CockpitView):
         if key == self._scored_day:
             return
         try:
-            scores = table.backtest_scores(self._source, field=field, value_unit=self._value_unit)
+            scores = table.backtest_scores(day)
         except Exception as exc:  # the forecast stands without its backtest
             log.warning("backtest for the quota cockpit failed: %s", describe_failure(exc))
             scores = pd.DataFrame(columns=list(table.SCORE_COLUMNS))

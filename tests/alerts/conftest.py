@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from searchkit.alerts.notices import Notice
-from searchkit.history.store import History
+from searchkit.history.usage_history import History
 
 from .smtp import SMTP_PASSWORD, SMTP_USER, smtp_server
 

@@ -9,7 +9,7 @@ from searchkit.alerts.channels import WebhookChannel
 from searchkit.alerts.claims import Claims, claim_digest, s3_options
 from searchkit.alerts.delivery import deliver
 from searchkit.alerts.journal import Journal, transition_row
-from searchkit.history.store import History
+from searchkit.history.usage_history import History
 from tests.faults.harness import FaultServer, reply
 
 pytest.importorskip("moto")

@@ -19,7 +19,7 @@ from searchkit.alerts.journal import Journal
 from searchkit.alerts.rules import AlertRule
 from searchkit.alerts.watch import alert_round, states_of
 from searchkit.emulator import Emulator
-from searchkit.history.store import History
+from searchkit.history.usage_history import History
 from tests.faults.harness import FaultServer, reply
 
 WEEK_START = dt.datetime(2026, 11, 11, tzinfo=dt.timezone.utc)

@@ -84,3 +84,11 @@ def test_an_index_with_no_forecast_has_no_path_and_an_unknown_one_is_refused(raw
     assert day.path("id-shaped").empty
     with pytest.raises(KeyError, match="no forecast row for the index 'nope'"):
         day.path("nope")
+
+
+def test_the_backtest_of_the_days_read_is_backtest_forecast_without_a_second_read(raw):
+    day = forecast_day(raw, NOW)
+    replayed, expected = day.backtest(), sk.backtest_forecast(raw)
+    assert len(replayed.results) == 2 * 5 * 7  # 12 days, 7 of warm-up: 5 days x 7 hours
+    pd.testing.assert_frame_equal(replayed.results, expected.results)
+    pd.testing.assert_frame_equal(replayed.summary, expected.summary)

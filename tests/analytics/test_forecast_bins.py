@@ -356,7 +356,7 @@ def oracle_bins_from_history(
 )
 def test_points_are_the_throughput_frame_as_arrays(messy, start, end):
     frame = messy.throughput(start=start, end=end)
-    points = messy.points(start, end)
+    points = messy.points(start=start, end=end)
     assert len(frame) > 0
     assert frame["index_id"].astype(str).tolist() == [points.ids[c] for c in points.codes]
     assert frame["account"].astype(str).tolist() == [
@@ -380,3 +380,11 @@ def test_nanmedian_is_numpy_s_masked_median_to_the_last_bit():
         with np.errstate(all="ignore"):
             want = np.asarray(np.ma.median(masked, axis=-1).filled(np.nan))
         assert np.array_equal(pf.nanmedian(values), want, equal_nan=True)
+    # The forecast's own shape: a window of 7 past days, a strided view of the days.
+    days = rng.lognormal(size=(30, 12, 24))
+    days[rng.random(days.shape) < 0.3] = np.nan
+    view = pf.windows(days, pf.WINDOW)
+    masked = np.ma.masked_array(np.ascontiguousarray(view), np.isnan(view))
+    with np.errstate(all="ignore"):
+        want = np.asarray(np.ma.median(masked, axis=-1).filled(np.nan))
+    assert np.array_equal(pf.nanmedian(view), want, equal_nan=True)

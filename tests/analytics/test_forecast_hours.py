@@ -39,9 +39,9 @@ class Reads:
     def __getattr__(self, name):
         return getattr(self.hist, name)
 
-    def points(self, start, end):
+    def points(self, *, start, end):
         self.spans.append((f"{start:%Y-%m-%d}", None if end is None else f"{end:%m-%d}"))
-        return self.hist.points(start, end)
+        return self.hist.points(start=start, end=end)
 
 
 @pytest.fixture(scope="module")
@@ -238,9 +238,9 @@ def test_forecast_limits_reads_each_day_s_points_once(rolled):
     class Counting(sk.History):
         spans: list = []
 
-        def points(self, start=None, end=None):
+        def points(self, *, start=None, end=None):
             self.spans.append((start, end))
-            return super().points(start, end)
+            return super().points(start=start, end=end)
 
     hist = Counting(rolled.location)
     sk.forecast_limits(hist)  # as of the newest point's minute: 2026-11-21 03:01

@@ -72,9 +72,9 @@ class Counting(sk.History):
         super().__init__(location)
         self.reads: list = []
 
-    def points(self, start=None, end=None):
+    def points(self, *, start=None, end=None):
         self.reads.append(("points", start, end))
-        return super().points(start, end)
+        return super().points(start=start, end=end)
 
     def throughput(self, **kwargs):
         self.reads.append(("throughput", kwargs.get("index_ids")))

@@ -15,7 +15,7 @@ matplotlib.use("Agg")
 import searchkit as sk
 from searchkit.analytics.forecast import FORECAST_COLUMNS
 from searchkit.emulator import Emulator
-from searchkit.history.store import History
+from searchkit.history.usage_history import History
 from tests.index_json import index_json
 
 # A pandas warning is a future error: none is allowed here.
@@ -144,11 +144,11 @@ def test_plot_utilization_colours_index_by_day_and_marks_breaches():
     markers = ax.collections[0].get_offsets()
     assert markers.tolist() == [[0.0, 0.25], [1.0, 0.25]]
     assert ax.get_title() == (
-        "Usage against the limit of queries + updates per day "
+        "Usage against the limit of queries + updates per day\n"
         "(max_daily_queries + max_daily_updates)"
     )
     single = sk.plot_utilization(raw, field="max_daily_queries")
-    assert single.get_title() == "Usage against the limit of queries per day (max_daily_queries)"
+    assert single.get_title() == "Usage against the limit of queries per day\n(max_daily_queries)"
 
 
 def test_plot_throughput_draws_a_forecast_pace_and_limit_line():

@@ -98,9 +98,9 @@ class Reads(sk.History):
         super().__init__(location)
         self.read: list[str] = []
 
-    def points(self, start=None, end=None):
+    def points(self, *, start=None, end=None):
         self.read.append(f"{start:%Y-%m-%d}")
-        return super().points(start, end)
+        return super().points(start=start, end=end)
 
 
 @pytest.fixture(scope="module")
@@ -166,3 +166,27 @@ def test_rollups_of_an_older_writer_without_quarters_are_stale_and_rewritten(sto
     hist.read.clear()
     pd.testing.assert_frame_equal(sk.usage_frame(hist, tz="America/New_York"), want)
     assert hist.read == WITH_INVALID
+
+
+@pytest.mark.parametrize(("zone", "freq"), [("America/New_York", "W"), ("Pacific/Chatham", "MS")])
+def test_rollups_read_a_few_days_at_a_time_count_as_all_at_once(stores, monkeypatch, zone, freq):
+    # usage_frame reads a long history's rollups BATCH_DAYS days at a time (memory stays a
+    # month's); periods that span batches still add their days in day order.
+    from searchkit.analytics import periods
+
+    rolled, plain = stores
+    asked: list[tuple[str, str]] = []
+
+    class Sums(sk.History):
+        def sums(self, first, last, *, detail="day"):
+            asked.append((first, last))
+            return super().sums(first, last, detail=detail)
+
+    monkeypatch.setattr(periods, "BATCH_DAYS", 3)
+    got = sk.usage_frame(Sums(str(rolled)), freq=freq, tz=zone)
+    want = sk.usage_frame(sk.History(str(plain)), freq=freq, tz=zone)
+
+    pd.testing.assert_frame_equal(got, want, check_exact=True)
+    assert sorted(set(asked)) == [
+        (DAYS[at], DAYS[min(at + 2, len(DAYS) - 1)]) for at in range(0, len(DAYS), 3)
+    ]

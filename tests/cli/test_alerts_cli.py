@@ -21,7 +21,7 @@ import pytest
 
 from searchkit.alerts.journal import Journal
 from searchkit.emulator import Emulator
-from searchkit.history.store import History
+from searchkit.history.usage_history import History
 from tests.alerts.conftest import HOOK_TOKEN
 from tests.alerts.smtp import SMTP_PASSWORD, SMTP_USER, smtp_server
 from tests.faults.harness import FaultServer, reply

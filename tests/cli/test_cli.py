@@ -18,6 +18,7 @@ import unicodedata
 import pandas as pd
 import pytest
 
+from searchkit import limits_frame
 from searchkit._version import __version__
 from searchkit.cli.lab import copy_notebooks
 from searchkit.cli.main import main
@@ -93,15 +94,17 @@ def test_list_table_formats_limits_like_the_html(configured, capsys):
     assert docs.split(" 12:00 ", 1)[1].split() == " ".join(expected).split()
 
 
-def test_list_csv_writes_numbers_unlimited_as_inf_and_the_json_s_column_names(configured, capsys):
+def test_list_csv_writes_numbers_unlimited_as_inf_index_id_and_the_json_s_names(configured, capsys):
     assert main(["list", "--format", "csv"]) == 0
     out = capsys.readouterr().out
     rows = list(csv.DictReader(io.StringIO(out)))
     with configured.client() as client:
         indexes = client.list_indexes()
     assert [r["name"] for r in rows] == ["docs", "tiny"]
-    assert [r["id"] for r in rows] == [i.id for i in indexes]
-    assert "token" not in rows[0]
+    # the index key is index_id, as in every frame (the JSON's "id")
+    assert list(rows[0])[:2] == ["index_id", "name"]
+    assert [r["index_id"] for r in rows] == [i.id for i in indexes]
+    assert "token" not in rows[0] and "id" not in rows[0]
     for row, index in zip(rows, indexes, strict=True):
         for field in LIMIT_FIELDS:
             value = getattr(index, field)
@@ -111,10 +114,14 @@ def test_list_csv_writes_numbers_unlimited_as_inf_and_the_json_s_column_names(co
     frame = pd.read_csv(io.StringIO(out))
     assert frame["max_daily_queries"].dtype.kind in "if"
     assert math.inf in frame["max_daily_queries"].tolist()
-    # the same column names as --format json (the API's fields)
+    # it joins any frame searchkit makes on index_id, with name beside it
+    keys = limits_frame(indexes).reset_index()[["index_id", "name", "type"]]
+    joined = frame.merge(keys.astype({"type": str}), on=["index_id", "name"])
+    assert joined["type_x"].tolist() == joined["type_y"].tolist() == ["payg", "free"]
+    # the other columns: the names of --format json (the API's fields)
     assert main(["list", "--format", "json"]) == 0
     listed = json.loads(capsys.readouterr().out)
-    assert set(rows[0]) <= set(listed[0])
+    assert set(rows[0]) - {"index_id"} <= set(listed[0])
     assert rows[0]["creation_time"].endswith("+00:00")
 
 
@@ -754,7 +761,7 @@ def test_collect_with_nothing_configured_speaks_command_line(tmp_path, capsys):
 @pytest.mark.parametrize("given", [["--timeout", "1,2"], ["--timeout", " 3 "]])
 def test_timeout_flag_takes_what_the_variable_takes(configured, capsys, given):
     assert main(["list", "--format", "csv", *given]) == 0
-    assert capsys.readouterr().out.startswith("id,")
+    assert capsys.readouterr().out.startswith("index_id,name,")
 
 
 @pytest.mark.parametrize("value", ["1,2,3", "0,2", "a,b"])

@@ -14,7 +14,7 @@ import threading
 
 import pytest
 
-from searchkit.history.store import History
+from searchkit.history.usage_history import History
 from tests.faults.harness import FaultServer, forward, hang, reply
 
 

@@ -21,15 +21,18 @@ Example::
 
 from __future__ import annotations
 
+import array
 import contextlib
 import dataclasses
 import email.utils
+import fcntl
 import functools
 import http.client
 import json
 import socket
 import socketserver
 import struct
+import termios
 import threading
 import time
 import zlib
@@ -104,6 +107,22 @@ class _Exchange:
         lines = [f"HTTP/1.1 {status} {reason}", "Connection: close"]
         lines += [f"{k}: {v}" for k, v in headers.items()]
         self.sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+
+    def delivered(self) -> None:
+        """Wait until the client's end has acknowledged every byte sent so far.
+
+        A reset (SO_LINGER 0) throws away what is still in the send queue; bytes the
+        client's kernel has acknowledged are read by the client before it sees the reset.
+        Waited for as the send queue's own count (SIOCOUTQ), not as a guessed time; bounded
+        by ``max_hang``.
+        """
+        deadline = time.monotonic() + self.server.max_hang
+        unsent = array.array("i", [0])
+        while time.monotonic() < deadline and not self.stopping:
+            fcntl.ioctl(self.sock.fileno(), termios.TIOCOUTQ, unsent)
+            if unsent[0] == 0:
+                return
+            self.server._stopping.wait(0.001)
 
     def rst(self) -> None:
         """Reset the connection (RST instead of a clean FIN)."""
@@ -290,7 +309,7 @@ def cut_mid_body(body: object, *, after: int = 10) -> Action:
     def action(ex: _Exchange) -> None:
         ex.send_head(200, {"Content-Type": content_type, "Content-Length": str(len(data))})
         ex.sock.sendall(data[:after])
-        time.sleep(0.05)  # let the client read the head and the first bytes
+        ex.delivered()  # the head and the first bytes reach the client before the reset
         ex.rst()
 
     action.__name__ = f"cut_mid_body(after={after})"

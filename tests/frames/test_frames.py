@@ -14,10 +14,9 @@ import pytest
 
 from searchkit.errors import InvalidResponseError, TimestampError, ValidationError
 from searchkit.frames.counting import median_spacing
-from searchkit.frames.frames import (
-    LIMITS_COLUMNS,
+from searchkit.frames.limits_frames import LIMITS_COLUMNS, limits_frame
+from searchkit.frames.throughput_frames import (
     THROUGHPUT_COLUMNS,
-    limits_frame,
     throughput_frame,
     throughput_intervals,
     throughput_series,

@@ -13,7 +13,7 @@ import pytest
 import searchkit as sk
 from searchkit.errors import HistoryError
 from searchkit.history.snapshots import limits_table
-from searchkit.history.store import THROUGHPUT_SCHEMA, History
+from searchkit.history.usage_history import THROUGHPUT_SCHEMA, History
 from tests.history.conftest import data_files
 
 HOUR = 3600
@@ -326,6 +326,30 @@ def test_a_disappeared_or_renamed_index_is_reported(tmp_path, emu, client):
     assert "docs-search-v2" in set(frame["name"])
     assert "docs-search" not in set(frame["name"])
     assert gone["name"] in set(frame["name"])  # its history is kept
+
+
+def test_a_name_or_id_no_stored_index_had_is_an_unknown_index_error(tmp_path, emu, client):
+    hist = History(tmp_path / "h")
+    raw = client.list_indexes().to_dicts()
+    hist.collect(client, indexes=raw)
+    raw[0]["name"] = "docs-search-v2"
+    hist.collect(client, indexes=raw)
+    after = pd.Timestamp.now(tz="UTC") + pd.Timedelta(days=1)  # no point stored after it
+    # a name an index has now or had before, with or without points in the span: no error
+    assert len(hist.throughput(names="docs-search")) == 120
+    assert set(hist.throughput(names="docs-search")["name"]) == {"docs-search-v2"}
+    assert hist.throughput(start=after, names=["docs-search", "docs-search-v2"]).empty
+    assert hist.throughput(start=after, index_ids=raw[0]["id"]).empty
+
+    names = sorted(["docs-search-v2", *(r["name"] for r in raw[1:])])
+    with pytest.raises(sk.UnknownIndexError) as caught:
+        hist.throughput(names=["docs-search", "nope"])
+    assert str(caught.value) == (
+        f"no index named 'nope' in this history; indexes: {', '.join(names)}"
+    )
+    assert isinstance(caught.value, KeyError) and isinstance(caught.value, sk.ValidationError)
+    with pytest.raises(sk.UnknownIndexError, match=r"^no index with id 'zzz' in this history;"):
+        hist.throughput(start=after, index_ids=["zzz"])
 
 
 def test_a_temporary_file_of_a_writer_at_work_is_never_read(tmp_path, emu, client):

@@ -9,7 +9,7 @@ import pytest
 
 import searchkit as sk
 from searchkit.emulator import Emulator
-from searchkit.history.store import History
+from searchkit.history.usage_history import History
 
 NOON = dt.datetime(2026, 11, 20, 12, 0, tzinfo=dt.timezone.utc)
 RANGE = "1677-09-21 to 2262-04-11"

@@ -18,7 +18,7 @@ import searchkit as sk
 from searchkit.emulator import Emulator
 from searchkit.history import reader
 from searchkit.history.layout import Layout
-from searchkit.history.store import History
+from searchkit.history.usage_history import History
 from tests.history.conftest import NOON, data_files
 
 MIB = 1 << 20

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from searchkit.errors import HistoryError, ValidationError
-from searchkit.history.store import History
+from searchkit.history.usage_history import History
 from tests.history.test_history_storage import collect_across_midnight
 
 

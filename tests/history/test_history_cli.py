@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from searchkit.cli.main import main
-from searchkit.history.store import History
+from searchkit.history.usage_history import History
 from tests.conftest import FIXED_CLOCK
 
 

@@ -13,7 +13,7 @@ matplotlib.use("Agg")
 
 import searchkit as sk
 from searchkit.cli.main import main
-from searchkit.history.store import History
+from searchkit.history.usage_history import History
 from tests.faults.harness import FaultServer, reply
 from tests.index_json import index_json
 

@@ -6,7 +6,7 @@ import pytest
 
 import searchkit as sk
 from searchkit.cli.main import main
-from searchkit.history.store import History
+from searchkit.history.usage_history import History
 from tests.conftest import FIXED_CLOCK
 
 # ``configured`` (tests/conftest.py) points the environment at this emulator.

@@ -12,7 +12,7 @@ import pytest
 from searchkit.errors import ValidationError
 from searchkit.history.dedupe import tidy, unique_points
 from searchkit.history.layout import THROUGHPUT_SCHEMA
-from searchkit.history.store import History
+from searchkit.history.usage_history import History
 
 UTC = pd.Timestamp(0, tz="UTC").tz
 
@@ -120,11 +120,11 @@ def test_the_kept_point_is_the_latest_collected_then_the_larger():
 
 def test_points_of_an_empty_span_are_empty_and_a_reversed_span_is_refused(tmp_path):
     hist = History(tmp_path / "h")
-    points = hist.points("2026-11-20", "2026-11-21")
+    points = hist.points(start="2026-11-20", end="2026-11-21")
     assert (points.ids, points.codes.tolist(), points.values.tolist()) == ([], [], [])
     message = "end (2026-11-20 00:00:00+00:00) is before start (2026-11-21 00:00:00+00:00)"
     with pytest.raises(ValidationError, match=re.escape(message)):
-        hist.points("2026-11-21", "2026-11-20")
+        hist.points(start="2026-11-21", end="2026-11-20")
 
 
 def test_points_repr_is_a_summary_not_every_id_and_array():

@@ -21,7 +21,7 @@ import pytest
 import searchkit as sk
 from searchkit.emulator import Emulator
 from searchkit.history.layout import THROUGHPUT_SCHEMA, WRITE_OPTIONS
-from searchkit.history.store import History
+from searchkit.history.usage_history import History
 
 pytest.importorskip("moto")
 boto3 = pytest.importorskip("boto3")

@@ -15,7 +15,7 @@ import pytest
 import searchkit as sk
 from searchkit.emulator import Emulator
 from searchkit.history.layout import THROUGHPUT_SCHEMA, HistoryWarning
-from searchkit.history.store import History
+from searchkit.history.usage_history import History
 from tests.history.conftest import data_files as files
 
 HOUR = 3600
@@ -88,6 +88,33 @@ def test_collect_without_compaction_writes_the_closed_days_rollup(tmp_path, emu,
         sk.usage_frame(without_rollups(tmp_path, tmp_path / "h")),
         check_exact=True,
     )
+
+
+def test_rollups_are_written_to_decode_fast_and_read_as_any_parquet(tmp_path, emu, client):
+    # A year's zones read 35M quarter sums: the lists are LZ4 (LZ4_RAW, which Spark and
+    # DuckDB read) and the sums without a dictionary page (they hardly repeat); the other
+    # columns stay zstd with dictionaries, as every file's.
+    hist = History(tmp_path / "h")
+    collect_across_midnight(hist, emu, client)
+    (rollup,) = closed_rollups(tmp_path / "h")
+    meta = pq.ParquetFile(rollup).metadata.row_group(0)
+    chunks = {meta.column(i).path_in_schema: meta.column(i) for i in range(meta.num_columns)}
+    lists = {path for path in chunks if path.endswith(".list.element")}
+
+    assert lists == {f"{kind}_{figure}.list.element" for kind in ("hourly", "quarter")
+                     for figure in ("value_sum", "points")} | {
+        "spacing_values.list.element", "spacing_counts.list.element",
+        "crossing_limits.list.element", "crossing_times.list.element"}  # fmt: skip
+    assert {path: chunks[path].compression for path in lists} == dict.fromkeys(lists, "LZ4")
+    assert {chunks[path].compression for path in set(chunks) - lists} == {"ZSTD"}
+    for path in ("quarter_value_sum.list.element", "hourly_value_sum.list.element"):
+        assert "RLE_DICTIONARY" not in chunks[path].encodings, path
+    for path in ("index_id", "name", "value_sum", "quarter_points.list.element"):
+        assert "RLE_DICTIONARY" in chunks[path].encodings, path
+    duckdb = pytest.importorskip("duckdb")
+    query = "SELECT sum(points), sum(len(quarter_value_sum)) FROM read_parquet(?)"
+    got = duckdb.connect().execute(query, [str(rollup)]).fetchall()
+    assert got == [(closed_rows(hist)["points"].sum(), 6 * 96)]
 
 
 def test_rollups_equal_the_points_with_late_points_and_duplicates(tmp_path, emu, client):

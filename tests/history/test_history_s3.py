@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from searchkit.history.store import History
+from searchkit.history.usage_history import History
 
 pytest.importorskip("moto")
 boto3 = pytest.importorskip("boto3")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 import searchkit as sk
-from searchkit.history.store import History
+from searchkit.history.usage_history import History
 from tests.history.conftest import data_files as files
 
 

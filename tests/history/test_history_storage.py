@@ -19,7 +19,7 @@ import searchkit as sk
 from searchkit import HistoryWarning
 from searchkit.emulator import Emulator
 from searchkit.history.layout import THROUGHPUT_SCHEMA
-from searchkit.history.store import History
+from searchkit.history.usage_history import History
 from tests.history.conftest import data_files as files
 from tests.history.conftest import stored_files
 
@@ -416,7 +416,7 @@ def test_points_read_in_file_order_or_shuffled_give_the_same_tidy_frame():
 
 HOLD = """
 import sys, time
-from searchkit.history.store import History
+from searchkit.history.usage_history import History
 hist = History(sys.argv[1])
 with hist._layout.lock("throughput", "2026-11-20") as held:
     print("held" if held else "not held", flush=True)

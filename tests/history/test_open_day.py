@@ -18,7 +18,7 @@ from searchkit.history.layout import THROUGHPUT_SCHEMA
 from searchkit.history.open_day import extend
 from searchkit.history.rollups import rollup
 from searchkit.history.spacings import spacing_medians, spacings
-from searchkit.history.store import History
+from searchkit.history.usage_history import History
 from tests.history.conftest import data_files as files
 
 DAY = "2026-11-20"

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from searchkit.errors import InvalidResponseError
-from searchkit.frames.frames import throughput_frame
+from searchkit.frames.throughput_frames import throughput_frame
 from searchkit.model.index import IndexList, SearchIndex
 
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])

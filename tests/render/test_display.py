@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from searchkit.frames.frames import limits_frame
+from searchkit.frames.limits_frames import limits_frame
 from searchkit.model.index import IndexList, SearchIndex
 from searchkit.model.limits import LIMIT_FIELDS, LIMIT_INFO
 from searchkit.model.secret import MASK

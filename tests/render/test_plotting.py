@@ -13,7 +13,8 @@ import pytest
 from matplotlib.figure import Figure
 
 from searchkit.errors import ValidationError
-from searchkit.frames.frames import limits_frame, throughput_frame, throughput_series
+from searchkit.frames.limits_frames import limits_frame
+from searchkit.frames.throughput_frames import throughput_frame, throughput_series
 from searchkit.model.index import IndexList
 from searchkit.render.limit_bars import plot_limits
 from searchkit.render.plots import plot_throughput

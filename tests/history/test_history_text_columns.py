@@ -5,7 +5,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from searchkit.history.texts import TEXT, codes, encoded
+from searchkit.history.text_columns import TEXT, codes, encoded
 
 
 def dictionary(indices: list[int | None], texts: list[str]) -> pa.DictionaryArray:

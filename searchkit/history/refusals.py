@@ -10,13 +10,13 @@ sentence per index, which the collect's summary carries as a warning.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from searchkit.frames.counting import invalid_values
+from searchkit.model.index import SearchIndex
 
 __all__ = ["Skipped", "indexes_with_ids", "storable_points"]
 
@@ -46,8 +46,13 @@ def _point_count(item: Any) -> int:
     return len(item.throughput)
 
 
-def indexes_with_ids(items: Sequence[Any], skipped: Skipped) -> list[Any]:
-    """Return the indexes that have an id; note each one without (it cannot be stored)."""
+def indexes_with_ids(listed: Any, skipped: Skipped) -> list[Any]:
+    """Return the listed indexes that have an id; note each one without (it cannot be stored).
+
+    ``listed`` is a listing: an IndexList or a sequence of indexes (models or JSON objects),
+    or one index.
+    """
+    items = [listed] if isinstance(listed, dict | SearchIndex) else list(listed)
     kept = []
     for position, item in enumerate(items):
         index_id = _field(item, "id")

@@ -1,18 +1,13 @@
-"""Indexes -> pandas DataFrames: limits (one row per index) and throughput (one row per point).
+"""Indexes -> throughput frames: one row per point (tidy), one column per index (wide).
 
-This is the one place where indexes become frames. Every function takes a ``source``, what a
-notebook has at hand: an :class:`~searchkit.model.index.IndexList`, a sequence of
-:class:`~searchkit.model.index.SearchIndex`, or the raw API JSON (a list of dicts, e.g. a saved
-dump); one index or one dict works too; so do a :class:`~searchkit.History` and a frame these
-functions returned (see :mod:`searchkit.frames.sources`). Every frame keys an index as
-``index_id`` with ``name`` beside it. Raw JSON is converted to models first, in one pass
-(:meth:`IndexList.from_json`), so both give the same frame; the frames read the models'
-columns without a Python loop per point.
+This is the one place where points become frames: :func:`throughput_frame`,
+:func:`throughput_series` (one index) and :func:`throughput_intervals` (each index's
+sampling interval). They take a ``source`` as :func:`~searchkit.limits_frame` does (see
+:mod:`searchkit.frames.sources`); every tidy frame keys an index as ``index_id`` with
+``name`` beside it, and the frames read the models' columns without a Python loop per point.
 
-Decisions (see DESIGN.md): a limit of -1 is ``inf`` in a float64 column and an absent one is
-NaN, as is a limit the service garbled (see :mod:`searchkit.model.index`: it is kept in
-``index.invalid``); throughput ``y`` of 0 is kept and ``null`` is NaN; times are exact UTC
-instants; a throughput point that cannot be read is an error naming the index and the
+Decisions (see DESIGN.md): throughput ``y`` of 0 is kept and ``null`` is NaN; times are exact
+UTC instants; a throughput point that cannot be read is an error naming the index and the
 position unless ``errors="coerce"``.
 """
 
@@ -28,174 +23,27 @@ from searchkit._deprecation import legacy_arguments
 from searchkit.errors import InvalidResponseError, UnknownIndexError, ValidationError
 from searchkit.frames.counting import median_spacing
 from searchkit.frames.sources import (
-    INDEX_KEY,
+    Source,
+    as_indexes,
     is_recorded,
-    limits_from_frame,
     throughput_from,
     wide_from_tidy,
 )
 from searchkit.frames.zones import TimeZone, resolve_zone
 from searchkit.model.gotime import ErrorsMode, check_errors, nanos_to_index
 from searchkit.model.index import IndexList, SearchIndex
-from searchkit.model.limits import LIMIT_FIELDS, REGIONS, TYPES, UNLIMITED
-from searchkit.model.secret import secret_value
+from searchkit.model.throughput import NAT
 
 __all__ = [
-    "LIMITS_COLUMNS",
     "THROUGHPUT_COLUMNS",
     "as_nanos",
-    "limits_frame",
     "throughput_frame",
     "throughput_intervals",
     "throughput_series",
 ]
 
-#: Indexes as models, raw API JSON objects, or a sequence of either.
-Indexes = SearchIndex | Mapping[str, Any] | Iterable[SearchIndex | Mapping[str, Any]]
-#: What a ``source`` may be: indexes, a History, or a frame searchkit returned.
-Source = Indexes | pd.DataFrame | Any
-
-#: Columns of :func:`limits_frame` without secrets, in order (the index is ``index_id``).
-LIMITS_COLUMNS: tuple[str, ...] = (
-    "name",
-    "short_id",
-    "type",
-    "region",
-    "endpoint",
-    "created",
-    "input_enrichment_enabled",
-    "partner_email",
-    *LIMIT_FIELDS,
-)
 #: Columns of :func:`throughput_frame`, in order.
 THROUGHPUT_COLUMNS: tuple[str, ...] = ("index_id", "name", "time", "value")
-
-_SECRET_COLUMNS = ("token", "read_only_token")
-_TEXT_COLUMNS = ("name", "short_id", "endpoint", "partner_email")
-_NAT = np.iinfo(np.int64).min
-
-
-# --- inputs ------------------------------------------------------------------------------
-
-
-def _as_indexes(indexes: Any) -> list[SearchIndex]:
-    """Return the indexes as models, converting raw JSON objects in one pass."""
-    if isinstance(indexes, IndexList):
-        return list(indexes)
-    if isinstance(indexes, SearchIndex | Mapping):
-        indexes = [indexes]
-    if isinstance(indexes, str | bytes | pd.DataFrame | pd.Series) or not isinstance(
-        indexes, Iterable
-    ):
-        raise ValidationError(
-            "expected an IndexList, a sequence of SearchIndex, the API's JSON (a list of "
-            f"objects), a History or a frame searchkit returned, got {type(indexes).__name__}"
-        )
-    items = list(indexes)
-    raw = []
-    for position, item in enumerate(items):
-        if isinstance(item, Mapping):
-            raw.append(position)
-        elif not isinstance(item, SearchIndex):
-            raise ValidationError(
-                f"item {position} is a {type(item).__name__}, not a SearchIndex or a JSON object"
-            )
-    if raw:
-        for position, model in zip(raw, IndexList.from_json([items[p] for p in raw]), strict=True):
-            items[position] = model
-    return items
-
-
-# --- limits ------------------------------------------------------------------------------
-
-
-@legacy_arguments(renamed={"indexes": "source"})
-def limits_frame(source: Source, *, include_secrets: bool = False) -> pd.DataFrame:
-    """Return the limits and settings of indexes as a DataFrame, one row per index.
-
-    Args:
-        source: An IndexList, a sequence of SearchIndex, or the raw API JSON (a list of
-            dicts); a single index or dict is read as a list of one. A History gives its
-            latest limits (``History.limits()``), a limits frame is given back indexed by
-            ``index_id``.
-        include_secrets: Add the ``token`` and ``read_only_token`` columns (real text).
-
-    Returns:
-        A frame indexed by ``index_id`` (``str``) with the columns of :data:`LIMITS_COLUMNS`:
-        ``name``, ``short_id`` (the id's first 8 characters, to tell same-named indexes
-        apart), ``endpoint`` and ``partner_email`` as ``str``; ``type`` and ``region`` as
-        categoricals whose categories are the spec's values plus any unknown ones seen;
-        ``created`` as ``datetime64[ns, UTC]``; ``input_enrichment_enabled`` as nullable
-        ``boolean``; the nine ``max_*`` limits as ``float64``, where -1 (unlimited) is
-        ``inf`` and an absent limit is NaN. A value the service garbled (a limit of
-        ``"lots"``, ``true``, ``12.5`` or beyond int64 such as ``10**400``) is missing
-        here, as on the model, which keeps what was sent in ``index.invalid``. An empty
-        input gives an empty frame with the same columns and dtypes.
-
-    Raises:
-        ValidationError: ``source`` is not one of the accepted shapes, or secrets are asked
-            of a History or a frame (neither holds them).
-
-    Example:
-        >>> frame = limits_frame([{"id": "a1", "name": "docs", "max_daily_queries": -1}])
-        >>> frame.loc["a1", "max_daily_queries"]
-        np.float64(inf)
-    """
-    if is_recorded(source) or isinstance(source, pd.DataFrame):
-        if include_secrets:
-            raise ValidationError(
-                "include_secrets needs the indexes: a History or a frame holds no tokens"
-            )
-        if isinstance(source, pd.DataFrame):
-            return limits_from_frame(source)
-        return source.limits()
-    items = _as_indexes(source)
-    columns: dict[str, Any] = {
-        name: pd.array([getattr(i, name) for i in items], dtype="str") for name in _TEXT_COLUMNS
-    }
-    columns["type"] = _categorical([_text(i.type) for i in items], TYPES)
-    columns["region"] = _categorical([_text(i.region) for i in items], REGIONS)
-    columns["created"] = _created([i.creation_time for i in items])
-    columns["input_enrichment_enabled"] = pd.array(
-        [i.input_enrichment_enabled for i in items], dtype="boolean"
-    )
-    for name in LIMIT_FIELDS:
-        column = np.array(
-            [np.nan if (v := getattr(i, name)) is None else float(v) for i in items],
-            dtype=np.float64,
-        )
-        column[column == UNLIMITED] = np.inf
-        columns[name] = column
-    order = list(LIMITS_COLUMNS)
-    if include_secrets:
-        for name in _SECRET_COLUMNS:
-            columns[name] = pd.array([secret_value(getattr(i, name)) for i in items], dtype="str")
-        order += _SECRET_COLUMNS
-    index = pd.Index([i.id for i in items], dtype="str", name=INDEX_KEY)
-    return pd.DataFrame({name: columns[name] for name in order}, index=index)
-
-
-def _text(value: Any) -> str | None:
-    return None if value is None else str(value)
-
-
-def _categorical(values: list[str | None], known: tuple[str, ...]) -> pd.Categorical:
-    # Unknown values (a new region, a type "paid") are kept as extra categories.
-    unknown = sorted({v for v in values if v is not None and v not in known})
-    categories = pd.Index([*known, *unknown], dtype="str")
-    return pd.Categorical(values, dtype=pd.CategoricalDtype(categories))
-
-
-def _created(values: list[int | None]) -> pd.DatetimeIndex:
-    nanos = np.full(len(values), _NAT, dtype=np.int64)
-    for position, seconds in enumerate(values):
-        # Out of datetime64[ns] range (a garbled value) reads as unknown, not as an error.
-        if seconds is not None and abs(seconds) < 9_200_000_000:
-            nanos[position] = seconds * 1_000_000_000
-    return nanos_to_index(nanos)
-
-
-# --- throughput --------------------------------------------------------------------------
 
 
 class _Throughput:
@@ -223,12 +71,12 @@ class _Throughput:
         # Services send points in time order: check that in one pass, sort only if not.
         if self.nanos.size < 2:
             return
-        if self.nanos.min() != _NAT:  # every point has an instant: int64 order is time order
+        if self.nanos.min() != NAT:  # every point has an instant: int64 order is time order
             keys = self.nanos
         else:
             # Points without an instant (kept with errors="coerce") sort last, as pandas does.
             keys = self.nanos.view(np.uint64) ^ np.uint64(1 << 63)  # int64 order, NaT lowest
-            keys = np.where(self.nanos == _NAT, np.uint64(2**64 - 1), keys)
+            keys = np.where(self.nanos == NAT, np.uint64(2**64 - 1), keys)
         backwards = keys[1:] < keys[:-1]
         boundaries = self.ends[:-1] - 1
         backwards[boundaries[(boundaries >= 0) & (boundaries < backwards.size)]] = False
@@ -342,7 +190,7 @@ def throughput_frame(
     if is_recorded(source) or isinstance(source, pd.DataFrame):
         frame = throughput_from(source, tz=tz, names=names)
         return wide_from_tidy(frame) if wide else frame
-    data = _Throughput(_select(_as_indexes(source), names), errors)
+    data = _Throughput(_select(as_indexes(source), names), errors)
     if wide:
         return _wide(data, tz)
     return pd.DataFrame(
@@ -461,5 +309,5 @@ def throughput_series(
             f"expected one SearchIndex or JSON object, got {type(index).__name__}"
         )
     check_errors(errors)
-    data = _Throughput(_as_indexes(index), errors)
+    data = _Throughput(as_indexes(index), errors)
     return pd.Series(data.values, index=data.times(tz), name=data.names[0], copy=False)

@@ -8,7 +8,7 @@ import pytest
 
 from searchkit.emulator import Store
 from searchkit.emulator.data import PRESETS
-from searchkit.emulator.store import InvalidRequestError, StoreClosedError
+from searchkit.emulator.state import InvalidRequestError, StoreClosedError
 
 
 @pytest.fixture

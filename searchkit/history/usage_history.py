@@ -7,7 +7,7 @@ Layout (readable without searchkit by DuckDB, Polars, Spark or Dask)::
 
 ``throughput`` holds ``account, index_id, name, time, value, collected_at`` (``day`` is the
 UTC day of ``time``); ``limits`` holds one row per index per collect: ``account, id`` and the
-columns of :func:`~searchkit.frames.frames.limits_frame`, plus ``collected_at`` (``day`` is its UTC
+columns of :func:`~searchkit.limits_frame`, plus ``collected_at`` (``day`` is its UTC
 day). Files are only ever added, each written whole (a temporary name, then a rename; on an
 object store one PUT, which is atomic) and never changed. Two collectors may write the same
 points; readers keep one row per ``(account, index_id, time)``, the one with the latest
@@ -36,16 +36,17 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 
 from searchkit._deprecation import legacy_arguments
 from searchkit.errors import HistoryError, mask_url
-from searchkit.frames.frames import Indexes, limits_frame, throughput_frame
+from searchkit.frames.limits_frames import limits_frame
+from searchkit.frames.sources import Indexes
+from searchkit.frames.throughput_frames import throughput_frame
 from searchkit.frames.zones import Instant, TimeZone, resolve_zone, utc_instant
-from searchkit.history import accounts, dedupe, reader, screen
-from searchkit.history import newest as record_of
+from searchkit.history import accounts, dedupe, newest_instants, reader, refusals
 from searchkit.history.arguments import check_columns, check_day, check_days
+from searchkit.history.bounds import Bounds
 from searchkit.history.collecting import (
     advance_record,
     index_changes,
@@ -61,12 +62,11 @@ from searchkit.history.layout import (
     ROLLUP_SCHEMA,
     STALE,
     THROUGHPUT_SCHEMA,
-    TIMESTAMP,
     Layout,
     one_listing,
 )
 from searchkit.history.location import open_location
-from searchkit.history.points import read_points, selection, span
+from searchkit.history.points import read_points, refuse_unknown, selection, span
 from searchkit.history.reports import CollectSummary, HistoryInfo
 from searchkit.history.rollups import (
     DaySums,
@@ -78,7 +78,6 @@ from searchkit.history.rollups import (
 from searchkit.history.rollups import read as read_rollups
 from searchkit.history.scan import history_info
 from searchkit.history.snapshots import limits_table, snapshot_frame, unchanged
-from searchkit.model.index import SearchIndex
 
 if TYPE_CHECKING:
     from searchkit.api.client import Client
@@ -202,13 +201,13 @@ class History:
         collected_at = utc_instant(now, "now") or pd.Timestamp(time.time_ns(), unit="ns", tz="UTC")
         collected_at = collected_at.floor("us")  # as stored (see layout.WRITE_OPTIONS)
         stamp = int(collected_at.value)
-        skipped = screen.Skipped()
+        skipped = refusals.Skipped()
         limits, keys, new = self._listed(
             listed, str(getattr(client, "username", "") or ""), stamp, skipped
         )
         notes = skipped.notes + index_changes(self._layout, limits, keys)
         gaps: list[Gap] = []
-        record = record_of.read(self._layout)
+        record = newest_instants.read(self._layout)
         listed = new
         if new.num_rows:
             new, gaps, backwards = unstored(self._layout, new, record)
@@ -267,17 +266,17 @@ class History:
         return files
 
     def _listed(
-        self, listed: Any, username: str, stamp: int, skipped: screen.Skipped
+        self, listed: Any, username: str, stamp: int, skipped: refusals.Skipped
     ) -> tuple[pd.DataFrame, list[str], pa.Table]:
         """Return the limits, account keys and points of a list that can be stored.
 
         One bad index or point never costs the others: it is left out, counted and named
         in ``skipped``.
         """
-        items = screen.indexes_with_ids(_items(listed), skipped)
+        items = refusals.indexes_with_ids(listed, skipped)
         limits = limits_frame(items)
         keys = accounts.keys_for(items, username, self._stored_accounts())
-        frame = screen.storable_points(throughput_frame(items, errors="coerce"), skipped)
+        frame = refusals.storable_points(throughput_frame(items, errors="coerce"), skipped)
         return limits, keys, listed_points(frame, dict(zip(limits.index, keys, strict=True)), stamp)
 
     def _stored_accounts(self) -> dict[str, str]:
@@ -335,15 +334,19 @@ class History:
             ValidationError: ``tz`` is unknown, ``start`` or ``end`` is no time of
                 1677-2262 or ``end`` comes before ``start``, or ``names`` or ``index_ids``
                 holds something other than text.
+            UnknownIndexError: A name or id in ``names``/``index_ids`` no stored index had.
         """
         zone = resolve_zone(tz, default=dt.timezone.utc) or dt.timezone.utc
         days, condition = selection(start, end, names=names, index_ids=index_ids)
         # One condition: pyarrow prunes row groups by it, then filters rows by it.
         table = self._read("throughput", days=days, filter=condition)
-        return dedupe.tidy(table, zone, self._current_names())
+        current = self._current_names()
+        refuse_unknown(self._layout, table, current, names=names, index_ids=index_ids)
+        return dedupe.tidy(table, zone, current)
 
+    @legacy_arguments(positional=("start", "end"))
     @one_listing
-    def points(self, start: Instant | None = None, end: Instant | None = None) -> dedupe.Points:
+    def points(self, *, start: Instant | None = None, end: Instant | None = None) -> dedupe.Points:
         """Return the points :meth:`throughput` would (``start`` inclusive, ``end``
         exclusive), in its order and with its names, as arrays instead of a frame: for code
         that sums a day at a time (``forecast_limits`` does). Raises as :meth:`throughput`.
@@ -423,7 +426,7 @@ class History:
         condition = None
         days: tuple[str | None, str | None] = (None, None)
         if when is not None:
-            condition = ds.field("collected_at") <= pa.scalar(when.value, TIMESTAMP)
+            condition = Bounds(ranges=(("collected_at", None, when.value + 1),))
             days = (None, f"{when:%Y-%m-%d}")
         table = accounts.canonical(self._read("limits", days=days, filter=condition))
         frame = table.to_pandas()
@@ -579,9 +582,3 @@ class History:
             raise HistoryError(
                 f"no history at {self._location!r}: it is a file, not a history folder"
             )
-
-
-def _items(indexes: Any) -> list[Any]:
-    if isinstance(indexes, dict | SearchIndex):
-        return [indexes]
-    return list(indexes)

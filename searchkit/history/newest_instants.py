@@ -17,7 +17,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from searchkit.history.layout import TIMESTAMP, WRITE_OPTIONS, Layout, remove_quietly, stored
-from searchkit.history.texts import TEXT, codes, encoded, encoded_table, joint_codes
+from searchkit.history.text_columns import TEXT, codes, encoded, encoded_table, joint_codes
 
 __all__ = ["NEWEST_SCHEMA", "merge", "read", "unseen", "write"]
 
