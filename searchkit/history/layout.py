@@ -97,6 +97,8 @@ ROLLUP_SCHEMA = pa.schema(
         ("first_point", TIMESTAMP),
         ("spacing_values", pa.list_(pa.int64())),
         ("spacing_counts", pa.list_(pa.int64())),
+        ("spacings_below", pa.int64()),
+        ("spacings_above", pa.int64()),
         ("running_value", pa.float64()),
         ("crossing_limits", pa.list_(pa.float64())),
         ("crossing_times", pa.list_(TIMESTAMP)),

@@ -10,9 +10,11 @@ points all come after its ``last_point`` (the case of a collector that only appe
   of a day read whole, so the two sums are the same to the last bit;
 - counts, invalid values, the first and last point add up or take the extreme;
 - the day's median sampling interval is the median of every spacing between an index's
-  consecutive points: the rollup keeps each index's distinct spacings and how often each
-  occurs (``spacing_values``, ``spacing_counts``), so the spacings of the new points, and
-  the one between the old last point and the first new one, join them exactly.
+  consecutive points: the rollup keeps each index's distinct spacings around the median
+  and how often each occurs, and how many lie below and above them
+  (:mod:`searchkit.history.spacings`), so the spacings of the new points, and the one
+  between the old last point and the first new one, join them exactly (while the median
+  stays among those kept).
 
 Otherwise (the day's first round, a file another writer added, a late point into what was
 summarised, a file rewritten) the day is rolled up from its points once, as
@@ -45,7 +47,7 @@ from searchkit.history import reader, rollups, text_columns
 from searchkit.history.crossings import Crossings
 from searchkit.history.dedupe import Points, unique_points
 from searchkit.history.layout import ROLLUP_SCHEMA, TIMESTAMP, Layout
-from searchkit.history.spacings import histogram, pairs, seconds_of, spacing_medians
+from searchkit.history.spacings import Spacings, pairs, seconds_of
 
 __all__ = ["advance", "extend"]
 
@@ -136,7 +138,7 @@ def extend(
     # those between the new points.
     joined = seen & (old.last != np.iinfo(np.int64).min)
     groups, spacing = pairs(codes, times)
-    old.spacings(
+    old.spacing.add(
         np.concatenate([np.flatnonzero(joined), groups]),
         np.concatenate([firsts[joined] - old.last[joined], spacing]),
     )
@@ -146,8 +148,15 @@ def extend(
     old.last = np.maximum(old.last, newest)
     for code, name in zip(rows.tolist(), points.names, strict=True):
         old.names[code] = name
-    old.cross(codes, times, clean, limits or {})
+    try:
+        old.cross(codes, times, clean, limits or {})
+    except _Unknown:
+        return None  # the median left the spacings kept: the day's points decide
     return old.table(period, source)
+
+
+class _Unknown(Exception):
+    """The median spacing is no longer among the spacings a rollup keeps."""
 
 
 class _Rows:
@@ -167,11 +176,7 @@ class _Rows:
         self.crossings = Crossings.of(table["crossing_limits"], table["crossing_times"])
         self.first = _numbers(table["first_point"], np.int64)
         self.last = _numbers(table["last_point"], np.int64)
-        values, counts = table["spacing_values"], table["spacing_counts"]
-        lengths = pc.list_value_length(values).to_numpy()
-        self.groups = np.repeat(np.arange(len(self.ids)), lengths)
-        self.values = _numbers(pc.list_flatten(values), np.int64)
-        self.counts = _numbers(pc.list_flatten(counts), np.int64)
+        self.spacing = Spacings.of_table(table)
 
     @classmethod
     def of(cls, table: pa.Table, period: int) -> _Rows | None:
@@ -179,7 +184,7 @@ class _Rows:
         figures an extension needs (an older writer's), figures that do not add up, a
         point outside the day, or an index in two rows."""
         needed = ["first_point", "last_point", "spacing_values", "spacing_counts", *_LISTS]
-        needed.append("running_value")
+        needed += ["spacings_below", "spacings_above", "running_value"]
         if table.num_rows == 0 or any(table[name].null_count for name in needed):
             return None
         if len(set(table["index_id"].to_pylist())) != table.num_rows:
@@ -200,8 +205,7 @@ class _Rows:
         value_sum = _numbers(table["value_sum"], np.float64)
         seconds = _numbers(table["interval_seconds"], np.float64)
         operations = _numbers(table["operations"], np.float64)
-        spaced = np.bincount(self.groups, weights=self.counts, minlength=len(self.ids))
-        medians = seconds_of(spacing_medians(table["spacing_values"], table["spacing_counts"]))
+        medians, held = self.spacing.medians()
         return bool(
             (self.first >= period).all()
             and (self.last < period + DAY_NS).all()
@@ -209,8 +213,9 @@ class _Rows:
             and (self.quarter_points.sum(axis=1) == points).all()
             and (self.hour_points.sum(axis=1) == points).all()
             and (run_sums(self.quarter_sums, [0])[:, 0] == value_sum).all()
-            and (spaced == points + self.invalid - 1).all()
-            and np.array_equal(medians, seconds, equal_nan=True)
+            and (self.spacing.totals() == points + self.invalid - 1).all()
+            and held.all()
+            and np.array_equal(seconds_of(medians), seconds, equal_nan=True)
             and np.array_equal(operations, _operations(value_sum, seconds), equal_nan=True)
         )
 
@@ -245,15 +250,10 @@ class _Rows:
         self.running = np.append(self.running, 0.0)
         self.seconds = np.append(self.seconds, np.nan)
         self.crossings.add_row()
+        self.spacing.grow()
         self.first = np.append(self.first, np.iinfo(np.int64).max)
         self.last = np.append(self.last, np.iinfo(np.int64).min)
         return len(self.ids) - 1
-
-    def spacings(self, groups: np.ndarray, values: np.ndarray) -> None:
-        """Count one more occurrence of each (row, spacing)."""
-        self.groups = np.concatenate([self.groups, groups])
-        self.values = np.concatenate([self.values, values])
-        self.counts = np.concatenate([self.counts, np.ones(len(values), np.int64)])
 
     def cross(
         self,
@@ -281,9 +281,10 @@ class _Rows:
 
     def medians(self) -> np.ndarray:
         """Each row's median spacing (seconds, NaN: none) from its spacings so far."""
-        count = len(self.ids)
-        values, counts = histogram(self.groups, self.values, self.counts, count)
-        return seconds_of(spacing_medians(values, counts))
+        medians, held = self.spacing.medians()
+        if not held.all():
+            raise _Unknown
+        return seconds_of(medians)
 
     def table(self, period: int, source: str) -> pa.Table:
         """The rows as a rollup named ``source``, ordered as :func:`rollups.rollup` orders
@@ -292,11 +293,7 @@ class _Rows:
         order = np.asarray(
             sorted(range(count), key=lambda row: (self.accounts[row], self.ids[row])), np.int64
         )
-        place = np.empty(count, np.int64)
-        place[order] = np.arange(count)
-        spacing_values, spacing_counts = histogram(
-            place[self.groups], self.values, self.counts, count
-        )
+        spacing = self.spacing.columns(order)
         seconds = self.seconds[order]  # cross() told them
         value_sum = run_sums(self.quarter_sums, [0])[:, 0][order]
         listed = {
@@ -320,8 +317,10 @@ class _Rows:
             "source": text_columns.encoded(pa.array([source] * count, pa.string())),
             "last_point": pa.array(self.last[order].view("datetime64[ns]"), TIMESTAMP),
             "first_point": pa.array(self.first[order].view("datetime64[ns]"), TIMESTAMP),
-            "spacing_values": spacing_values,
-            "spacing_counts": spacing_counts,
+            "spacing_values": spacing[0],
+            "spacing_counts": spacing[1],
+            "spacings_below": spacing[2],
+            "spacings_above": spacing[3],
             "running_value": pa.array(self.running[order], pa.float64()),
         }
         columns["crossing_limits"], columns["crossing_times"] = self.crossings.arrays(order)

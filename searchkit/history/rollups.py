@@ -61,7 +61,7 @@ from searchkit.history import reader, text_columns
 from searchkit.history.crossings import NOT_REACHED, crossing_columns
 from searchkit.history.dedupe import tidy
 from searchkit.history.layout import ROLLUP_SCHEMA, TIMESTAMP, HistoryWarning, Layout
-from searchkit.history.spacings import spacings
+from searchkit.history.spacings import Spacings
 
 _HOURLY = ["hourly_value_sum", "hourly_points", "last_point"]
 _QUARTERLY = ["quarter_value_sum", "quarter_points", "first_point"]
@@ -243,7 +243,7 @@ def rollup(
         *quarters,
         pa.array(oldest.view("datetime64[ns]"), TIMESTAMP),
         # What extends the open day's rollup without its points (history/open_day.py).
-        *spacings(codes, nanos, count),
+        *Spacings.of_points(codes, nanos, count).columns(np.arange(count)),
         pa.array(np.bincount(flat, clean_values(raw, bad), minlength=count), pa.float64()),
         *_crossings(flat, nanos, clean_values(raw, bad), seconds, ids.categories, limits),
     ]
