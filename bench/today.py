@@ -144,7 +144,11 @@ def rounds(indexes: int) -> dict[str, list[float]]:
     """Collect rounds from 23:10 to 00:30 against one plain list each (this process's
     searchkit): {"round": [...], "list": [...], "at": [...]}."""
     from searchkit.emulator import Emulator
-    from searchkit.history.usage_history import History
+
+    try:
+        from searchkit.history.usage_history import History
+    except ImportError:  # a baseline from before the rename
+        from searchkit.history.store import History  # type: ignore[no-redef]
 
     start = END - pd.Timedelta(minutes=60)
     out: dict[str, list] = {"round": [], "list": [], "at": []}
