@@ -14,13 +14,20 @@ points all come after its ``last_point`` (the case of a collector that only appe
   and how often each occurs, and how many lie below and above them
   (:mod:`searchkit.history.spacings`), so the spacings of the new points, and the one
   between the old last point and the first new one, join them exactly (while the median
-  stays among those kept).
+  stays among those kept);
+- the gaps inside the day (``gaps``: steps longer than 1.5 times that median) are the old
+  ones and the new steps longer than the extended day's threshold. Should the threshold
+  fall below an old step judged short (an index sampled more densely), that step is a gap
+  now, and as the rollup keeps no instant of it, the index's gaps are unknown (null) for
+  the day: ``info()`` reads the day's points, and compaction rolls the day up again.
 
 Otherwise (the day's first round, a file another writer added, a late point into what was
 summarised, a file rewritten) the day is rolled up from its points once, as
 :func:`~searchkit.history.rollups.refresh` does. A rollup is trusted only while it names
-exactly the day's files (:func:`~searchkit.history.rollups.current`): a file written after
-it makes it stale, and readers read the day's points until the next round extends it.
+exactly the day's files as they are (:func:`~searchkit.history.rollups.current`: names,
+sizes, modification times) and passes its checks (:mod:`~searchkit.history.checks`; an
+extended rollup is sealed anew): a file written after it makes it stale, and readers read
+the day's points until the next round extends it.
 """
 
 from __future__ import annotations
@@ -44,14 +51,17 @@ from searchkit.frames.counting import (
     run_sums,
 )
 from searchkit.history import reader, rollups, text_columns
+from searchkit.history.checks import seal
 from searchkit.history.crossings import Crossings
 from searchkit.history.dedupe import Points, unique_points
+from searchkit.history.gaps import thresholds
 from searchkit.history.layout import ROLLUP_SCHEMA, TIMESTAMP, Layout
 from searchkit.history.spacings import Spacings, pairs, seconds_of
 
 __all__ = ["advance", "extend"]
 
 _LISTS = ["hourly_value_sum", "hourly_points", "quarter_value_sum", "quarter_points"]
+_NAT = np.iinfo(np.int64).min
 
 
 def advance(
@@ -67,14 +77,14 @@ def advance(
     index's ``limits`` (:mod:`searchkit.history.crossings`). Returns whether one was
     written."""
     name = written.rpartition("/")[2]
-    names = _names(layout, day)
-    if name not in names:
+    files = _files(layout, day)
+    if name not in [listed for listed, _, _ in files]:
         return False  # gone meanwhile (a compaction of a day not open any more)
-    others = [other for other in names if other != name]
-    table = rollups.read(layout, (day, day)) if others else ROLLUP_SCHEMA.empty_table()
-    table = rollups.current(table, {day: rollups.signature(others)}) if others else table
-    source = rollups.signature(names)
-    extended = extend(table, new, day, source, limits=limits) if table.num_rows else None
+    others = [entry for entry in files if entry[0] != name]
+    # The rollup so far, when it names the other files as they are and passes its checks.
+    table = rollups.current_rows(layout, day, rollups.signature(others)) if others else None
+    source = rollups.signature(files)  # the written file by its size and time as stored
+    extended = extend(table, new, day, source, limits=limits) if table is not None else None
     if extended is not None:
         rollups.replace(layout, day, extended, new)
         return True
@@ -82,15 +92,18 @@ def advance(
     # rollups.refresh: a rollup another writer races this one with names its own files,
     # and readers trust only the one that names the day's files as they are.
     points = reader.read(layout, "throughput", days=(day, day))
-    if _names(layout, day) != names:
+    if _files(layout, day) != files:
         return False  # a writer changed the day meanwhile: its next round rolls it up
     rollups.replace(layout, day, rollups.rollup(points, day, source, limits=limits), points)
     return True
 
 
-def _names(layout: Layout, day: str) -> list[str]:
-    """The names of the day's throughput files, sorted."""
-    return sorted(path.rpartition("/")[2] for _, path, _ in layout.files("throughput", day, day))
+def _files(layout: Layout, day: str) -> list[tuple[str, int, int]]:
+    """The day's throughput files as (name, size, mtime), sorted: what a rollup names."""
+    return sorted(
+        (path.rpartition("/")[2], size, mtime)
+        for _, path, size, mtime in layout.entries("throughput", day, day)
+    )
 
 
 def extend(
@@ -142,6 +155,11 @@ def extend(
         np.concatenate([np.flatnonzero(joined), groups]),
         np.concatenate([firsts[joined] - old.last[joined], spacing]),
     )
+    old.steps(np.flatnonzero(joined), old.last[joined], firsts[joined])
+    order = np.lexsort((times, codes))
+    ordered, instants = codes[order], times[order]
+    same = ordered[1:] == ordered[:-1]
+    old.steps(ordered[1:][same], instants[:-1][same], instants[1:][same])
     newest = np.full(len(old.ids), np.iinfo(np.int64).min, np.int64)
     np.maximum.at(newest, codes, times)
     old.first = np.minimum(old.first, firsts)
@@ -177,6 +195,20 @@ class _Rows:
         self.first = _numbers(table["first_point"], np.int64)
         self.last = _numbers(table["last_point"], np.int64)
         self.spacing = Spacings.of_table(table)
+        # The gaps so far (steps longer than the threshold of the day so far) and the
+        # steps added since: which are gaps is told by the extended day's threshold.
+        gaps = table["gaps"].combine_chunks()
+        self.gaps_known = ~np.asarray(gaps.is_null().to_numpy(zero_copy_only=False), bool)
+        lengths = pc.fill_null(pc.list_value_length(gaps), 0).to_numpy()
+        self.step_rows = np.repeat(np.arange(len(self.ids)), lengths)
+        self.step_from = _numbers(pc.list_flatten(gaps).field("stored_until"), np.int64)
+        self.step_to = _numbers(pc.list_flatten(gaps).field("listed_from"), np.int64)
+        median, _ = self.spacing.medians()
+        self.judged = thresholds(median, median == _NAT)  # what the old steps were judged by
+        # Each old step kept (its row and length), and the rows with steps longer than
+        # those kept (their lengths not known)
+        self.old_steps = (self.spacing.groups.copy(), self.spacing.values.copy())
+        self.longer = self.spacing.above.copy()
 
     @classmethod
     def of(cls, table: pa.Table, period: int) -> _Rows | None:
@@ -251,9 +283,19 @@ class _Rows:
         self.seconds = np.append(self.seconds, np.nan)
         self.crossings.add_row()
         self.spacing.grow()
+        self.judged = np.append(self.judged, np.iinfo(np.int64).max)
+        self.gaps_known = np.append(self.gaps_known, True)
+        self.longer = np.append(self.longer, 0)
         self.first = np.append(self.first, np.iinfo(np.int64).max)
         self.last = np.append(self.last, np.iinfo(np.int64).min)
         return len(self.ids) - 1
+
+    def steps(self, rows: np.ndarray, froms: np.ndarray, tos: np.ndarray) -> None:
+        """Note steps between consecutive points of ``rows``: gaps if longer than the
+        extended day's threshold (see :meth:`table`)."""
+        self.step_rows = np.concatenate([self.step_rows, rows])
+        self.step_from = np.concatenate([self.step_from, froms])
+        self.step_to = np.concatenate([self.step_to, tos])
 
     def cross(
         self,
@@ -295,6 +337,16 @@ class _Rows:
         )
         spacing = self.spacing.columns(order)
         seconds = self.seconds[order]  # cross() told them
+        medians, _ = self.spacing.medians()
+        allowed = thresholds(medians, medians == _NAT)
+        # An old step judged short that is a gap now: only the points say when it was.
+        rows, lengths = self.old_steps
+        unplaced = (lengths > allowed[rows]) & (lengths <= self.judged[rows])
+        self.gaps_known[rows[unplaced]] = False
+        # Steps longer than those kept, judged short by a threshold that fell: the same.
+        self.gaps_known[(self.longer > 0) & (allowed < self.judged)] = False
+        place = np.empty(count, np.int64)
+        place[order] = np.arange(count)
         value_sum = run_sums(self.quarter_sums, [0])[:, 0][order]
         listed = {
             "hourly_value_sum": self.hour_sums,
@@ -321,6 +373,14 @@ class _Rows:
             "spacing_counts": spacing[1],
             "spacings_below": spacing[2],
             "spacings_above": spacing[3],
+            "digest": pa.nulls(count, pa.int64()),  # sealed below, once every figure is final
+            "gaps": rollups.gap_lists(
+                place[self.step_rows],
+                self.step_from,
+                self.step_to,
+                allowed[order],
+                self.gaps_known[order],
+            ),
             "running_value": pa.array(self.running[order], pa.float64()),
         }
         columns["crossing_limits"], columns["crossing_times"] = self.crossings.arrays(order)
@@ -330,7 +390,9 @@ class _Rows:
             kind = ROLLUP_SCHEMA.field(name).type.value_type
             flat = pa.array(matrix[order].reshape(-1), kind)
             columns[name] = pa.ListArray.from_arrays(offsets, flat)
-        return pa.Table.from_arrays([columns[f.name] for f in ROLLUP_SCHEMA], schema=ROLLUP_SCHEMA)
+        return seal(
+            pa.Table.from_arrays([columns[f.name] for f in ROLLUP_SCHEMA], schema=ROLLUP_SCHEMA)
+        )
 
 
 def _operations(value_sum: np.ndarray, seconds: np.ndarray) -> np.ndarray:
