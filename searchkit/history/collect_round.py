@@ -29,6 +29,7 @@ from searchkit.history.collecting import (
     unstored,
 )
 from searchkit.history.compaction import after_collect
+from searchkit.history.crossings import daily_limits
 from searchkit.history.gaps import Gap
 from searchkit.history.layout import Layout
 from searchkit.history.reports import CollectSummary
@@ -71,7 +72,9 @@ def collect_round(
     files = _write_collected(layout, new, days, snapshot, stamp)
     if listed.num_rows:
         notes += advance_record(layout, record, listed)
-    after_collect(layout, f"{collected_at:%Y-%m-%d}", files, new, days, merge=compact)
+    today = f"{collected_at:%Y-%m-%d}"
+    crossed = daily_limits(limits)  # the limits whose crossings today's rollup keeps
+    after_collect(layout, today, files, new, days, merge=compact, limits=crossed)
     return CollectSummary(
         collected_at=collected_at,
         indexes=len(limits),

@@ -377,8 +377,9 @@ class History:
 
         Args:
             columns: The columns to return (default all but the lists: ``hourly_*``,
-                ``quarter_*``, ``spacing_*`` and ``gaps``, 48, 288 and a few values a row,
-                and the day's seal, ``digest``).
+                ``quarter_*``, ``spacing_*``, ``gaps`` and ``crossing_*``, the day's seal,
+                ``digest``, and what keeps the open day's rollup current,
+                ``spacings_*`` and ``running_value``).
 
         Returns:
             One row per (account, index, UTC day) of every day whose points did not change
@@ -389,7 +390,7 @@ class History:
             first_point`` and the lists and seal when named (see
             :mod:`searchkit.history.rollups`). Days not listed must be read from the points.
         """
-        lists = ("hourly", "quarter", "spacing", "digest", "gaps")
+        lists = ("hourly", "quarter", "spacing", "digest", "gaps", "running", "crossing")
         wanted = [c for c in ROLLUP_SCHEMA.names if not c.startswith(lists)]
         if columns is not None:
             wanted = check_columns(columns, ROLLUP_SCHEMA.names, "columns") or wanted
