@@ -347,7 +347,7 @@ def main() -> None:
     if args.round:
         collect_overhead(args.indexes)
         return
-    if not args.speed:
+    if not args.speed and not args.overhead:
         accuracy()
     if not args.accuracy:
         if not args.overhead:

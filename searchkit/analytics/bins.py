@@ -8,7 +8,7 @@ next days read while one is binned.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -68,6 +68,13 @@ class Bins:
     # its points: :func:`last_day_points` reads those of the indexes that need them)
     last_scales: np.ndarray | None = None
     last_from_sums: bool = False
+    # The last day's rollup's known crossings: rows, limits, the point's time (ns;
+    # crossings.NOT_REACHED: none), and the operations a unit stood for when told
+    last_crossings: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
+    # Rows whose crossing (hours after midnight, NaN: not reached) the rollup told
+    known_crossings: dict[int, float] = field(default_factory=dict)
+    # [points of last_points] their values as summed (invalid ones as 0)
+    last_values: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
     @property
     def days(self) -> int:
@@ -111,9 +118,10 @@ class _Accumulator:
         self.blocks: list[tuple[int, np.ndarray, np.ndarray]] = []
         self.newest: list[np.ndarray] = []  # per part and index known then
         self.future: list[np.ndarray] = []
-        self.last: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.last: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
         self.last_scales: dict[str, float] = {}  # per index, of the last day's part
         self.last_from_sums = False
+        self.crossed: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
 
     def add(self, tp: pd.DataFrame) -> None:
         """Add a throughput frame's points."""
@@ -139,6 +147,9 @@ class _Accumulator:
             self.last_from_sums = True
             scales = unit_scales(self.unit, seconds)
             self.last_scales.update(zip(hours.ids, scales.tolist(), strict=True))
+            if hours.crossings is not None:
+                rows, limits, times = hours.crossings
+                self.crossed = (row_of[rows], limits, times, seconds[rows])
         count = len(self.ids)
         summed = np.zeros((HOURS, count))
         summed[:, row_of] = hours.value_sums.T
@@ -227,7 +238,8 @@ class _Accumulator:
             return
         keep = (times >= begin) & (times < end)
         if keep.any():
-            self.last.append((rows[keep], times[keep], clean[keep] * scales[rows[keep]]))
+            kept = rows[keep]
+            self.last.append((kept, times[keep], clean[keep] * scales[kept], clean[keep]))
             for row in np.unique(rows[keep]).tolist():
                 self.last_scales[self.ids[row]] = float(scales[row])
 
@@ -249,7 +261,7 @@ class _Accumulator:
             future[: len(part)] += part
         seconds = np.asarray([self.steps[i] for i in self.ids], np.float64)
         cov = np.minimum(points * seconds[:, None, None] / 3600.0, 1.0)
-        last = self._last_day()
+        last, values = self._last_day()
         last_scales = np.asarray([self.last_scales.get(i, np.nan) for i in self.ids], np.float64)
         return Bins(
             self.ids,
@@ -263,18 +275,21 @@ class _Accumulator:
             last,
             last_scales,
             self.last_from_sums,
+            self.crossed,
+            last_values=values,
         )
 
-    def _last_day(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The points of the last day (before the cut), sorted by index then time."""
+    def _last_day(self) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], np.ndarray]:
+        """The points of the last day (before the cut), sorted by index then time: rows,
+        times and operations, and their values as summed."""
         if not self.last:
-            return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
-        rows, times, values = (np.concatenate(column) for column in zip(*self.last, strict=True))
+            return (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)), np.zeros(0)
+        rows, times, ops, values = (np.concatenate(c) for c in zip(*self.last, strict=True))
         step = rows[1:] > rows[:-1]
         if not np.all(step | ((rows[1:] == rows[:-1]) & (times[1:] >= times[:-1]))):
             order = np.lexsort((times, rows))  # else in order already (a stable sort keeps it)
-            rows, times, values = rows[order], times[order], values[order]
-        return rows, times, values
+            rows, times, ops, values = rows[order], times[order], ops[order], values[order]
+        return (rows, times, ops), values
 
 
 def bins_from_frame(
@@ -379,3 +394,4 @@ def last_day_points(source: History, bins: Bins, rows: np.ndarray, cut: int | No
     point_rows, times, clean = point_rows[order], times[order], clean[order]
     assert bins.last_scales is not None
     bins.last_points = (point_rows, times, clean * bins.last_scales[point_rows])
+    bins.last_values = clean

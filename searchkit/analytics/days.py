@@ -44,9 +44,12 @@ class PointsReader:
         self._sums: dict[tuple[str, str], dict[str, DaySums]] = {}
 
     def sums(self, first: str, last: str) -> dict[str, DaySums]:
-        """:meth:`~searchkit.History.sums` by hour of the days ``first`` to ``last``."""
-        if (first, last) not in self._sums:
-            self._sums[first, last] = self.source.sums(first, last, detail="hour")
+        """:meth:`~searchkit.History.sums` by hour of the days ``first`` to ``last``
+        (from a range read before when it held them)."""
+        for (low, high), found in self._sums.items():
+            if low <= first and last <= high:
+                return {day: sums for day, sums in found.items() if first <= day <= last}
+        self._sums[first, last] = self.source.sums(first, last, detail="hour")
         return self._sums[first, last]
 
     def points(self, start: pd.Timestamp, end: pd.Timestamp | None) -> Points:

@@ -61,7 +61,7 @@ import pandas as pd
 
 from searchkit._deprecation import legacy_arguments
 from searchkit.analytics import profile as pf
-from searchkit.analytics.bins import last_day_points
+from searchkit.analytics.crossed import crossed_at, read_crossings
 from searchkit.analytics.days import PointsReader
 from searchkit.analytics.limit_periods import UNLIMITED_REASON
 from searchkit.analytics.reading import listed_once
@@ -270,7 +270,8 @@ def forecast_parts(
         source, asked, pd.Timestamp.now(tz="UTC"), value_unit, last_points=last_points
     )
     if bins.last_from_sums:  # today from its rollup: the points of any index at its limit
-        _read_crossings(source, bins, limits, label, moment)  # type: ignore[arg-type]
+        limit = field_limit(limits, label).to_numpy(np.float64)
+        read_crossings(source, bins, limit, limits.index, moment)  # type: ignore[arg-type]
     later = bins.future.copy()
     if asked is not None:  # points after an explicit now are not news: only ignored
         bins.future[:] = 0
@@ -342,6 +343,8 @@ def _history_now(
     if newest is None:
         return present
     day = min(newest, present).normalize()
+    # The days the forecast then bins, read once: this instant's day is among them.
+    reader.sums(f"{day - _DAYS_READ * pf.DAY:%Y-%m-%d}", f"{day:%Y-%m-%d}")
     for first in (day, day - pf.DAY):
         bins = pf.bins_from_history(
             source, value_unit, first, 1, present.value + 1, reader=reader, last_points=False
@@ -349,24 +352,6 @@ def _history_now(
         if (bins.newest != pf.NO_TIME).any():
             break
     return _bins_now(bins, present)
-
-
-def _read_crossings(
-    source: History, bins: pf.Bins, limits: pd.DataFrame, label: str, moment: pd.Timestamp
-) -> None:
-    """Read today's points of the indexes whose operations today reach their limit (what
-    :func:`_crossed` needs), when today came from its rollup. The sum of the hours and
-    the running sum of the points agree far inside 1e-9 of the total (their additions'
-    rounding): an index under the limit by more than that has no point that reached it."""
-    limit = field_limit(limits, label).to_numpy(np.float64)
-    row_of = {str(index_id): at for at, index_id in enumerate(limits.index)}
-    each = np.full(len(bins.ids), np.inf)
-    for row, index_id in enumerate(bins.ids):
-        if index_id in row_of:
-            each[row] = limit[row_of[index_id]]
-    used = bins.ops[:, -1].sum(axis=1)
-    near = np.isfinite(each) & (used > 0) & (used >= each * (1 - 1e-9))
-    last_day_points(source, bins, np.flatnonzero(near), moment.value)
 
 
 def _rows(
@@ -457,7 +442,7 @@ def _today(
     for name, factor in (("hit_at", 1.0), ("hit_at_earliest", high), ("hit_at_latest", low)):
         ahead = pf.crossing(used, amounts * np.asarray(factor)[..., None], limit, tau)
         out[name] = np.where(defined, ahead, np.nan)
-    crossed = _crossed(bins, limit, rows, moment.normalize())
+    crossed = crossed_at(bins, limit, rows, moment.normalize())
     for name in ("hit_at", "hit_at_earliest", "hit_at_latest"):
         out[name] = np.where(np.isfinite(crossed), crossed, out[name])
     out["method"] = np.where(found, plan["method"][take], "")
@@ -566,31 +551,3 @@ def _pace(bins: pf.Bins, tau: float, window: pd.Timedelta) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
         rate = (ops * weight).sum(axis=1) / ((cov * weight).sum(axis=1) * 3600.0)
     return np.where((cov * weight).sum(axis=1) > 0, rate, np.nan)
-
-
-def _crossed(bins: pf.Bins, limit: np.ndarray, rows: np.ndarray, start: pd.Timestamp) -> np.ndarray:
-    """Hours after midnight of the point that took today's operations to the limit: the
-    first at which the index's own running sum of today's operations reaches it."""
-    point_rows, times, ops = bins.last_points
-    out = np.full(len(rows), np.nan)
-    if not len(times):
-        return out
-    per_limit = np.full(len(bins.ids), np.inf)
-    known = rows >= 0
-    per_limit[rows[known]] = limit[known]
-    heads = np.flatnonzero(np.append(True, point_rows[1:] != point_rows[:-1]))
-    ends = np.append(heads[1:], len(point_rows))
-    # Only an index whose total comes near its limit can reach it (see _read_crossings).
-    totals = np.add.reduceat(ops, heads)
-    near = np.isfinite(per_limit[point_rows[heads]]) & (
-        totals >= per_limit[point_rows[heads]] * (1 - 1e-9)
-    )
-    hours = np.full(len(bins.ids), np.nan)
-    for head, end in zip(heads[near].tolist(), ends[near].tolist(), strict=True):
-        row = point_rows[head]
-        running = np.cumsum(ops[head:end])  # one addition at a time, in time order
-        reached = np.flatnonzero((running >= per_limit[row]) & (running > 0))
-        if len(reached):
-            hours[row] = (times[head + reached[0]] - start.value) / pf.HOUR_NS
-    out[known] = hours[rows[known]]
-    return out

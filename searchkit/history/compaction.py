@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+from collections.abc import Mapping, Sequence
 
 import pandas as pd
 import pyarrow as pa
@@ -23,12 +24,15 @@ def after_collect(
     days: pa.Array | None,
     *,
     merge: bool,
+    limits: Mapping[str, Sequence[float]] | None = None,
 ) -> None:
     """What a collect round does after writing ``files`` (``new`` points, of UTC ``days``):
 
     bring the rollup of each day it wrote to up to date, extended with the points it wrote
     (:mod:`searchkit.history.open_day`: the open day's sums without reading it again);
-    compact the closed days it touched, and yesterday (which just closed), or without
+    ``limits``: each index's limits whose crossings the rollup keeps
+    (:mod:`searchkit.history.crossings`). Then compact the closed days it touched, and
+    yesterday (which just closed), or without
     ``merge`` only bring their rollups up to date; and when a closed day's rollup was
     written (once a day), bring the rollups of the days forecasts read up to date too.
     """
@@ -36,9 +40,8 @@ def after_collect(
     counts: collections.Counter[str] = collections.Counter()
     for day in written:
         path = next((p for p in files if f"/throughput/day={day}/" in p), None)
-        if path is not None and open_day.advance(
-            layout, day, path, new.filter(pc.equal(days, day))
-        ):
+        part = new.filter(pc.equal(days, day))
+        if path is not None and open_day.advance(layout, day, path, part, limits):
             counts["rollups_written"] += day < today
     yesterday = f"{pd.Timestamp(today) - pd.Timedelta(days=1):%Y-%m-%d}"
     closed = sorted(d for d in {*written, yesterday} if d < today)

@@ -84,10 +84,21 @@ def sorted_points(table: pa.Table) -> pa.Table:
     dictionaries, and a take of codes copies no text.
     """
     table = encoded_table(table)
-    order = np.lexsort(
-        (_int64(table["time"]), codes(table["index_id"])[0], codes(table["account"])[0])
-    )
-    return table.take(pa.array(order))
+    keys = (_int64(table["time"]), codes(table["index_id"])[0], codes(table["account"])[0])
+    if _in_order(*keys):
+        return table  # sorted so already (compaction's latest() leaves it so)
+    return table.take(pa.array(np.lexsort(keys)))
+
+
+def _in_order(times: np.ndarray, ids: np.ndarray, accounts: np.ndarray) -> bool:
+    """Whether rows are in (account, index, time) order (repeats allowed)."""
+    if len(times) < 2:
+        return True
+    up = accounts[1:] > accounts[:-1]
+    same = accounts[1:] == accounts[:-1]
+    up |= same & (ids[1:] > ids[:-1])
+    same &= ids[1:] == ids[:-1]
+    return bool(np.all(up | (same & (times[1:] >= times[:-1]))))
 
 
 def latest(table: pa.Table) -> pa.Table:
@@ -97,15 +108,23 @@ def latest(table: pa.Table) -> pa.Table:
         return table
     table = canonical(table)  # one index, one account, whatever older writers keyed it by
     table = encoded_table(table)  # one dictionary per text column: a take copies codes only
-    keys = [
-        _nan_first(table["value"]),
-        _int64(table["collected_at"]),
-        _int64(table["time"]),
-        codes(table["index_id"])[0],
-        codes(table["account"])[0],
-    ]
-    order = table.take(pa.array(np.lexsort(keys)))
-    return drop_repeats(order)
+    times = _int64(table["time"])
+    ids, accounts = codes(table["index_id"])[0], codes(table["account"])[0]
+    # Files a collector wrote hold each key once, sorted, and later files later points:
+    # sorted by (account, index) alone (a stable sort: runs of sorted files merge), the
+    # rows are then in key order with no key twice, and nothing is dropped.
+    key = accounts.astype(np.int64) * (int(ids.max(initial=0)) + 2) + ids
+    order = np.argsort(key, kind="stable")
+    if _strictly_after(times[order], key[order]):
+        return table.take(pa.array(order))
+    keys = [_nan_first(table["value"]), _int64(table["collected_at"]), times, ids, accounts]
+    return drop_repeats(table.take(pa.array(np.lexsort(keys))))
+
+
+def _strictly_after(times: np.ndarray, key: np.ndarray) -> bool:
+    """Whether each row of a key (rows sorted by key) comes strictly after the one before."""
+    same = key[1:] == key[:-1]
+    return bool(np.all(~same | (times[1:] > times[:-1])))
 
 
 def drop_repeats(order: pa.Table) -> pa.Table:

@@ -10,9 +10,11 @@ points all come after its ``last_point`` (the case of a collector that only appe
   of a day read whole, so the two sums are the same to the last bit;
 - counts, invalid values, the first and last point add up or take the extreme;
 - the day's median sampling interval is the median of every spacing between an index's
-  consecutive points: the rollup keeps each index's distinct spacings and how often each
-  occurs (``spacing_values``, ``spacing_counts``), so the spacings of the new points, and
-  the one between the old last point and the first new one, join them exactly;
+  consecutive points: the rollup keeps each index's distinct spacings around the median
+  and how often each occurs, and how many lie below and above them
+  (:mod:`searchkit.history.spacings`), so the spacings of the new points, and the one
+  between the old last point and the first new one, join them exactly (while the median
+  stays among those kept);
 - the gaps inside the day (``gaps``: steps longer than 1.5 times that median) are the old
   ones and the new steps longer than the extended day's threshold. Should the threshold
   fall below an old step judged short (an index sampled more densely), that step is a gap
@@ -29,6 +31,8 @@ the day's points until the next round extends it.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -48,10 +52,11 @@ from searchkit.frames.counting import (
 )
 from searchkit.history import reader, rollups, text_columns
 from searchkit.history.checks import seal
+from searchkit.history.crossings import Crossings
 from searchkit.history.dedupe import Points, unique_points
 from searchkit.history.gaps import thresholds
 from searchkit.history.layout import ROLLUP_SCHEMA, TIMESTAMP, Layout
-from searchkit.history.spacings import histogram, pairs, seconds_of, spacing_medians
+from searchkit.history.spacings import Spacings, pairs, seconds_of
 
 __all__ = ["advance", "extend"]
 
@@ -59,10 +64,17 @@ _LISTS = ["hourly_value_sum", "hourly_points", "quarter_value_sum", "quarter_poi
 _NAT = np.iinfo(np.int64).min
 
 
-def advance(layout: Layout, day: str, written: str, new: pa.Table) -> bool:
+def advance(
+    layout: Layout,
+    day: str,
+    written: str,
+    new: pa.Table,
+    limits: Mapping[str, Sequence[float]] | None = None,
+) -> bool:
     """Bring the rollup of ``day`` up to date after a collect wrote ``new`` (its points of
     that day) as the file ``written``: extended with them when it summarised every other
-    file of the day, else rolled up from the day's points. Returns whether one was
+    file of the day, else rolled up from the day's points; with the crossings of each
+    index's ``limits`` (:mod:`searchkit.history.crossings`). Returns whether one was
     written."""
     name = written.rpartition("/")[2]
     files = _files(layout, day)
@@ -72,7 +84,7 @@ def advance(layout: Layout, day: str, written: str, new: pa.Table) -> bool:
     # The rollup so far, when it names the other files as they are and passes its checks.
     table = rollups.current_rows(layout, day, rollups.signature(others)) if others else None
     source = rollups.signature(files)  # the written file by its size and time as stored
-    extended = extend(table, new, day, source) if table is not None else None
+    extended = extend(table, new, day, source, limits=limits) if table is not None else None
     if extended is not None:
         rollups.replace(layout, day, extended, new)
         return True
@@ -82,7 +94,7 @@ def advance(layout: Layout, day: str, written: str, new: pa.Table) -> bool:
     points = reader.read(layout, "throughput", days=(day, day))
     if _files(layout, day) != files:
         return False  # a writer changed the day meanwhile: its next round rolls it up
-    rollups.replace(layout, day, rollups.rollup(points, day, source), points)
+    rollups.replace(layout, day, rollups.rollup(points, day, source, limits=limits), points)
     return True
 
 
@@ -94,11 +106,19 @@ def _files(layout: Layout, day: str) -> list[tuple[str, int, int]]:
     )
 
 
-def extend(table: pa.Table, new: pa.Table, day: str, source: str) -> pa.Table | None:
+def extend(
+    table: pa.Table,
+    new: pa.Table,
+    day: str,
+    source: str,
+    *,
+    limits: Mapping[str, Sequence[float]] | None = None,
+) -> pa.Table | None:
     """Return the rollup of ``day`` whose rows are ``table`` (the rollup of the day's
-    points so far) with the points of ``new`` added, named ``source``; None when it cannot
-    be told without the day's points (see the module): they do not all come after what
-    ``table`` summarised, an index has two accounts, or ``table`` does not add up."""
+    points so far) with the points of ``new`` added, named ``source``, with the crossings
+    of ``limits``; None when it cannot be told without the day's points (see the module):
+    they do not all come after what ``table`` summarised, an index has two accounts, or
+    ``table`` does not add up."""
     period = pd.Timestamp(day, tz="UTC").value
     old = _Rows.of(table, period)
     points = unique_points(new)
@@ -131,7 +151,7 @@ def extend(table: pa.Table, new: pa.Table, day: str, source: str) -> pa.Table | 
     # those between the new points.
     joined = seen & (old.last != np.iinfo(np.int64).min)
     groups, spacing = pairs(codes, times)
-    old.spacings(
+    old.spacing.add(
         np.concatenate([np.flatnonzero(joined), groups]),
         np.concatenate([firsts[joined] - old.last[joined], spacing]),
     )
@@ -146,7 +166,15 @@ def extend(table: pa.Table, new: pa.Table, day: str, source: str) -> pa.Table | 
     old.last = np.maximum(old.last, newest)
     for code, name in zip(rows.tolist(), points.names, strict=True):
         old.names[code] = name
+    try:
+        old.cross(codes, times, clean, limits or {})
+    except _Unknown:
+        return None  # the median left the spacings kept: the day's points decide
     return old.table(period, source)
+
+
+class _Unknown(Exception):
+    """The median spacing is no longer among the spacings a rollup keeps."""
 
 
 class _Rows:
@@ -161,13 +189,12 @@ class _Rows:
         self.hour_sums = _matrix(table["hourly_value_sum"], HOURS)
         self.hour_points = _matrix(table["hourly_points"], HOURS)
         self.invalid = _numbers(table["invalid"], np.int64)
+        self.running = _numbers(table["running_value"], np.float64)
+        self.seconds = _numbers(table["interval_seconds"], np.float64)
+        self.crossings = Crossings.of(table["crossing_limits"], table["crossing_times"])
         self.first = _numbers(table["first_point"], np.int64)
         self.last = _numbers(table["last_point"], np.int64)
-        values, counts = table["spacing_values"], table["spacing_counts"]
-        lengths = pc.list_value_length(values).to_numpy()
-        self.groups = np.repeat(np.arange(len(self.ids)), lengths)
-        self.values = _numbers(pc.list_flatten(values), np.int64)
-        self.counts = _numbers(pc.list_flatten(counts), np.int64)
+        self.spacing = Spacings.of_table(table)
         # The gaps so far (steps longer than the threshold of the day so far) and the
         # steps added since: which are gaps is told by the extended day's threshold.
         gaps = table["gaps"].combine_chunks()
@@ -176,9 +203,12 @@ class _Rows:
         self.step_rows = np.repeat(np.arange(len(self.ids)), lengths)
         self.step_from = _numbers(pc.list_flatten(gaps).field("stored_until"), np.int64)
         self.step_to = _numbers(pc.list_flatten(gaps).field("listed_from"), np.int64)
-        median = spacing_medians(values, counts)
+        median, _ = self.spacing.medians()
         self.judged = thresholds(median, median == _NAT)  # what the old steps were judged by
-        self.old_steps = (self.groups, self.values)  # each old step's row and length
+        # Each old step kept (its row and length), and the rows with steps longer than
+        # those kept (their lengths not known)
+        self.old_steps = (self.spacing.groups.copy(), self.spacing.values.copy())
+        self.longer = self.spacing.above.copy()
 
     @classmethod
     def of(cls, table: pa.Table, period: int) -> _Rows | None:
@@ -186,6 +216,7 @@ class _Rows:
         figures an extension needs (an older writer's), figures that do not add up, a
         point outside the day, or an index in two rows."""
         needed = ["first_point", "last_point", "spacing_values", "spacing_counts", *_LISTS]
+        needed += ["spacings_below", "spacings_above", "running_value"]
         if table.num_rows == 0 or any(table[name].null_count for name in needed):
             return None
         if len(set(table["index_id"].to_pylist())) != table.num_rows:
@@ -206,8 +237,7 @@ class _Rows:
         value_sum = _numbers(table["value_sum"], np.float64)
         seconds = _numbers(table["interval_seconds"], np.float64)
         operations = _numbers(table["operations"], np.float64)
-        spaced = np.bincount(self.groups, weights=self.counts, minlength=len(self.ids))
-        medians = seconds_of(spacing_medians(table["spacing_values"], table["spacing_counts"]))
+        medians, held = self.spacing.medians()
         return bool(
             (self.first >= period).all()
             and (self.last < period + DAY_NS).all()
@@ -215,8 +245,9 @@ class _Rows:
             and (self.quarter_points.sum(axis=1) == points).all()
             and (self.hour_points.sum(axis=1) == points).all()
             and (run_sums(self.quarter_sums, [0])[:, 0] == value_sum).all()
-            and (spaced == points + self.invalid - 1).all()
-            and np.array_equal(medians, seconds, equal_nan=True)
+            and (self.spacing.totals() == points + self.invalid - 1).all()
+            and held.all()
+            and np.array_equal(seconds_of(medians), seconds, equal_nan=True)
             and np.array_equal(operations, _operations(value_sum, seconds), equal_nan=True)
         )
 
@@ -248,17 +279,16 @@ class _Rows:
             matrix = getattr(self, name)
             setattr(self, name, np.vstack([matrix, np.zeros((1, matrix.shape[1]), matrix.dtype)]))
         self.invalid = np.append(self.invalid, 0)
+        self.running = np.append(self.running, 0.0)
+        self.seconds = np.append(self.seconds, np.nan)
+        self.crossings.add_row()
+        self.spacing.grow()
+        self.judged = np.append(self.judged, np.iinfo(np.int64).max)
+        self.gaps_known = np.append(self.gaps_known, True)
+        self.longer = np.append(self.longer, 0)
         self.first = np.append(self.first, np.iinfo(np.int64).max)
         self.last = np.append(self.last, np.iinfo(np.int64).min)
-        self.judged = np.append(self.judged, np.inf)
-        self.gaps_known = np.append(self.gaps_known, True)
         return len(self.ids) - 1
-
-    def spacings(self, groups: np.ndarray, values: np.ndarray) -> None:
-        """Count one more occurrence of each (row, spacing)."""
-        self.groups = np.concatenate([self.groups, groups])
-        self.values = np.concatenate([self.values, values])
-        self.counts = np.concatenate([self.counts, np.ones(len(values), np.int64)])
 
     def steps(self, rows: np.ndarray, froms: np.ndarray, tos: np.ndarray) -> None:
         """Note steps between consecutive points of ``rows``: gaps if longer than the
@@ -267,6 +297,37 @@ class _Rows:
         self.step_from = np.concatenate([self.step_from, froms])
         self.step_to = np.concatenate([self.step_to, tos])
 
+    def cross(
+        self,
+        codes: np.ndarray,
+        times: np.ndarray,
+        clean: np.ndarray,
+        limits: Mapping[str, Sequence[float]],
+    ) -> None:
+        """Add new points (rows ``codes``, each row's together and in time order) to the
+        running values, and answer each index's ``limits`` from them."""
+        start = self.running.copy()
+        np.add.at(self.running, codes, clean)  # one addition at a time, in time order
+        before, self.seconds = self.seconds, self.medians()
+        heads = np.flatnonzero(np.append(True, codes[1:] != codes[:-1]))
+        ends = np.append(heads[1:], len(codes))
+        points = {
+            int(codes[low]): (times[low:high], clean[low:high])
+            for low, high in zip(heads.tolist(), ends.tolist(), strict=True)
+        }
+        row_of = {index_id: row for row, index_id in enumerate(self.ids)}
+        wanted = {row_of[i]: values for i, values in limits.items() if i in row_of}
+        rows = sorted({*points, *wanted})  # new points: what was known may no longer hold
+        running, seconds = (start, self.running), (before, self.seconds)
+        self.crossings.update(rows, points, running, seconds, wanted)
+
+    def medians(self) -> np.ndarray:
+        """Each row's median spacing (seconds, NaN: none) from its spacings so far."""
+        medians, held = self.spacing.medians()
+        if not held.all():
+            raise _Unknown
+        return seconds_of(medians)
+
     def table(self, period: int, source: str) -> pa.Table:
         """The rows as a rollup named ``source``, ordered as :func:`rollups.rollup` orders
         them (by account, then index id)."""
@@ -274,18 +335,18 @@ class _Rows:
         order = np.asarray(
             sorted(range(count), key=lambda row: (self.accounts[row], self.ids[row])), np.int64
         )
-        place = np.empty(count, np.int64)
-        place[order] = np.arange(count)
-        spacing_values, spacing_counts = histogram(
-            place[self.groups], self.values, self.counts, count
-        )
-        medians = spacing_medians(spacing_values, spacing_counts)
-        seconds = seconds_of(medians)
+        spacing = self.spacing.columns(order)
+        seconds = self.seconds[order]  # cross() told them
+        medians, _ = self.spacing.medians()
         allowed = thresholds(medians, medians == _NAT)
         # An old step judged short that is a gap now: only the points say when it was.
         rows, lengths = self.old_steps
-        unplaced = (lengths > allowed[place][rows]) & (lengths <= self.judged[rows])
+        unplaced = (lengths > allowed[rows]) & (lengths <= self.judged[rows])
         self.gaps_known[rows[unplaced]] = False
+        # Steps longer than those kept, judged short by a threshold that fell: the same.
+        self.gaps_known[(self.longer > 0) & (allowed < self.judged)] = False
+        place = np.empty(count, np.int64)
+        place[order] = np.arange(count)
         value_sum = run_sums(self.quarter_sums, [0])[:, 0][order]
         listed = {
             "hourly_value_sum": self.hour_sums,
@@ -308,13 +369,21 @@ class _Rows:
             "source": text_columns.encoded(pa.array([source] * count, pa.string())),
             "last_point": pa.array(self.last[order].view("datetime64[ns]"), TIMESTAMP),
             "first_point": pa.array(self.first[order].view("datetime64[ns]"), TIMESTAMP),
-            "spacing_values": spacing_values,
-            "spacing_counts": spacing_counts,
+            "spacing_values": spacing[0],
+            "spacing_counts": spacing[1],
+            "spacings_below": spacing[2],
+            "spacings_above": spacing[3],
             "digest": pa.nulls(count, pa.int64()),  # sealed below, once every figure is final
             "gaps": rollups.gap_lists(
-                place[self.step_rows], self.step_from, self.step_to, allowed, self.gaps_known[order]
+                place[self.step_rows],
+                self.step_from,
+                self.step_to,
+                allowed[order],
+                self.gaps_known[order],
             ),
+            "running_value": pa.array(self.running[order], pa.float64()),
         }
+        columns["crossing_limits"], columns["crossing_times"] = self.crossings.arrays(order)
         for name, matrix in listed.items():
             size = matrix.shape[1]
             offsets = pa.array(np.arange(count + 1, dtype=np.int32) * size)

@@ -74,11 +74,12 @@ from searchkit.history.checks import (
     warn_changed,
     whole_days,
 )
+from searchkit.history.crossings import NOT_REACHED, crossing_columns
 from searchkit.history.dedupe import tidy
 from searchkit.history.gaps import gap_thresholds, inner_gaps
 from searchkit.history.layout import ROLLUP_SCHEMA, TIMESTAMP, HistoryWarning, Layout
 from searchkit.history.schemas import GAPS
-from searchkit.history.spacings import spacings
+from searchkit.history.spacings import Spacings
 
 _HOURLY = ["hourly_value_sum", "hourly_points", "last_point"]
 _QUARTERLY = ["quarter_value_sum", "quarter_points", "first_point"]
@@ -242,9 +243,12 @@ def current_rows(
     return table.select(wanted)
 
 
-def rollup(points: pa.Table, day: str, source: str) -> pa.Table:
+def rollup(
+    points: pa.Table, day: str, source: str, *, limits: Mapping[str, Sequence[float]] | None = None
+) -> pa.Table:
     """Return the rollup of one day's stored points (any order, duplicates allowed),
-    sealed (:mod:`~searchkit.history.checks`). Points dated on other days (filed in this
+    sealed (:mod:`~searchkit.history.checks`), with the crossings of each index's
+    ``limits`` (:mod:`searchkit.history.crossings`). Points dated on other days (filed in this
     day's folder by another writer) are left out, as every reader leaves them out."""
     period = pd.Timestamp(day, tz="UTC").value
     times = points["time"].cast(pa.int64())
@@ -277,6 +281,7 @@ def rollup(points: pa.Table, day: str, source: str) -> pa.Table:
     np.minimum.at(oldest, flat, nanos)
     newest = np.full(count, np.iinfo(np.int64).min, dtype=np.int64)
     np.maximum.at(newest, flat, nanos)
+    kept = Spacings.of_points(codes, nanos, count).columns(np.arange(count))
     arrays = [
         text_columns.encoded(accounts),
         text_columns.encoded(pa.array([str(c) for c in ids.categories], pa.string())),
@@ -292,11 +297,28 @@ def rollup(points: pa.Table, day: str, source: str) -> pa.Table:
         pa.array(newest.view("datetime64[ns]"), TIMESTAMP),
         *quarters,
         pa.array(oldest.view("datetime64[ns]"), TIMESTAMP),
-        *spacings(codes, nanos, count),  # so that the open day's rollup extends
+        *kept[:2],  # what extends the open day's rollup (history/open_day.py) ...
         pa.nulls(count, pa.int64()),  # the seal, below
         _gaps(flat, nanos, ids.categories, count),
+        *kept[2:],  # ... without its points
+        pa.array(np.bincount(flat, clean_values(raw, bad), minlength=count), pa.float64()),
+        *_crossings(flat, nanos, clean_values(raw, bad), seconds, ids.categories, limits),
     ]
     return seal(pa.Table.from_arrays(arrays, schema=ROLLUP_SCHEMA))
+
+
+def _crossings(
+    codes: np.ndarray,
+    nanos: np.ndarray,
+    clean: np.ndarray,
+    seconds: np.ndarray,
+    ids: pd.Index,
+    limits: Mapping[str, Sequence[float]] | None,
+) -> tuple[pa.Array, pa.Array]:
+    """The crossing columns of the rows (ids) with ``limits``."""
+    row_of = {str(index_id): row for row, index_id in enumerate(ids)}
+    wanted = {row_of[i]: values for i, values in (limits or {}).items() if i in row_of}
+    return crossing_columns(codes, nanos, clean, seconds, wanted)
 
 
 def _gaps(codes: np.ndarray, nanos: np.ndarray, ids: Sequence[str], count: int) -> pa.Array:
@@ -367,6 +389,9 @@ class DaySums:
     invalid: np.ndarray | None
     seconds: np.ndarray  # [n] median sampling interval, NaN for a single point
     last_point: np.ndarray  # [n] epoch ns of the index's last point
+    # By hour: the limits each index's crossing is known for (row, limit, the time of the
+    # point that reached it or crossings.NOT_REACHED; see history/crossings.py), else None
+    crossings: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
 
 _LISTS: dict[str, list[str]] = {"hour": _HOURLY[:2], "quarter": [*_QUARTERLY[:2], "invalid"]}
@@ -381,7 +406,8 @@ def day_sums(
     gives names (an index's newest snapshot's)."""
     lists = _LISTS.get(detail, DAY_FIGURES)
     keys = ["name", "source", *CHECKED]
-    table = read(layout, (first, last), list(dict.fromkeys([*keys, *lists])))
+    crossing = ["crossing_limits", "crossing_times"] if detail == "hour" else []
+    table = read(layout, (first, last), list(dict.fromkeys([*keys, *lists, *crossing])))
     if table.num_rows == 0:
         return {}
     table = current(table, sources(layout, first, last))
@@ -422,6 +448,7 @@ def day_sums(
             invalid=invalid[0] if invalid else None,
             seconds=seconds[part],
             last_point=last_point[part],
+            crossings=_crossed(table.slice(head, end - head)) if crossing else None,
         )
     return out
 
@@ -456,6 +483,18 @@ def trusted(
         if bad.any():
             table = table.filter(pa.array(~whole_days(table, bad)))
     return table.select(list(columns))
+
+
+def _crossed(rows: pa.Table) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The crossings of a day's rollup rows as (row, limit, time ns) arrays."""
+    limits, times = rows["crossing_limits"], rows["crossing_times"]
+    lengths = pc.fill_null(pc.list_value_length(limits), 0).to_numpy()
+    flat_times = pc.list_flatten(times.combine_chunks()).cast(pa.int64())
+    return (
+        np.repeat(np.arange(rows.num_rows), lengths),
+        pc.list_flatten(limits.combine_chunks()).to_numpy(zero_copy_only=False),
+        pc.fill_null(flat_times, NOT_REACHED).to_numpy(),
+    )
 
 
 def current(rows: pa.Table, sources: dict[str, str]) -> pa.Table:

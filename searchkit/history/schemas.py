@@ -74,6 +74,11 @@ ROLLUP_SCHEMA = pa.schema(
         ("spacing_counts", pa.list_(pa.int64())),
         ("digest", pa.int64()),
         ("gaps", GAPS),
+        ("spacings_below", pa.int64()),
+        ("spacings_above", pa.int64()),
+        ("running_value", pa.float64()),
+        ("crossing_limits", pa.list_(pa.float64())),
+        ("crossing_times", pa.list_(TIMESTAMP)),
     ]
 )
 SCHEMAS = {"throughput": THROUGHPUT_SCHEMA, "limits": LIMITS_SCHEMA, "rollups": ROLLUP_SCHEMA}
@@ -90,6 +95,11 @@ OPTIONAL = {
         "spacing_counts",
         "digest",
         "gaps",
+        "spacings_below",
+        "spacings_above",
+        "running_value",
+        "crossing_limits",
+        "crossing_times",
     )
 }
 #: A point's identity: one row per key is kept (see :mod:`searchkit.history.dedupe`).

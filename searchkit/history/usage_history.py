@@ -55,6 +55,7 @@ from searchkit.history.collecting import (
     unstored,
 )
 from searchkit.history.compaction import after_collect, compact_day
+from searchkit.history.crossings import daily_limits
 from searchkit.history.gaps import Gap
 from searchkit.history.layout import (
     LIMITS_SCHEMA,
@@ -217,7 +218,9 @@ class History:
         files = self._write_collected(new, days, snapshot, stamp)
         if listed.num_rows:
             notes += advance_record(self._layout, record, listed)
-        after_collect(self._layout, f"{collected_at:%Y-%m-%d}", files, new, days, merge=compact)
+        today = f"{collected_at:%Y-%m-%d}"
+        crossed = daily_limits(limits)  # the limits whose crossings today's rollup keeps
+        after_collect(self._layout, today, files, new, days, merge=compact, limits=crossed)
         return CollectSummary(
             collected_at=collected_at,
             indexes=len(limits),
@@ -492,8 +495,9 @@ class History:
 
         Args:
             columns: The columns to return (default all but the lists: ``hourly_*``,
-                ``quarter_*``, ``spacing_*`` and ``gaps``, 48, 288 and a few values a row,
-                and the day's seal, ``digest``).
+                ``quarter_*``, ``spacing_*``, ``gaps`` and ``crossing_*``, the day's seal,
+                ``digest``, and what keeps the open day's rollup current,
+                ``spacings_*`` and ``running_value``).
 
         Returns:
             One row per (account, index, UTC day) of every day whose points did not change
@@ -504,7 +508,7 @@ class History:
             first_point`` and the lists and seal when named (see
             :mod:`searchkit.history.rollups`). Days not listed must be read from the points.
         """
-        lists = ("hourly", "quarter", "spacing", "digest", "gaps")
+        lists = ("hourly", "quarter", "spacing", "digest", "gaps", "running", "crossing")
         wanted = [c for c in ROLLUP_SCHEMA.names if not c.startswith(lists)]
         if columns is not None:
             wanted = check_columns(columns, ROLLUP_SCHEMA.names, "columns") or wanted

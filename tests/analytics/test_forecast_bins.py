@@ -103,19 +103,39 @@ def oracle_frame_bins(
         ops_sum += summed * scale[:, None, None]
         valid = ~invalid[keep]
         points += np.bincount(flat[valid], minlength=ops_sum.size).reshape(shape)
-        kept.append((rows, times, values * scale[rows]))
+        kept.append((rows, times, values * scale[rows], values, scale[rows]))
     seconds = np.asarray([steps[i] for i in ids], np.float64)
     cov = np.minimum(points * seconds[:, None, None] / 3600.0, 1.0)
     begin = first_day.value + (days - 1) * pf.DAY_NS
     end = begin + pf.DAY_NS if cut is None else min(begin + pf.DAY_NS, cut)
-    kept = [(r[k], t[k], v[k]) for r, t, v in kept for k in [(t >= begin) & (t < end)]]
+    kept = [
+        tuple(c[k] for c in part) for part in kept for k in [(part[1] >= begin) & (part[1] < end)]
+    ]
+    # The last day's points: their operations, their values as summed, and the
+    # operations a unit of value stands for that day (NaN: no point)
+    last_scales = np.full(count, np.nan)
     if kept:
-        r, t, v = (np.concatenate(c) for c in zip(*kept, strict=True))
+        r, t, v, clean, s = (np.concatenate(c) for c in zip(*kept, strict=True))
         order = np.lexsort((t, r))
         last_points = (r[order], t[order], v[order])
+        last_values = clean[order]
+        last_scales[r] = s
     else:
         last_points = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0))
-    return pf.Bins(ids, names, first_day, ops_sum, cov, seconds, newest, future, last_points)
+        last_values = np.zeros(0)
+    return pf.Bins(
+        ids,
+        names,
+        first_day,
+        ops_sum,
+        cov,
+        seconds,
+        newest,
+        future,
+        last_points,
+        last_scales,
+        last_values=last_values,
+    )
 
 
 def assert_same_bins(got: pf.Bins, want: pf.Bins) -> None:
@@ -128,6 +148,8 @@ def assert_same_bins(got: pf.Bins, want: pf.Bins) -> None:
         assert np.array_equal(a, b, equal_nan=a.dtype.kind == "f"), field
     for a, b in zip(got.last_points, want.last_points, strict=True):
         assert np.array_equal(a, b)
+    assert np.array_equal(got.last_values, want.last_values)
+    assert np.array_equal(got.last_scales, want.last_scales, equal_nan=True)
 
 
 # --- a store as collectors leave it --------------------------------------------------------

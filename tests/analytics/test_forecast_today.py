@@ -8,6 +8,8 @@ import pathlib
 import shutil
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 import searchkit as sk
@@ -63,24 +65,50 @@ def test_today_from_its_rollup_is_the_forecast_from_its_points(collected, tmp_pa
         }
 
 
-def test_today_from_its_rollup_reads_only_the_points_of_indexes_past_their_limit(collected):
-    class Counting(sk.History):
-        reads: list = []
+class Counting(sk.History):
+    """A History that notes which points it was asked for."""
 
-        def points(self, *, start=None, end=None):
-            self.reads.append(("points", start, end))
-            return super().points(start=start, end=end)
+    def __init__(self, location) -> None:
+        super().__init__(location)
+        self.reads: list = []
 
-        def throughput(self, **kwargs):
-            self.reads.append(("throughput", kwargs.get("index_ids")))
-            return super().throughput(**kwargs)
+    def points(self, *, start=None, end=None):
+        self.reads.append(("points", start, end))
+        return super().points(start=start, end=end)
 
+    def throughput(self, **kwargs):
+        self.reads.append(("throughput", kwargs.get("index_ids")))
+        return super().throughput(**kwargs)
+
+
+def test_today_from_its_rollup_reads_no_point_of_today(collected):
     hist = Counting(collected)
+
+    got = sk.forecast_limits(hist)
+
+    # The points after the instant, to count them: none; not one of today's. The two
+    # indexes past their limit: when, from the rollup (the collector saw their limits).
+    assert hist.reads == [("points", pd.Timestamp("2026-11-21", tz="UTC"), None)]
+    assert (got["hit_at"] <= got["as_of"]).sum() == 2
+
+
+def test_without_the_crossings_it_reads_the_points_of_indexes_past_their_limit(collected, tmp_path):
+    root = tmp_path / "h"
+    shutil.copytree(collected, root)
+    (path,) = (root / "rollups" / f"day={TODAY}").glob("*.parquet")
+    table = pq.read_table(path)
+    for name in ("crossing_limits", "crossing_times"):  # as a collector that knew no limit
+        empty = pa.array([[]] * table.num_rows, table.schema.field(name).type)
+        table = table.set_column(table.schema.get_field_index(name), name, empty)
+    pq.write_table(table, path)
+    hist = Counting(root)
+
     got = sk.forecast_limits(hist)
 
     past = sorted(got[got["hit_at"] <= got["as_of"]].index)
-    after = pd.Timestamp("2026-11-21", tz="UTC")
-    assert [(kind, *rest) for kind, *rest in hist.reads] == [
-        ("points", after, None),  # points after the instant, to count them: none
+    assert len(past) == 2
+    assert hist.reads == [
+        ("points", pd.Timestamp("2026-11-21", tz="UTC"), None),
         ("throughput", past),
     ]
+    pd.testing.assert_frame_equal(got, sk.forecast_limits(sk.History(collected)), check_exact=True)

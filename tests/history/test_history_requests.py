@@ -111,10 +111,10 @@ def test_reads_list_each_dataset_once_whatever_the_days(tmp_path, server, days):
             collect = counted(server, lambda: hist.collect(client, now=emu.now()))
 
     # One LIST per dataset read, whatever the days; a HEAD and one GET per file read:
-    # forecast_limits reads each past day's rollup, today's rollup twice (the forecast's
-    # instant, then its bins), today's points once (the crossing instants of the indexes
-    # at their limit) and the newest limits twice (the limits, then the names).
-    assert forecast == {"LIST": 3, "HEAD": days + 5, "GET": days + 5}
+    # forecast_limits reads each day's rollup (today's too: the collect keeps it current),
+    # today's points once (the newest instant) and the newest limits twice (the limits,
+    # then the names).
+    assert forecast == {"LIST": 3, "HEAD": days + 4, "GET": days + 4}
     assert usage == {"LIST": 3, "HEAD": days + 3, "GET": days + 3}
     # info(): the whole store in one LIST, then every day's points.
     assert info == {"LIST": 1, "HEAD": days + 1, "GET": days + 1}

@@ -104,7 +104,8 @@ def test_rollups_are_written_to_decode_fast_and_read_as_any_parquet(tmp_path, em
     assert lists == {f"{kind}_{figure}.list.element" for kind in ("hourly", "quarter")
                      for figure in ("value_sum", "points")} | {
         "spacing_values.list.element", "spacing_counts.list.element",
-        "gaps.list.element.stored_until", "gaps.list.element.listed_from"}  # fmt: skip
+        "gaps.list.element.stored_until", "gaps.list.element.listed_from",
+        "crossing_limits.list.element", "crossing_times.list.element"}  # fmt: skip
     assert {path: chunks[path].compression for path in lists} == dict.fromkeys(lists, "LZ4")
     assert {chunks[path].compression for path in set(chunks) - lists} == {"ZSTD"}
     for path in ("quarter_value_sum.list.element", "hourly_value_sum.list.element"):

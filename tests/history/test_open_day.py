@@ -19,7 +19,7 @@ from searchkit.history.checks import seal
 from searchkit.history.layout import THROUGHPUT_SCHEMA
 from searchkit.history.open_day import extend
 from searchkit.history.rollups import rollup
-from searchkit.history.spacings import spacing_medians, spacings
+from searchkit.history.spacings import WINDOW, Spacings
 from searchkit.history.usage_history import History
 from tests.history.conftest import data_files as files
 
@@ -75,14 +75,55 @@ def test_a_rollup_extended_round_by_round_is_the_rollup_of_all_the_points():
         assert extended is not None
         table = extended
 
-    # Every figure; the gaps of the indexes whose threshold fell below an old step that
-    # was no gap then are unknown (null): info() reads such a day's points.
-    # (The seal covers the gaps, so it differs too: the extended rollup is sealed as it is.)
-    unknown = table["gaps"].is_null()
-    assert table.drop_columns(["gaps", "digest"]).equals(whole.drop_columns(["gaps", "digest"]))
+    # Every figure; the spacings kept around the median may differ (trimmed around each
+    # round's median, not only the last one), never their median; the gaps of the indexes
+    # whose threshold fell below an old step that was no gap then are unknown (null):
+    # info() reads such a day's points. The seal covers the gaps, so it differs too: the
+    # extended rollup is sealed as it is.
+    apart = ["spacing_values", "spacing_counts", "spacings_below", "spacings_above", "gaps"]
+    assert table.drop_columns([*apart, "digest"]).equals(whole.drop_columns([*apart, "digest"]))
     assert seal(table).equals(table)
+    unknown = table["gaps"].is_null()
     assert table["gaps"].filter(pc.invert(unknown)).equals(whole["gaps"].filter(pc.invert(unknown)))
     assert 0 < pc.sum(unknown).as_py() < 40
+
+
+def steady_day(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """20 indexes, a point a minute all day (some values missing or invalid)."""
+    rng = np.random.default_rng(seed)
+    minutes = MIDNIGHT + np.arange(1_440, dtype=np.int64) * 60 * 10**9
+    ids = np.repeat([f"id-{index:02d}" for index in range(20)], 1_440)
+    values = rng.uniform(0, 50, len(ids))
+    values[::37], values[::53] = -1.0, np.nan
+    return ids, np.tile(minutes, 20), values
+
+
+def limits_of(ids: np.ndarray, values: np.ndarray) -> dict[str, list[float]]:
+    """Per index: limits its day reaches early, late, and never (operations at 60 s)."""
+    clean = np.where(np.isfinite(values) & (values >= 0), values, 0.0)
+    totals = pd.Series(clean * 60).groupby(ids).sum()
+    return {i: [0.2 * total, 0.95 * total, 10 * total] for i, total in totals.items()}
+
+
+def test_the_crossings_kept_round_by_round_are_those_of_all_the_points():
+    ids, times, values = steady_day(seed=4)
+    limits = limits_of(ids, values)
+    whole = rollup(points(ids, times, values, 99), DAY, "all", limits=limits)
+    cuts = [MIDNIGHT + hours * 3_600 * 10**9 for hours in (0, 2, 7, 13, 23.5, 24)]
+    table = None
+    for low, high in itertools.pairwise(cuts):
+        part = (times >= low) & (times < high)
+        new = points(ids[part], times[part], values[part], 2)
+        table = (
+            rollup(new, DAY, "first", limits=limits)
+            if table is None
+            else extend(table, new, DAY, "all", limits=limits)
+        )
+        assert table is not None
+
+    assert table.equals(whole)
+    times_of = whole["crossing_times"].to_pylist()
+    assert all(len(t) == 3 and t[0] and t[1] and t[2] is None for t in times_of)
 
 
 def test_a_regular_collector_s_rollup_extends_with_its_gaps_every_round():
@@ -124,10 +165,35 @@ def test_the_median_of_the_kept_spacings_is_the_median_spacing():
     nanos = rng.integers(0, 10**12, 5_000)
     nanos[:50] = nanos[50:100]  # repeated instants: spacings of 0
 
-    medians = spacing_medians(*spacings(codes, nanos, 31))  # group 30 has no instant
+    medians, held = Spacings.of_points(codes, nanos, 31).medians()  # group 30: no instant
 
     expected = median_spacing(codes, nanos, pd.Index(range(31)))
     np.testing.assert_array_equal(medians, expected.to_numpy().view(np.int64))
+    assert held.all()
+
+
+def test_spacings_kept_around_the_median_extend_it_while_it_stays_among_them():
+    rng = np.random.default_rng(5)
+    codes = np.repeat(np.arange(3), 400)  # 400 distinct spacings each: more than kept
+    nanos = np.concatenate([np.cumsum(rng.integers(1, 10**9, 400)) for _ in range(3)])
+    kept = Spacings.of_points(codes[:300], nanos[:300], 3)
+    assert np.bincount(kept.groups).tolist() == [WINDOW]  # row 0 trimmed; 1, 2: none yet
+
+    groups = np.repeat(np.arange(3), 99)
+    spacing = np.concatenate(
+        [np.diff(nanos[299:399]), np.diff(nanos[400:500]), np.diff(nanos[800:900])]
+    )
+    kept.add(groups, spacing)
+    medians, held = kept.medians()
+
+    everything = np.concatenate([nanos[:399], nanos[400:500], nanos[800:900]])
+    owners = np.concatenate([codes[:399], codes[400:500], codes[800:900]])
+    expected = median_spacing(owners, everything, pd.Index(range(3)))
+    np.testing.assert_array_equal(medians, expected.to_numpy().view(np.int64))
+    assert held.all()
+    lopsided = Spacings.of_points(codes[:300], nanos[:300], 1)
+    lopsided.add(np.zeros(200, np.int64), np.full(200, 10**12))  # all far above
+    assert not lopsided.medians()[1][0]  # the median left what was kept: not told
 
 
 def collect_every_ten_minutes(hist: History, emu: sk.Emulator, client: sk.Client) -> None:
@@ -161,7 +227,9 @@ def test_each_collect_keeps_the_open_days_rollup_current(tmp_path, emu, client):
 
     assert len(files(tmp_path / "h")) == 13  # the day's files as collected, not merged
     assert len(files(tmp_path / "h", "rollups")) == 1
-    columns = [c for c in pq.read_schema(files(tmp_path / "h", "rollups")[0]).names]
+    schema = pq.read_schema(files(tmp_path / "h", "rollups")[0])
+    # refresh_rollups knows no limits: the crossings the collector keeps are apart
+    columns = [c for c in schema.names if not c.startswith("crossing")]
     kept = hist.rollups(columns=columns)
     assert kept["source"].str.startswith("13 files sha256:").all() and len(kept) == 6
     expected = rolled_up_from_points(tmp_path, tmp_path / "h").rollups(columns=columns)

@@ -1,0 +1,163 @@
+"""When an index's use of the day reached a limit: kept in the open day's rollup.
+
+``forecast_limits`` says when today's operations reached an index's limit: at the first
+point where the day's values, summed one at a time in time order (``running_value``),
+times the operations a unit stands for (the day's sampling interval, seconds), reach it.
+That needs the index's points; the rollup the collector keeps current for the open day
+holds the answer instead, for the limits the collector saw (``crossing_limits``, and
+``crossing_times``: the point's time, NaT where the day's points do not reach it), so a
+forecast at 23:50 reads no point of an index long past its limit. An answer is kept only
+when certain (the points known then decide it); a limit changed during the day, or an
+interval that changed, leaves it out, and the forecast reads that index's points.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from searchkit.frames.counting import interval_seconds
+
+__all__ = [
+    "DAILY",
+    "NOT_REACHED",
+    "Crossings",
+    "crossing_columns",
+    "daily_limits",
+    "reached_at",
+]
+
+#: A crossing time for "the day's points so far do not reach the limit".
+NOT_REACHED = np.iinfo(np.int64).min
+
+
+def reached_at(values: np.ndarray, start: float, scale: float, limit: float) -> int | None:
+    """The position in ``values`` (clean, in time order) of the first point at which
+    ``start`` + the values so far (one addition at a time), times ``scale``, reach
+    ``limit``; None when none does."""
+    running = np.cumsum(np.append(start, values))[1:]
+    with np.errstate(invalid="ignore", over="ignore"):
+        used = running * scale
+    hit = np.flatnonzero((used >= limit) & (used > 0))
+    return int(hit[0]) if len(hit) else None
+
+
+class Crossings:
+    """Each row's known crossings: (limit, time) pairs, NaT time where not reached."""
+
+    def __init__(self, rows: int) -> None:
+        self.pairs: list[dict[float, int]] = [{} for _ in range(rows)]
+
+    @classmethod
+    def of(cls, limits: pa.ChunkedArray, times: pa.ChunkedArray) -> Crossings:
+        """The crossings of rollup rows (their ``crossing_limits``/``crossing_times``)."""
+        out = cls(len(limits))
+        for row, (values, when) in enumerate(zip(limits.to_pylist(), _nanos(times), strict=True)):
+            out.pairs[row] = dict(zip(values or [], when, strict=True))
+        return out
+
+    def add_row(self) -> None:
+        self.pairs.append({})
+
+    def update(
+        self,
+        rows: Sequence[int],
+        points: Mapping[int, tuple[np.ndarray, np.ndarray]],
+        running: tuple[np.ndarray, np.ndarray],
+        seconds: tuple[np.ndarray, np.ndarray],
+        wanted: Mapping[int, Sequence[float]],
+    ) -> None:
+        """Answer the ``wanted`` limits of ``rows`` from their new ``points`` (times, clean
+        values, in time order): ``running`` holds each row's running value before and after
+        them, ``seconds`` its interval before and after (NaN: none). A row whose interval
+        changed forgets what it knew (those answers were told at the old interval)."""
+        (start, end), (before, after) = running, seconds
+        scales = interval_seconds(after)
+        same = (before == after) | (np.isnan(before) & np.isnan(after))
+        with np.errstate(invalid="ignore", over="ignore"):
+            past, now = start * scales, end * scales
+        for row in rows:
+            known = self.pairs[row] if same[row] else {}
+            kept: dict[float, int] = {}
+            for limit in wanted.get(row, ()):
+                told = known.get(limit)
+                if told is not None and told != NOT_REACHED:
+                    kept[limit] = told  # reached before these points
+                elif told is None and past[row] >= limit and past[row] > 0:
+                    continue  # reached at a point not at hand: not known
+                elif not (now[row] >= limit and now[row] > 0):
+                    kept[limit] = NOT_REACHED  # the running value only grows
+                else:
+                    times, values = points[row]
+                    at = reached_at(values, start[row], scales[row], limit)
+                    kept[limit] = NOT_REACHED if at is None else int(times[at])
+            self.pairs[row] = kept
+
+    def arrays(self, order: np.ndarray) -> tuple[pa.Array, pa.Array]:
+        """``crossing_limits`` and ``crossing_times`` of the rows in ``order``."""
+        limits = [sorted(self.pairs[row]) for row in order.tolist()]
+        times = [
+            [None if self.pairs[row][v] == NOT_REACHED else self.pairs[row][v] for v in values]
+            for row, values in zip(order.tolist(), limits, strict=True)
+        ]
+        return (
+            pa.array(limits, pa.list_(pa.float64())),
+            pa.array(times, pa.list_(pa.timestamp("ns", tz="UTC"))),
+        )
+
+
+def _nanos(times: pa.ChunkedArray) -> list[list[int]]:
+    """Each row's crossing times as epoch ns, :data:`NOT_REACHED` for a null."""
+    numbers = times.cast(pa.list_(pa.int64())).to_pylist()
+    return [[NOT_REACHED if t is None else int(t) for t in row or []] for row in numbers]
+
+
+#: The limits a forecast compares today's operations with, as ``forecast_limits`` sums
+#: them (its ``FORECASTABLE_FIELDS``: each daily limit, then their sum; a test keeps them
+#: equal): the limits whose crossings the collector keeps.
+DAILY = ("max_daily_queries", "max_daily_updates")
+
+
+def daily_limits(limits: pd.DataFrame) -> dict[str, list[float]]:
+    """Each index's finite daily limits (a limits frame indexed by index_id), and their
+    sum, added as the forecast adds them."""
+    if limits.empty or not all(field in limits.columns for field in DAILY):
+        return {}
+    values = [limits[field].to_numpy(np.float64) for field in DAILY]
+    total = np.zeros(len(limits))
+    for column in values:
+        total = total + column
+    out: dict[str, list[float]] = {}
+    for at, index_id in enumerate(limits.index.astype(str)):
+        found = [float(v[at]) for v in (*values, total) if np.isfinite(v[at])]
+        if found:
+            out[index_id] = list(dict.fromkeys(found))
+    return out
+
+
+def crossing_columns(
+    codes: np.ndarray,
+    nanos: np.ndarray,
+    clean: np.ndarray,
+    seconds: np.ndarray,
+    wanted: Mapping[int, Sequence[float]],
+) -> tuple[pa.Array, pa.Array]:
+    """The crossing columns of a day rolled up from all its points (``codes`` of rows in
+    order, each row's points in time order; ``clean`` values): the ``wanted`` limits of
+    each row answered. Rows whose points are not together (two accounts) answer none."""
+    count = len(seconds)
+    found = Crossings(count)
+    heads = np.flatnonzero(np.append(True, codes[1:] != codes[:-1]))
+    if len(codes) and len(heads) == len(np.unique(codes)):  # each row's points together
+        ends = np.append(heads[1:], len(codes)).astype(np.int64)
+        starts = np.asarray(heads, np.int64)
+        points = {
+            int(codes[low]): (nanos[low:high], clean[low:high])
+            for low, high in zip(starts.tolist(), ends.tolist(), strict=True)
+        }
+        end = np.bincount(codes, weights=clean, minlength=count)  # one at a time, in order
+        found.update(list(wanted), points, (np.zeros(count), end), (seconds, seconds), wanted)
+    return found.arrays(np.arange(count))
