@@ -332,14 +332,19 @@ def test_a_gap_changed_by_hand_is_found_and_info_counts_the_points(store, tmp_pa
 
 
 def test_gaps_not_known_add_nothing_to_the_seal(store, tmp_path, monkeypatch):
-    """Gaps not known (null: the day's points answer for them) seal as if not sealed, so a
-    rollup written before gaps were sealed keeps its seal."""
+    """Gaps and crossings not known (null: the day's points answer for them) seal as if not
+    sealed, so a rollup written before they were sealed keeps its seal."""
     from searchkit.history import checks
 
     table = pq.read_table(closed_rollup(tmp_path))
-    at = table.schema.get_field_index("gaps")
-    unknown = table.set_column(at, "gaps", pa.nulls(table.num_rows, table.schema.field(at).type))
+    unknown = table
+    for name in checks.UNKNOWN_WHEN_NULL:
+        at = unknown.schema.get_field_index(name)
+        nulls = pa.nulls(table.num_rows, unknown.schema.field(at).type)
+        unknown = unknown.set_column(at, name, nulls)
     sealed = checks.day_digests(unknown)
     assert (sealed != checks.day_digests(table)).all()
-    monkeypatch.setattr(checks, "SEALED", [c for c in checks.SEALED if c != "gaps"])
+    before = [c for c in checks.SEALED if c not in checks.UNKNOWN_WHEN_NULL]
+    assert checks.SEALED[: len(before)] == before  # the columns sealed first, in order
+    monkeypatch.setattr(checks, "SEALED", before)
     assert (checks.day_digests(unknown) == sealed).all()
