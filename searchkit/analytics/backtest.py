@@ -185,15 +185,25 @@ def day_limits(bins: pf.Bins, limits: pd.DataFrame, label: str, limit: Any) -> n
     return np.full(len(bins.ids), number)
 
 
-def replay(bins: pf.Bins, limit: np.ndarray, hours: Sequence[float], warmup: int) -> Backtest:
-    """The backtest of binned data against per-index limits (what bench/forecast.py runs)."""
+def replay(
+    bins: pf.Bins,
+    limit: np.ndarray,
+    hours: Sequence[float],
+    warmup: int,
+    *,
+    baselines: bool = True,
+) -> Backtest:
+    """The backtest of binned data against per-index limits (what bench/forecast.py runs);
+    without ``baselines``, only the forecaster's (the baselines' columns NaN), in a fraction
+    of the memory (their windows of past days are the replay's largest arrays)."""
     ref = pf.reference(bins.ops, bins.cov)
     evaluable = ref.complete & (np.arange(bins.days) >= warmup)[None, :]
     totals = np.nan_to_num(ref.totals)
     limits = np.broadcast_to(limit[:, None], totals.shape)
     outcome_hit = pf.crossing(np.zeros_like(totals), bins.ops, limits, 0.0)
     parts = [
-        _replay_hour(bins, ref, evaluable, totals, limits, outcome_hit, float(tau)) for tau in hours
+        _replay_hour(bins, ref, evaluable, totals, limits, outcome_hit, float(tau), baselines)
+        for tau in hours
     ]
     parts = [part for part in parts if len(part)]
     columns = [
@@ -226,8 +236,10 @@ def _replay_hour(
     limits: np.ndarray,
     outcome_hit: np.ndarray,
     tau: float,
+    baselines: bool = True,
 ) -> pd.DataFrame:
-    """Every day's forecasts at ``tau`` hours, the forecaster's and the baselines'."""
+    """Every day's forecasts at ``tau`` hours, the forecaster's and the baselines' (NaN
+    without ``baselines``)."""
     future = pf.future_share(tau)
     seen_ops, seen_cov = bins.ops * (1 - future), bins.cov * (1 - future)
     actual_rest = (bins.ops * future).sum(axis=2)
@@ -247,7 +259,11 @@ def _replay_hour(
         "actual": totals[ii, jj],
         "actual_hit_at": np.where(used < limits, outcome_hit, np.nan)[ii, jj],
     }
-    methods = {"forecast": fc.amounts, **_baselines(bins, ref, seen_ops, seen_cov, tau)}
+    methods = {"forecast": fc.amounts}
+    if baselines:
+        methods.update(_baselines(bins, ref, seen_ops, seen_cov, tau))
+    for method in METHODS[1:] if not baselines else ():
+        part[method] = part[f"{method}_hit_at"] = np.full(len(ii), np.nan)
     for method, amounts in methods.items():
         defined = np.isfinite(amounts).all(axis=2)
         rest = np.where(defined, np.nansum(amounts, axis=2), np.nan)

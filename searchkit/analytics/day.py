@@ -168,13 +168,16 @@ class DayForecast:
             return pd.DataFrame({"day": pd.DatetimeIndex([], tz="UTC"), "hour": [], "used": []})
         return pd.concat(frames, ignore_index=True)
 
-    def backtest(self, *, hours: Sequence[float] = BACKTEST_HOURS) -> Backtest:
+    def backtest(
+        self, *, hours: Sequence[float] = BACKTEST_HOURS, baselines: bool = True
+    ) -> Backtest:
         """:func:`~searchkit.backtest_forecast` of the days this forecast read, without
         reading them again: the complete days before today, from the first day holding a
         point, up to the six weeks the forecast looks back (``limit`` the rows' limits).
 
         On a source holding no more than those days, the same results as
-        ``backtest_forecast(source, hours=hours, field=...)`` with the same limits.
+        ``backtest_forecast(source, hours=hours, field=...)`` with the same limits (without
+        ``baselines``, the forecaster's alone: the baselines' columns are NaN).
         """
         bins = self.bins
         covered = bins.cov.sum(axis=(0, 2)) > 0
@@ -192,7 +195,7 @@ class DayForecast:
         )
         limits = pd.Series(self.rows["limit"].to_numpy(), index=self.rows.index.astype(str))
         limit = np.asarray([limits.get(i, np.nan) for i in bins.ids], np.float64)
-        return replay(held, limit, [float(h) for h in hours], pf.WINDOW)
+        return replay(held, limit, [float(h) for h in hours], pf.WINDOW, baselines=baselines)
 
 
 def forecast_day(

@@ -89,7 +89,7 @@ def backtest_scores(day: DayForecast) -> pd.DataFrame:
     breach call (projected over the limit or not) came true, ``backtested`` how many
     forecasts were replayed (NaN shares where none).
     """
-    results = day.backtest().results
+    results = day.backtest(baselines=False).results  # the forecaster's own: all it shows
     if results.empty:
         return pd.DataFrame(columns=list(SCORE_COLUMNS), index=pd.Index([], name="index_id"))
     made = results[results["projected"].notna()]

@@ -96,6 +96,15 @@ def test_the_backtest_of_the_days_read_is_backtest_forecast_without_a_second_rea
     assert len(replayed.results) == 2 * 5 * 7  # 12 days, 7 of warm-up: 5 days x 7 hours
     pd.testing.assert_frame_equal(replayed.results, expected.results)
     pd.testing.assert_frame_equal(replayed.summary, expected.summary)
+    # The forecaster's alone (what the cockpit shows): the same, the baselines' NaN.
+    alone = day.backtest(baselines=False).results
+    baseline = [
+        c for c in alone.columns if c.startswith(("last_hour", "yesterday", "mean_7", "ratio_7"))
+    ]
+    assert len(baseline) == 8 and alone[baseline].isna().all().all()
+    pd.testing.assert_frame_equal(
+        alone.drop(columns=baseline), expected.results.drop(columns=baseline)
+    )
 
 
 @pytest.fixture(scope="module")
