@@ -30,7 +30,7 @@ format: $(STAMP)
 # start once and a notebook's cells run in order; the longest files are handed out first
 # (tests/conftest.py). `make test JOBS=0` runs in this one process (for a debugger).
 JOBS ?= 2
-PARALLEL := $(if $(filter 0,$(JOBS)),,-n $(JOBS) --dist loadfile)
+PARALLEL := $(if $(filter 0,$(JOBS)),,-n $(JOBS) --dist loadfile --no-loadscope-reorder)
 
 test: lint
 	$(PY) -m pytest $(PARALLEL) tests notebooks --nbval --nbval-sanitize-with notebooks/sanitize.cfg
@@ -60,9 +60,10 @@ ifndef QUICK
 endif
 
 # Re-run the example notebooks in place (after changing what they show), then drop the
-# per-cell execution timestamps so a re-run changes only what really changed.
+# per-cell execution timestamps so a re-run changes only what really changed. The plots are
+# pinned light: they would follow this machine's JupyterLab theme otherwise.
 notebooks: $(STAMP)
-	cd notebooks && ../$(VENV)/bin/jupyter nbconvert --log-level=WARN --to notebook \
+	cd notebooks && SEARCHKIT_PLOT_THEME=light ../$(VENV)/bin/jupyter nbconvert --log-level=WARN --to notebook \
 		--execute --inplace 01-quickstart.ipynb 02-throughput.ipynb 03-create-index.ipynb \
 		04-usage-history.ipynb 05-alerts.ipynb 06-cockpit.ipynb
 	$(PY) -c "import nbformat, pathlib; \

@@ -61,6 +61,7 @@ if TYPE_CHECKING:
     from searchkit.model.limits import LIMIT_FIELDS, REGIONS, TYPES, IndexType, Region
     from searchkit.model.secret import Secret
     from searchkit.render.forecast_plot import plot_forecast
+    from searchkit.render.lab_theme import notebook_theme
     from searchkit.render.limit_bars import plot_limits
     from searchkit.render.plots import plot_throughput
     from searchkit.render.tables import limits_summary, limits_table
@@ -119,6 +120,7 @@ _EXPORTS: dict[str, str] = {
     "load_rules": "searchkit.alerts.rules",
     "limits_summary": "searchkit.render.tables",
     "limits_table": "searchkit.render.tables",
+    "notebook_theme": "searchkit.render.lab_theme",
     "parse_timestamps": "searchkit.model.gotime",
     "plot_forecast": "searchkit.render.forecast_plot",
     "plot_limits": "searchkit.render.limit_bars",
@@ -181,6 +183,7 @@ __all__ = [  # noqa: RUF022 - plain sorted(), as tests/test_public_api.py checks
     "limits_table",
     "load_alerts",
     "load_rules",
+    "notebook_theme",
     "parse_timestamps",
     "plot_forecast",
     "plot_limits",

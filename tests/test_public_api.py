@@ -108,6 +108,7 @@ def test_design_names_are_importable_from_the_package():
         "parse_timestamps",
         "plot_throughput",
         "plot_limits",
+        "notebook_theme",
         "load_alerts",
         "alert_round",
         "alert_records",

@@ -33,10 +33,10 @@ def run_demo(
     # switching the user's backend (matplotlib.use would change it for the whole process).
     from matplotlib.figure import Figure
 
+    from searchkit.cli.table import limits_table, terminal_columns
     from searchkit.emulator import Emulator
     from searchkit.render.limit_bars import plot_limits
     from searchkit.render.plots import plot_throughput
-    from searchkit.render.text import limits_text_table
 
     stream = stream or sys.stdout
     folder = pathlib.Path(out)
@@ -45,7 +45,7 @@ def run_demo(
         print(f"demo emulator at {emulator.url} (synthetic data, loopback only)", file=stream)
         indexes = client.list_indexes()
     print(f"{len(indexes)} indexes, limits per index:\n", file=stream)
-    print(limits_text_table(indexes), file=stream)
+    print(limits_table(indexes, width=terminal_columns(stream)), file=stream)
 
     written = {}
     fig = Figure(figsize=(11, 5), layout="constrained")

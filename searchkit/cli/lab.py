@@ -17,8 +17,13 @@ from searchkit.errors import ConfigError, ValidationError
 __all__ = ["copy_notebooks", "lab_words", "run_jupyterlab"]
 
 
-def copy_notebooks(folder: str | pathlib.Path) -> tuple[list[str], list[str]]:
+def copy_notebooks(
+    folder: str | pathlib.Path, *, without_figures: bool = False
+) -> tuple[list[str], list[str]]:
     """Copy the example notebooks shipped with searchkit into ``folder``.
+
+    With ``without_figures`` the copies leave out their saved figures (pictures drawn in
+    the light theme: white blocks in a dark JupyterLab, until the cells run again).
 
     Files already in ``folder`` are kept as they are (never overwritten). The folder
     the notebooks ship from is refused: in a clone that is the repository's
@@ -56,13 +61,30 @@ def copy_notebooks(folder: str | pathlib.Path) -> tuple[list[str], list[str]]:
         if path.exists():
             kept.append(name)
             continue
-        path.write_bytes((shipped / name).read_bytes())
+        raw = (shipped / name).read_bytes()
+        path.write_bytes(_without_figures(raw) if without_figures else raw)
         copied.append(name)
     return copied, kept
 
 
-def lab_words(folder: str | pathlib.Path, copied: list[str], kept: list[str]) -> list[str]:
-    """Say what ``copy_notebooks`` did and where JupyterLab opens, one line each."""
+def _without_figures(raw: bytes) -> bytes:
+    """A notebook's bytes without its figure outputs (PNG pictures); all else as it was."""
+    import json
+
+    notebook = json.loads(raw)
+    for cell in notebook.get("cells", []):
+        if "outputs" in cell:
+            cell["outputs"] = [
+                output for output in cell["outputs"] if "image/png" not in output.get("data", {})
+            ]
+    return (json.dumps(notebook, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def lab_words(
+    folder: str | pathlib.Path, copied: list[str], kept: list[str], *, dark: bool = False
+) -> list[str]:
+    """Say what ``copy_notebooks`` did and where JupyterLab opens, one line each
+    (``dark``: the copies were made without their figures, for a dark JupyterLab)."""
     where = pathlib.Path(folder).resolve()
     lines = []
     if copied:
@@ -70,6 +92,11 @@ def lab_words(folder: str | pathlib.Path, copied: list[str], kept: list[str]) ->
         lines.append(
             f"copied {many} to {where}: the copies are yours to change, the shipped "
             "notebooks stay as they are"
+        )
+    if copied and dark:
+        lines.append(
+            "JupyterLab here shows a dark theme: the copies leave out their saved figures "
+            "(drawn light); run the cells to draw them dark"
         )
     if kept:
         lines.append(

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import warnings
 from collections.abc import Iterable, Sequence
@@ -99,45 +98,19 @@ def _limits_table(
 ) -> str:
     """The limits table for this terminal: its width, or every column (``--wide``), or
     the ``--columns`` asked for; a last line names the columns left out."""
-    from searchkit.render.table_width import choose_columns, fit_table
-    from searchkit.render.text import limits_table_cells
+    from searchkit.cli.table import limits_table, terminal_columns
 
-    items = list(indexes)
-    if not items:
-        return "(no indexes)"
-    head, rows, right, whole = limits_table_cells(items, show_secrets=show_secrets)
     wanted = getattr(args, "columns", None)
-    if wanted:
-        try:
-            head, rows, kept = choose_columns(head, rows, wanted.split(","))
-        except ValidationError as exc:
-            raise UsageError(str(exc)) from None
-        right = {n for n, c in enumerate(kept) if c in right}
-        whole = {n for n, c in enumerate(kept) if c in whole}
-    width = None if wanted or getattr(args, "wide", False) else _terminal_columns()
-    fitted = fit_table(head, rows, width, right=right, whole=whole)
-    if not fitted.left_out:
-        return fitted.text
-    import textwrap
-
-    many = len(fitted.left_out)
-    note = (
-        f"{many} column{'s' if many > 1 else ''} left out to fit {width} columns: "
-        f"{', '.join(fitted.left_out)}."
-    )
-    hint = "`searchkit list --wide` shows every column, `--columns A,B` the ones named."
-    room = max(width or 0, 40)
-    return "\n".join([fitted.text, *textwrap.wrap(note, room), *textwrap.wrap(hint, room)])
-
-
-def _terminal_columns() -> int | None:
-    """The terminal's width (``COLUMNS`` first); None when the output is no terminal and
-    ``COLUMNS`` is not set: a file or a program reading the table gets every column."""
-    import shutil
-
-    if "COLUMNS" not in os.environ and not sys.stdout.isatty():
-        return None
-    return shutil.get_terminal_size().columns
+    width = None if getattr(args, "wide", False) else terminal_columns()
+    try:
+        return limits_table(
+            indexes,
+            width=width,
+            columns=wanted.split(",") if wanted else None,
+            show_secrets=show_secrets,
+        )
+    except ValidationError as exc:  # a column --columns named that the table has not
+        raise UsageError(str(exc)) from None
 
 
 def _cmd_create(args: argparse.Namespace) -> int:
@@ -330,19 +303,23 @@ def _cmd_lab(args: argparse.Namespace) -> int:
     import importlib.util
 
     from searchkit.cli.lab import copy_notebooks, lab_words, run_jupyterlab
+    from searchkit.render.lab_theme import jupyterlab_theme
 
     # The same interpreter as searchkit, so an unactivated venv still finds its JupyterLab.
     if importlib.util.find_spec("jupyterlab") is None:
         raise ConfigError("JupyterLab is not installed here: pip install 'searchkit[notebooks]'")
+    # JupyterLab starts with the user's settings: in its dark theme the saved (light)
+    # figures would be white blocks until the cells run, so the copies leave them out.
+    dark = jupyterlab_theme() == "dark"
     try:
-        copied, kept = copy_notebooks(args.dir)
+        copied, kept = copy_notebooks(args.dir, without_figures=dark)
     except OSError as exc:
         raise UsageError(
             f"cannot copy the notebooks to {args.dir!r}: {exc.strerror or exc}"
         ) from None
     except ValidationError as exc:  # the folder they ship from
         raise UsageError(str(exc)) from None
-    for line in lab_words(args.dir, copied, kept):
+    for line in lab_words(args.dir, copied, kept, dark=dark):
         print(f"searchkit: {line}", file=sys.stderr)
     return run_jupyterlab(args.dir)
 

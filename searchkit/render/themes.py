@@ -1,7 +1,9 @@
 """Light and dark looks for the static plots, and the colour and style of each line.
 
 A static matplotlib figure is a picture: it cannot follow JupyterLab's theme by itself, so
-in the dark theme a default figure is a white block. ``theme="dark"`` on a plotting
+in the dark theme a default figure was a white block. A plot that names no theme now takes
+the notebook's (:func:`~searchkit.render.lab_theme.notebook_theme`: what JupyterLab's
+settings say it shows; ``SEARCHKIT_PLOT_THEME`` overrides). ``theme="dark"`` on a plotting
 function (or ``with sk.plot_theme("dark"):`` around several) draws it for a dark page:
 a near-black background, light text and grid, and the line colours made lighter so that
 each keeps its hue. Nothing global changes: rcParams are left alone, and the context
@@ -22,6 +24,7 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Literal
 
 from searchkit.errors import ValidationError
+from searchkit.render.lab_theme import notebook_theme
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -81,14 +84,18 @@ _chosen: contextvars.ContextVar[str | None] = contextvars.ContextVar(
 
 
 def theme_of(theme: str | None) -> Theme | None:
-    """Return the Theme named ``theme``, else the one ``plot_theme`` chose, else None.
+    """Return the Theme named ``theme``, else the one ``plot_theme`` chose, else the
+    notebook's (``SEARCHKIT_PLOT_THEME``, else JupyterLab's: :mod:`~searchkit.render.lab_theme`),
+    else None.
 
     None means matplotlib's own look (light), left as it is.
 
     Raises:
-        ValidationError: ``theme`` is not "light" or "dark".
+        ValidationError: ``theme`` (or ``SEARCHKIT_PLOT_THEME``) is not "light" or "dark".
     """
     name = theme if theme is not None else _chosen.get()
+    if name is None:
+        name = notebook_theme()
     if name is None:
         return None
     if name not in THEMES:

@@ -544,8 +544,17 @@ def test_serve_stops_cleanly_on_sigterm_and_keeps_its_database(tmp_path):
 
 def test_demo_writes_both_pngs_from_a_subprocess(tmp_path):
     out = tmp_path / "demo"
-    result = _run("demo", "--out", str(out), timeout=120)
+    # An 80-column terminal: the limits table fits it, as `searchkit list`'s does.
+    result = _run("demo", "--out", str(out), timeout=120, env={**os.environ, "COLUMNS": "80"})
     assert result.returncode == 0, result.stderr
+    table = result.stdout.split("limits per index:\n\n", 1)[1].split("\n\n", 1)[0]
+    assert table.splitlines()[0] == (
+        "name             id        type   region       updates/day  queries/day"
+    )
+    assert table.splitlines()[-1] == (
+        "`searchkit list --wide` shows every column, `--columns A,B` the ones named."
+    )
+    assert max(len(line) for line in table.splitlines()) <= 80
     for name in ("throughput.png", "limits.png"):
         data = (out / name).read_bytes()
         assert data.startswith(b"\x89PNG") and len(data) > 10_000

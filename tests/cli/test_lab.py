@@ -7,9 +7,11 @@ No JupyterLab is started here: ``run_jupyterlab`` is replaced by a recorder.
 
 from __future__ import annotations
 
+import json
 import pathlib
 import shutil
 import subprocess
+import sys
 
 import pytest
 
@@ -23,9 +25,14 @@ NAMES = sorted(p.name for p in (REPO / "notebooks").glob("*.ipynb"))
 
 
 @pytest.fixture
-def opened(monkeypatch):
-    """The folders JupyterLab would have been opened on (none is started)."""
+def opened(monkeypatch, tmp_path):
+    """The folders JupyterLab would have been opened on (none is started).
+
+    JupyterLab's settings are read from an empty folder (no theme chosen), not the user's.
+    """
     pytest.importorskip("jupyterlab")
+    monkeypatch.setenv("JUPYTERLAB_SETTINGS_DIR", str(tmp_path / "lab-settings"))
+    monkeypatch.setattr(sys, "prefix", str(tmp_path / "prefix"))
     folders: list[str] = []
 
     def record(folder: str) -> int:
@@ -93,3 +100,32 @@ def test_make_lab_copies_into_a_folder_git_ignores():
         ["git", "check-ignore", "-q", "searchkit-notebooks/01-quickstart.ipynb"], cwd=REPO
     )
     assert ignored.returncode == 0
+
+
+def figures(notebook: pathlib.Path) -> int:
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    return sum("image/png" in o.get("data", {}) for c in cells for o in c.get("outputs", []))
+
+
+def test_for_a_dark_jupyterlab_the_copies_leave_out_their_light_figures(opened, capsys, tmp_path):
+    # Saved figures are drawn light: in JupyterLab Dark they were white blocks until run.
+    themes = tmp_path / "lab-settings" / "@jupyterlab" / "apputils-extension"
+    themes.mkdir(parents=True)
+    (themes / "themes.jupyterlab-settings").write_text(
+        '{\n    // Theme\n    "theme": "JupyterLab Dark",\n}\n', encoding="utf-8"
+    )
+    folder = tmp_path / "mine"
+    assert main(["lab", "--dir", str(folder)]) == 0
+    assert capsys.readouterr().err.splitlines()[1] == (
+        "searchkit: JupyterLab here shows a dark theme: the copies leave out their saved "
+        "figures (drawn light); run the cells to draw them dark"
+    )
+    shipped = REPO / "notebooks" / "02-throughput.ipynb"
+    copy = folder / "02-throughput.ipynb"
+    assert (figures(shipped), figures(copy)) == (2, 0)
+    before, after = (json.loads(p.read_text(encoding="utf-8"))["cells"] for p in (shipped, copy))
+    assert [c["source"] for c in after] == [c["source"] for c in before]
+    texts = [
+        [o for o in c.get("outputs", []) if "image/png" not in o.get("data", {})] for c in before
+    ]
+    assert [c.get("outputs", []) for c in after] == texts
