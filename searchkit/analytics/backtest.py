@@ -32,6 +32,7 @@ __all__ = [
     "backtest_forecast",
     "day_limits",
     "replay",
+    "replay_scores",
     "source_bins",
 ]
 
@@ -240,13 +241,7 @@ def _replay_hour(
 ) -> pd.DataFrame:
     """Every day's forecasts at ``tau`` hours, the forecaster's and the baselines' (NaN
     without ``baselines``)."""
-    future = pf.future_share(tau)
-    seen_ops, seen_cov = bins.ops * (1 - future), bins.cov * (1 - future)
-    actual_rest = (bins.ops * future).sum(axis=2)
-    outcome = np.where(ref.complete, actual_rest, np.nan)
-    fc = pf.predict(ref, seen_ops, seen_cov, tau, outcome)
-    errors = pf.log_errors(actual_rest, fc.rest, ref.level)
-    low, high, _ = pf.band(errors, fc.usable & ref.complete)
+    fc, low, high, seen_ops, seen_cov = _hour_forecast(bins, ref, tau)
     ii, jj = np.nonzero(evaluable & fc.usable)
     used = fc.used
     part: dict[str, Any] = {
@@ -274,6 +269,59 @@ def _replay_hour(
     part["forecast_low"] = used[ii, jj] + rest * low[ii, jj]
     part["forecast_high"] = used[ii, jj] + rest * high[ii, jj]
     return pd.DataFrame(part)
+
+
+def _hour_forecast(
+    bins: pf.Bins, ref: pf.Reference, tau: float
+) -> tuple[pf.Forecast, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Every day's forecast at ``tau`` hours from what was seen of it, its band's low and
+    high multipliers, and what was seen (operations, coverage)."""
+    future = pf.future_share(tau)
+    seen_ops, seen_cov = bins.ops * (1 - future), bins.cov * (1 - future)
+    actual_rest = (bins.ops * future).sum(axis=2)
+    outcome = np.where(ref.complete, actual_rest, np.nan)
+    fc = pf.predict(ref, seen_ops, seen_cov, tau, outcome)
+    errors = pf.log_errors(actual_rest, fc.rest, ref.level)
+    low, high, _ = pf.band(errors, fc.usable & ref.complete)
+    return fc, low, high, seen_ops, seen_cov
+
+
+def replay_scores(
+    bins: pf.Bins, limit: np.ndarray, hours: Sequence[float], warmup: int
+) -> pd.DataFrame:
+    """How each index's replayed forecasts fared, from :func:`replay`'s forecasts without
+    its frame of results (nor the baselines): by ``index_id``, ``band_held`` (the share
+    whose day's total fell inside the band), ``calls_right`` (the share of right breach
+    calls, over a finite limit; NaN without one) and ``backtested`` (how many); an index
+    with no forecast replayed is left out. The same shares as of ``replay(...).results``."""
+    ref = pf.reference(bins.ops, bins.cov)
+    evaluable = ref.complete & (np.arange(bins.days) >= warmup)[None, :]
+    totals = np.nan_to_num(ref.totals)
+    limits = limit[:, None]
+    finite = np.isfinite(limits)
+    made, inside, right, judged = (np.zeros(len(bins.ids), np.int64) for _ in range(4))
+    for tau in hours:
+        fc, low, high, _, _ = _hour_forecast(bins, ref, float(tau))
+        defined = np.isfinite(fc.amounts).all(axis=2)
+        projected = fc.used + np.where(defined, np.nansum(fc.amounts, axis=2), np.nan)
+        kept = evaluable & fc.usable & np.isfinite(projected)
+        within = (totals >= fc.used + fc.rest * low) & (totals <= fc.used + fc.rest * high)
+        call = (projected > limits) == (totals > limits)
+        made += kept.sum(axis=1)
+        inside += (kept & within).sum(axis=1)
+        right += (kept & call & finite).sum(axis=1)
+        judged += (kept & finite).sum(axis=1)
+    some = made > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = pd.DataFrame(
+            {
+                "band_held": inside / made,
+                "calls_right": np.where(judged > 0, right / judged, np.nan),
+                "backtested": made,
+            },
+            index=pd.Index(bins.ids, name="index_id", dtype="str"),
+        )
+    return out[some].sort_index()
 
 
 def _baselines(
