@@ -31,6 +31,7 @@ __all__ = [
     "Backtest",
     "backtest_forecast",
     "day_limits",
+    "hour_forecast",
     "replay",
     "replay_scores",
     "source_bins",
@@ -241,7 +242,7 @@ def _replay_hour(
 ) -> pd.DataFrame:
     """Every day's forecasts at ``tau`` hours, the forecaster's and the baselines' (NaN
     without ``baselines``)."""
-    fc, low, high, seen_ops, seen_cov = _hour_forecast(bins, ref, tau)
+    fc, low, high, seen_ops, seen_cov = hour_forecast(bins, ref, tau)
     ii, jj = np.nonzero(evaluable & fc.usable)
     used = fc.used
     part: dict[str, Any] = {
@@ -271,7 +272,7 @@ def _replay_hour(
     return pd.DataFrame(part)
 
 
-def _hour_forecast(
+def hour_forecast(
     bins: pf.Bins, ref: pf.Reference, tau: float
 ) -> tuple[pf.Forecast, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Every day's forecast at ``tau`` hours from what was seen of it, its band's low and
@@ -301,7 +302,7 @@ def replay_scores(
     finite = np.isfinite(limits)
     made, inside, right, judged = (np.zeros(len(bins.ids), np.int64) for _ in range(4))
     for tau in hours:
-        fc, low, high, _, _ = _hour_forecast(bins, ref, float(tau))
+        fc, low, high, _, _ = hour_forecast(bins, ref, float(tau))
         defined = np.isfinite(fc.amounts).all(axis=2)
         projected = fc.used + np.where(defined, np.nansum(fc.amounts, axis=2), np.nan)
         kept = evaluable & fc.usable & np.isfinite(projected)
