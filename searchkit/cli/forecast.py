@@ -53,7 +53,7 @@ def add_parser(sub: Any) -> None:
         action="store_true",
         help="the table with every column, however wide (default: fit the terminal, "
         "COLUMNS or its width, leaving out columns last in this order: "
-        + ", ".join(FORECAST_PRIORITY)
+        + ", ".join(FORECAST_PRIORITY).replace("%", "%%")  # argparse formats help with %
         + ")",
     )
 
