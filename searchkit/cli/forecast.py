@@ -255,19 +255,30 @@ def forecast_text(
             f"... {len(hidden):,} more indexes ({late:,} of them hit their limit); "
             "--all shows every one"
         )
+    lines += _notes(records, shown)
+    return "\n".join(lines) if width is None else _wrapped(lines, table.text, width)
+
+
+def _notes(records: list[dict[Any, Any]], shown: int | None) -> list[str]:
+    """The notes under the table: one line per reason, naming its indexes."""
+    from searchkit.render.text import terminal_safe
+
     by_reason: dict[str, list[str]] = {}
     for row in records:
         reason = _note(row["reason"])
         if reason:
             by_reason.setdefault(terminal_safe(reason), []).append(row["name"])
-    if by_reason:
-        lines += ["", "notes:"]
-        each = None if shown is None else NAMES_PER_NOTE
-        lines += [
+    if not by_reason:
+        return []
+    each = None if shown is None else NAMES_PER_NOTE
+    return [
+        "",
+        "notes:",
+        *(
             f"  {_names(names, each, len(records))}: {reason}"
             for reason, names in by_reason.items()
-        ]
-    return "\n".join(lines) if width is None else _wrapped(lines, table.text, width)
+        ),
+    ]
 
 
 def _wrapped(lines: list[str], table: str, width: int) -> str:
