@@ -30,7 +30,7 @@ format: $(STAMP)
 # start once and a notebook's cells run in order; the longest files are handed out first
 # (tests/conftest.py). `make test JOBS=0` runs in this one process (for a debugger).
 JOBS ?= 2
-PARALLEL := $(if $(filter 0,$(JOBS)),,-n $(JOBS) --dist loadfile)
+PARALLEL := $(if $(filter 0,$(JOBS)),,-n $(JOBS) --dist loadfile --no-loadscope-reorder)
 
 test: lint
 	$(PY) -m pytest $(PARALLEL) tests notebooks --nbval --nbval-sanitize-with notebooks/sanitize.cfg

@@ -26,13 +26,17 @@ bytes per million points before and after compaction.
 With ``--collect``, only the collect rounds, on an empty store (steady rounds against one
 plain list of the same indexes, each measured just before). With ``--year``, writes
 ``--days`` compacted days with their rollups (written by the rollup code compaction uses)
-and measures ``usage_frame`` and ``forecast_limits``, the latter
-against reading the days it bins with ``History.throughput``, a day at a time.
+and measures ``usage_frame`` (UTC and ``--zones``), ``History.info()`` and
+``forecast_limits``, the latter against reading the days it bins with
+``History.throughput``, a day at a time; with ``--baseline SRC``, the same calls of that
+code beside each, on ``--baseline-store DIR`` when given (a store that code wrote: a
+rollup is named and checked by the code that reads it).
 
 Usage: .venv/bin/python bench/history.py [--indexes 1000] [--days 30] [--keep DIR]
        .venv/bin/python bench/history.py --layouts [--baseline SRC] [--indexes 200] [--days 7]
        .venv/bin/python bench/history.py --year --days 365 --indexes 1000 [--keep DIR]
-           [--zones America/New_York,Asia/Kolkata,Pacific/Chatham] [--baseline SRC]
+           [--zones America/New_York,Asia/Kolkata,Pacific/Chatham] [--baseline SRC
+           [--baseline-store DIR]]
        .venv/bin/python bench/history.py --collect [--indexes 1000] [--rounds 5]
 """
 
@@ -64,7 +68,7 @@ def write_dataset(
 ) -> tuple[list[str], float]:
     """Write one sorted file a day; with ``rollups``, each day's rollup too (as compaction)."""
     from searchkit.history.layout import THROUGHPUT_SCHEMA, WRITE_OPTIONS, stored
-    from searchkit.history.rollups import rollup
+    from searchkit.history.rollups import rollup, signature
 
     ids = [str(uuid.UUID(int=i + 1, version=4)) for i in range(indexes)]
     names = [f"index-{i:04d}" for i in range(indexes)]
@@ -98,7 +102,9 @@ def write_dataset(
         if rollups:
             rolled = root / "rollups" / f"day={first:%Y-%m-%d}"
             rolled.mkdir(parents=True)
-            summary = rollup(table, f"{first:%Y-%m-%d}", name)
+            written = (folder / name).stat()  # a rollup names its file by size and time
+            source = signature([(name, written.st_size, written.st_mtime_ns // 10**9)])
+            summary = rollup(table, f"{first:%Y-%m-%d}", source)
             pq.write_table(summary, rolled / name, **WRITE_OPTIONS)
     write_limits(root, ids, names)
     return names, time.perf_counter() - started
@@ -245,6 +251,8 @@ def measure(root: str, what: str, engine: str, arg: str) -> dict[str, float]:
             frame = pd.DataFrame(
                 index=range(pq.read_table(Path(root, "rollups"), columns=columns).num_rows)
             )
+        elif what == "info":  # rows: the points it counts
+            frame = pd.DataFrame(index=range(hist.info().points))
         elif what == "compact":
             frame = pd.DataFrame(hist.compact(), index=[0])
         elif what == "refresh":
@@ -410,9 +418,18 @@ def bench_layouts(root: Path, indexes: int, days: int, baseline: str | None) -> 
     )
 
 
-def bench_year(root: Path, indexes: int, days: int, zones: list[str], baseline: str | None) -> None:
-    """usage_frame (in each of ``zones``) and forecast_limits on a long compacted history
-    with its rollups; with ``baseline``, usage_frame of that code too, in the same run."""
+def bench_year(
+    root: Path,
+    indexes: int,
+    days: int,
+    zones: list[str],
+    baseline: str | None,
+    baseline_root: Path | None = None,
+) -> None:
+    """usage_frame (in UTC and each of ``zones``), info() and forecast_limits on a long
+    compacted history with its rollups; with ``baseline`` (a source tree), the same calls
+    of that code in the same run, on ``baseline_root`` (a store that code wrote: rollups
+    are named and checked per the code that reads them) or on ``root``."""
     points = indexes * days * MINUTES
     if (root / "throughput").exists():  # --keep DIR of an earlier run: measured again
         written = "written by an earlier run"
@@ -424,10 +441,25 @@ def bench_year(root: Path, indexes: int, days: int, zones: list[str], baseline: 
         f"dataset: {indexes:,} indexes x {days} days x {MINUTES} points = {points / 1e6:.1f}M "
         f"points, compacted with rollups, {size / 2**30:.2f} GiB, {written}"
     )
-    usage = run_measure(root, "usage", "searchkit", "-", 1)
-    print(
-        f"usage_frame(hist), all indexes x {days} days: {usage['seconds']:.2f} s, "
-        f"{int(usage['rows']):,} rows, +{usage['read_mib']:.0f} MiB (targets < 10 s, < 1 GiB)"
+    old_root = baseline_root or root
+
+    def side_by_side(label: str, what: str, arg: str, target: str) -> dict[str, float]:
+        ours = run_measure(root, what, "searchkit", arg, 1)
+        line = (
+            f"{label}: {ours['seconds']:.2f} s, {int(ours['rows']):,} rows, "
+            f"+{ours['read_mib']:.0f} MiB ({target})"
+        )
+        if baseline:
+            old = run_measure(old_root, what, "searchkit", arg, 1, source=baseline)
+            line += (
+                f"; baseline code {old['seconds']:.2f} s, {int(old['rows']):,} rows, "
+                f"+{old['read_mib']:.0f} MiB = {old['seconds'] / ours['seconds']:.1f}x slower"
+            )
+        print(line, flush=True)
+        return ours
+
+    usage = side_by_side(
+        f"usage_frame(hist), all indexes x {days} days", "usage", "-", "targets < 10 s, < 1 GiB"
     )
     floor = run_measure(root, "rollup-read", "searchkit", "-", 1)
     print(
@@ -435,16 +467,12 @@ def bench_year(root: Path, indexes: int, days: int, zones: list[str], baseline: 
         f"{floor['seconds']:.2f} s, +{floor['read_mib']:.0f} MiB"
     )
     for zone in zones:
-        ours = run_measure(root, "usage", "searchkit", zone, 1)
-        line = (
-            f"usage_frame(hist, tz={zone!r}): {ours['seconds']:.2f} s, {int(ours['rows']):,} "
-            f"rows, +{ours['read_mib']:.0f} MiB = {ours['seconds'] / usage['seconds']:.2f}x UTC, "
-            f"{ours['seconds'] / floor['seconds']:.2f}x the plain read (target < 3 s)"
+        ours = side_by_side(f"usage_frame(hist, tz={zone!r})", "usage", zone, "target < 3 s")
+        print(
+            f"  = {ours['seconds'] / usage['seconds']:.2f}x UTC, "
+            f"{ours['seconds'] / floor['seconds']:.2f}x the plain read"
         )
-        if baseline:
-            old = run_measure(root, "usage", "searchkit", zone, 1, source=baseline)
-            line += f"; baseline code {old['seconds']:.2f} s, +{old['read_mib']:.0f} MiB"
-        print(line)
+    side_by_side("History.info() (rows: points)", "info", "-", "target < 3 s, < 500 MB")
     forecast = run_measure(root, "forecast", "searchkit", "-", 1)
     read = run_measure(root, "forecast-days", "searchkit", "-", 1)
     plain = run_measure(root, "forecast-days", "searchkit", "plain", 1)
@@ -482,6 +510,10 @@ def main() -> None:
         default="America/New_York,Asia/Kolkata,Pacific/Chatham",
         help="with --year: the zones usage_frame is measured in beside UTC",
     )
+    parser.add_argument(
+        "--baseline-store",
+        help="with --year --baseline: the store the baseline code reads (one it wrote)",
+    )
     parser.add_argument("--measure", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure:
@@ -504,7 +536,14 @@ def main() -> None:
     if args.year:
         root = Path(args.keep or tempfile.mkdtemp(prefix="searchkit-year-bench-"))
         try:
-            bench_year(root, args.indexes, args.days, args.zones.split(","), args.baseline)
+            bench_year(
+                root,
+                args.indexes,
+                args.days,
+                args.zones.split(","),
+                args.baseline,
+                Path(args.baseline_store) if args.baseline_store else None,
+            )
         finally:
             if not args.keep:
                 shutil.rmtree(root, ignore_errors=True)

@@ -22,10 +22,20 @@ receiver drops the copy by the key).
 
 Layout: ``<store>/alerts/_claims/<digest>/<attempt>.claim`` (``_`` folders are skipped by
 readers of the dataset), each holding a small JSON text: who claimed, when, what.
+
+Claims are pruned (:meth:`Claims.prune`): once a UTC day the collector that first delivers
+deletes the claims older than :data:`RETAIN`. Safe: a round reads the journal from the
+start of the day :data:`~searchkit.alerts.watch.WINDOW` before its instant, so a
+transition is pending at most three days after it was recorded, and a claim, taken after
+its transition was recorded, is consulted only while that transition is pending; a claim
+older than :data:`RETAIN` belongs to a transition no collector will look at again (a
+day's margin for clocks that disagree). Of two collectors on one store both may prune
+(each deletes only such claims); one notification per incident still holds.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -36,10 +46,13 @@ import pyarrow.fs as pafs
 
 from searchkit.errors import HistoryError
 
-__all__ = ["CLAIMS_FOLDER", "Claims", "claim_digest"]
+__all__ = ["CLAIMS_FOLDER", "RETAIN", "Claims", "claim_digest"]
 
 #: Where claims live under the store's root.
 CLAIMS_FOLDER = "alerts/_claims"
+#: Seconds after which a claim is pruned (see the module): longer than the journal window
+#: a round reads (two days, from the start of a day) plus a day for clocks that disagree.
+RETAIN = 4 * 86400.0
 
 
 def claim_digest(key: str, state: str, channel: str) -> str:
@@ -75,10 +88,50 @@ class Claims:
             HistoryError: The store cannot be written (the claim is then not taken).
         """
         body = json.dumps({**what, "attempt": attempt, "claimed_at": time.time()}).encode()
-        path = self.path(digest, attempt)
+        return self._create(self.path(digest, attempt), body)
+
+    def _create(self, path: str, body: bytes) -> bool:
         if self.local:
             return self._claim_local(path, body)
         return self._claim_s3(path, body)
+
+    def prune(self, *, older_than: float = RETAIN, now: float | None = None) -> int | None:
+        """Delete the claims taken more than ``older_than`` seconds before ``now`` (the
+        wall clock, which claims' times are: see :meth:`age`), once a UTC day per store:
+        the caller that creates the day's marker (create-if-absent, as a claim) prunes.
+
+        Returns:
+            How many claims were deleted; None when the day's pruning was done already.
+
+        Raises:
+            HistoryError: The store cannot be listed or written.
+        """
+        now = time.time() if now is None else now
+        day = time.strftime("%Y-%m-%d", time.gmtime(now))
+        folder = f"{self.root}/{CLAIMS_FOLDER}"
+        marker = f"{folder}/pruned-{day}.marker"
+        if not self._create(marker, json.dumps({"at": now}).encode()):
+            return None
+        selector = pafs.FileSelector(folder, recursive=True, allow_not_found=True)
+        try:
+            infos = self.fs.get_file_info(selector)
+        except OSError as exc:
+            raise HistoryError(f"cannot list the claims in {self.location!r}: {exc}") from exc
+        deleted = 0
+        emptied: set[str] = set()
+        for info in infos:
+            taken = info.mtime.timestamp() if info.mtime is not None else now
+            if info.type != pafs.FileType.File or now - taken <= older_than or info.path == marker:
+                continue
+            if not self._delete(info.path):
+                continue  # deleted by another collector pruning too, or not deletable: later
+            deleted += info.path.endswith(".claim")
+            emptied.add(info.path.rpartition("/")[0])
+        if self.local:  # object stores have no folders to leave behind
+            for path in sorted(emptied - {folder}):
+                with contextlib.suppress(OSError):
+                    os.rmdir(path)  # only when empty: a claim taken meanwhile stays
+        return deleted
 
     def _claim_local(self, path: str, body: bytes) -> bool:
         try:
@@ -109,6 +162,18 @@ class Claims:
                 f"cannot claim a notification in {self.location!r} ({type(exc).__name__}"
                 f"{f', HTTP {status}' if status else ''})"
             ) from None
+        return True
+
+    def _delete(self, path: str) -> bool:
+        """Delete one claim; on S3 with boto3 (pyarrow would leave a folder marker behind)."""
+        try:
+            if self.local:
+                self.fs.delete_file(path)
+            else:
+                bucket, _, key = path.partition("/")
+                self._s3_client().delete_object(Bucket=bucket, Key=key)
+        except Exception:  # gone already, or not deletable now: the next day's pruning
+            return False
         return True
 
     def age(self, digest: str, attempt: int) -> float | None:

@@ -38,7 +38,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -49,7 +48,7 @@ import tomllib
 from searchkit.alerts.channels import Channel, EmailChannel, LogChannel, WebhookChannel
 from searchkit.alerts.delivery import DEFAULT_BUDGET, DEFAULT_LEASE
 from searchkit.alerts.incidents import STALLED_AFTER
-from searchkit.alerts.rules import AlertRule, load_rules
+from searchkit.alerts.rules import AlertRule, load_rules, table_lines
 from searchkit.errors import ValidationError
 
 __all__ = [
@@ -57,7 +56,6 @@ __all__ = [
     "ENV_SMTP_USERNAME",
     "AlertsConfig",
     "load_alerts",
-    "table_lines",
 ]
 
 ENV_SMTP_USERNAME = "SEARCHKIT_SMTP_USERNAME"
@@ -80,8 +78,6 @@ _KEYS: dict[str, tuple[str, ...]] = {
     "log": ("name", "type", "level", "send_resolved"),
 }
 _DELIVERY_KEYS = ("budget", "lease")
-_HEADER = re.compile(r"^\s*\[\[?\s*([A-Za-z0-9_.-]+)\s*\]\]?")
-_KEY = re.compile(r"""^\s*(?:"([^"]+)"|'([^']+)'|([A-Za-z0-9_-]+))\s*=""")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -103,30 +99,6 @@ class AlertsConfig:
     budget: float = DEFAULT_BUDGET
     lease: float = DEFAULT_LEASE
     path: str = ""
-
-
-def table_lines(text: str, table: str) -> tuple[list[int], dict[tuple[int, str], int]]:
-    """Where each ``[[table]]`` (or ``[table]``) starts and where each of its keys is.
-
-    Returns:
-        The 1-based line of each table's header, in order, and ``{(n, key): line}`` for
-        the keys of the n-th table (0-based), so errors can name the line.
-    """
-    starts: list[int] = []
-    keys: dict[tuple[int, str], int] = {}
-    inside = False
-    for number, line in enumerate(text.splitlines(), start=1):
-        header = _HEADER.match(line)
-        if header:
-            inside = header.group(1) == table
-            if inside:
-                starts.append(number)
-            continue
-        found = _KEY.match(line)
-        if inside and found:
-            key = next(g for g in found.groups() if g is not None)
-            keys.setdefault((len(starts) - 1, key), number)
-    return starts, keys
 
 
 def load_alerts(path: str | Path, *, environ: Mapping[str, str] | None = None) -> AlertsConfig:
@@ -170,7 +142,7 @@ def load_alerts(path: str | Path, *, environ: Mapping[str, str] | None = None) -
 def _channels(
     location: Path, text: str, tables: Any, env: Mapping[str, str]
 ) -> tuple[Channel, ...]:
-    starts, keys = table_lines(text, "channel")
+    starts, keys, _ = table_lines(text, "channel")
     if not isinstance(tables, list):
         line = starts[0] if starts else "?"
         raise ValidationError(f"{location}, line {line}: write each channel as a [[channel]] table")
@@ -363,7 +335,7 @@ def _duration_seconds(value: Any) -> float | None:
 
 
 def _delivery(location: Path, text: str, table: Any) -> tuple[float, float]:
-    starts, keys = table_lines(text, "delivery")
+    starts, keys, _ = table_lines(text, "delivery")
     start = starts[0] if starts else "?"
     if not isinstance(table, dict):
         raise ValidationError(f"{location}, line {start}: [delivery] must be one table")

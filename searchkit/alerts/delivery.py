@@ -11,7 +11,8 @@ and sends every transition that some channel has not taken yet:
   (:mod:`searchkit.alerts.claims`, a create-if-absent): of two collectors on one store,
   one sends. A claim older than the lease with no delivery recorded belongs to a
   collector killed between sending and recording: the next attempt re-sends, with the
-  same incident key (at least once; the key lets the receiver drop the copy).
+  same incident key (at least once; the key lets the receiver drop the copy). Claims
+  older than four days are pruned once a UTC day (:meth:`Claims.prune`).
 - **A bounded round.** All sends of a round share ``budget`` seconds: each send's timeout
   is what is left (urllib3's and smtplib's own timeouts, no sleeping), and what did not
   fit waits for the next round.
@@ -35,6 +36,7 @@ from searchkit.alerts.channels import Channel, Outcome
 from searchkit.alerts.claims import Claims, claim_digest
 from searchkit.alerts.journal import Delivery, Journal, notice_of
 from searchkit.alerts.notices import Notice
+from searchkit.errors import HistoryError
 
 __all__ = [
     "DEFAULT_BUDGET",
@@ -88,6 +90,10 @@ class DeliveryReport:
     deferred: int = 0
     #: Another collector holds their claim (it is sending them now).
     elsewhere: int = 0
+    #: Old claims deleted by this pass (the day's first: see Claims.prune).
+    pruned: int = 0
+    #: Why pruning old claims failed (it is tried again the next day), or "".
+    prune_error: str = ""
 
     def lines(self) -> list[str]:
         """The pass in a few lines (no secret: channels show by name)."""
@@ -104,6 +110,8 @@ class DeliveryReport:
             )
         if self.deferred:
             out.append(f"{self.deferred} notification(s) left for the next round (budget spent)")
+        if self.prune_error:
+            out.append(f"old claims not pruned: {self.prune_error}")
         return out
 
 
@@ -229,6 +237,10 @@ def deliver(
     if before_record is not None and rows:
         before_record(len(rows))
     journal.append(rows, now=clock())
+    try:  # once a UTC day; a store that cannot be pruned still delivers
+        report.pruned = claims.prune() or 0
+    except HistoryError as exc:
+        report.prune_error = str(exc)
     return report
 
 

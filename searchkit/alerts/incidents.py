@@ -279,24 +279,23 @@ def evaluate(
         raise ValidationError(f"rule names must be unique, got {names}")
     if len(frame):
         check_indexes(rules, frame["name"].astype(str).unique())
-    rates = dict(hit_rates or {})
+    round_ = _Round(moment, previous, collected, dict(hit_rates or {}), set())
     transitions: list[Transition] = []
     states: dict[str, IncidentState] = {}
-    seen: set[str] = set()
     period = moment.normalize()
     for rule in rules if len(frame) else ():
         watched = np.asarray(rule.matches(frame["name"].astype(str)), bool)
         rows = frame[(frame["field"] == rule.label).to_numpy() & watched]
         current = rows[pd.DatetimeIndex(rows["period"]) == period]
-        told, kept = _evaluate_rule(rule, current, moment, previous, collected, rates, seen)
+        told, kept = _evaluate_rule(rule, current, round_)
         transitions += told
         states.update(kept)
         closing = rows[pd.DatetimeIndex(rows["period"]) < period]
-        told, kept = _close_rule(rule, closing, moment, previous, collected, rates, seen)
+        told, kept = _close_rule(rule, closing, round_)
         transitions += told
         states.update(kept)
     for key, state in previous.items():  # open incidents nothing observed this time
-        if key in seen or state.rule == STALLED:
+        if key in round_.seen or state.rule == STALLED:
             continue
         if state.state == "firing" or state.period == period:
             states[key] = state
@@ -348,41 +347,43 @@ def _keys(rule: AlertRule, rows: pd.DataFrame) -> list[str]:
     return [incident_key(rule.name, i, f, p) for i, f, p in zip(ids, labels, periods, strict=True)]
 
 
+@dataclass
+class _Round:
+    """What every rule of one evaluation shares: its instant, the states before it, the
+    newest stored point, the hit rates, and the keys some rule has seen (grows)."""
+
+    moment: pd.Timestamp
+    previous: Mapping[str, IncidentState]
+    collected: pd.Timestamp | None
+    rates: dict[str, float]
+    seen: set[str]
+
+
 def _evaluate_rule(
-    rule: AlertRule,
-    rows: pd.DataFrame,
-    moment: pd.Timestamp,
-    previous: Mapping[str, IncidentState],
-    collected: pd.Timestamp | None,
-    rates: dict[str, float],
-    seen: set[str],
+    rule: AlertRule, rows: pd.DataFrame, round_: _Round
 ) -> tuple[list[Transition], dict[str, IncidentState]]:
     keys = _keys(rule, rows)
+    previous = round_.previous
     slots = _slots(keys, previous)
     before = slots.copy()
     known, condition, hit, cleared = _observed(rule, rows)
     pending, hold = rule.pending_ns, rule.hold_ns
-    out = mc.step(slots, moment.value, known, condition, hit, pending, hold, cleared)
-    seen.update(keys)
+    out = mc.step(slots, round_.moment.value, known, condition, hit, pending, hold, cleared)
+    round_.seen.update(keys)
     # An incident whose state did not move keeps its record (most, round after round).
     moved = [a != b for a, b in zip(before.__dict__.values(), slots.__dict__.values(), strict=True)]
     same = (out == 0) & ~np.logical_or.reduce(moved)
     kept = {k: previous[k] for k, s in zip(keys, same, strict=True) if s and k in previous}
-    told, changed = _results(rule, rows, keys, slots, out, moment, collected, rates, "", same)
+    told, changed = _results(rule, rows, keys, slots, out, round_, "", same)
     return told, {**kept, **changed}
 
 
 def _close_rule(
-    rule: AlertRule,
-    rows: pd.DataFrame,
-    moment: pd.Timestamp,
-    previous: Mapping[str, IncidentState],
-    collected: pd.Timestamp | None,
-    rates: dict[str, float],
-    seen: set[str],
+    rule: AlertRule, rows: pd.DataFrame, round_: _Round
 ) -> tuple[list[Transition], dict[str, IncidentState]]:
     """Close the open incidents of earlier periods whose last instant was observed."""
     keys = _keys(rule, rows)
+    previous, collected = round_.previous, round_.collected
     open_ = [previous.get(k) is not None and previous[k].state == "firing" for k in keys]
     rows = rows[np.asarray(open_, bool)]
     keys = [k for k, o in zip(keys, open_, strict=True) if o]
@@ -391,9 +392,9 @@ def _close_rule(
     ends = (pd.DatetimeIndex(rows["period"]) + _DAY).as_unit("ns").asi8
     covered = collected is not None and np.asarray(ends) <= collected.value
     out = mc.close(slots, ends, hit, np.broadcast_to(covered, len(keys)))
-    seen.update(k for k, code in zip(keys, out, strict=True) if code)
-    told, kept = _results(rule, rows, keys, slots, out, moment, collected, rates, "closed")
-    return told, {k: v for k, v in kept.items() if k not in seen}
+    round_.seen.update(k for k, code in zip(keys, out, strict=True) if code)
+    told, kept = _results(rule, rows, keys, slots, out, round_, "closed")
+    return told, {k: v for k, v in kept.items() if k not in round_.seen}
 
 
 def _results(
@@ -402,9 +403,7 @@ def _results(
     keys: list[str],
     slots: mc.Slots,
     out: np.ndarray,
-    moment: pd.Timestamp,
-    collected: pd.Timestamp | None,
-    rates: dict[str, float],
+    round_: _Round,
     how: str,
     same: np.ndarray | None = None,
 ) -> tuple[list[Transition], dict[str, IncidentState]]:
@@ -421,12 +420,11 @@ def _results(
     ]
     for at, row in zip(picked, records, strict=True):
         key = keys[at]
-        state = _state(rule, key, row, slots, at, moment)
+        state = _state(rule, key, row, slots, at, round_.moment)
         if state is not None:
             kept[key] = state
         if out[at]:
-            told.append(_transition(rule, key, row, slots, at, int(out[at]), moment,
-                                    collected, rates, how))  # fmt: skip
+            told.append(_transition(rule, key, row, slots, at, int(out[at]), round_, how))
     return told, kept
 
 
@@ -483,16 +481,14 @@ def _transition(
     slots: mc.Slots,
     at: int,
     code: int,
-    moment: pd.Timestamp,
-    collected: pd.Timestamp | None,
-    rates: dict[str, float],
+    round_: _Round,
     how: str,
 ) -> Transition:
     index_id = str(row["index_id"])
     return Transition(
         key=key,
         state=mc.STATES[code],
-        at=moment,
+        at=round_.moment,
         rule=rule.name,
         basis=rule.basis,
         threshold=rule.at,
@@ -511,8 +507,8 @@ def _transition(
         hit_at_latest=_ts(row["hit_at_latest"]),
         breached_at=_from_ns(slots.breached_at[at]),
         fired_at=_from_ns(slots.fired_at[at]),
-        collected_at=collected,
-        hit_rate=float(rates.get(index_id, np.nan)),
+        collected_at=round_.collected,
+        hit_rate=float(round_.rates.get(index_id, np.nan)),
         reason=_reason(rule, row, code, how),
     )
 
@@ -534,7 +530,9 @@ def _stalled(
             key=key, rule=STALLED, index_id="", name="", field="", period=collected,
             state="firing", fired_at=moment, episode_at=moment, fired=1, updated_at=moment,
         )  # fmt: skip
-        reason = f"nothing stored since {collected:%Y-%m-%d %H:%M} UTC (over {stall})"
+        reason = (
+            f"nothing stored since {collected:%Y-%m-%d %H:%M} UTC (over {_duration_text(stall)})"
+        )
         return [_stall_transition(state, "firing", moment, collected, reason)], {key: state}
     told = [
         _stall_transition(s, "resolved", moment, collected, "collection resumed")

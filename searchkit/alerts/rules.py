@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pandas as pd
 import tomllib
@@ -31,6 +31,7 @@ __all__ = [
     "FIELDS",
     "THRESHOLD_RULES",
     "AlertRule",
+    "TableLines",
     "check_indexes",
     "load_rules",
     "table_lines",
@@ -241,40 +242,44 @@ def check_indexes(rules: Iterable[AlertRule], names: Iterable[str]) -> None:
 
 _KEY = re.compile(r'^\s*(?:"([^"]*)"|\'([^\']*)\'|([A-Za-z0-9_-]+))\s*=')
 _HEADER = re.compile(r"^\s*\[")
+_NAMED = re.compile(r"^\s*\[\[?\s*([A-Za-z0-9_.-]+)\s*\]\]?")
 _TOP_KEYS = ("stalled_after",)
 
 
-def table_lines(
-    text: str, table: str
-) -> tuple[list[int], dict[tuple[int, str], int], dict[str, int]]:
-    """Where things are in a TOML text, for error messages that name the line (1-based).
+class TableLines(NamedTuple):
+    """Where things are in a TOML text, for error messages that name the line (1-based)."""
 
-    Returns:
-        The line of each ``[[table]]`` header (in order), the line of each key of each
-        of those tables by (table number from 0, key), and the top-level keys' lines.
-    """
-    header = re.compile(rf"^\s*\[\[\s*{re.escape(table)}\s*\]\]")
+    #: The header line of each ``[[table]]`` (or ``[table]``), in order.
+    starts: list[int]
+    #: The line of each key of those tables, by (table number from 0, key).
+    keys: dict[tuple[int, str], int]
+    #: The lines of the top-level keys (before any table).
+    top: dict[str, int]
+
+
+def table_lines(text: str, table: str) -> TableLines:
+    """Find the lines of ``table``'s headers and keys, and of the top-level keys, in a
+    TOML text: the one line finder of every alerts file error (rules, channels, delivery)."""
     starts: list[int] = []
     keys: dict[tuple[int, str], int] = {}
     top: dict[str, int] = {}
-    section: str | None = ""
+    section: str | None = ""  # "": the top level, before any table
     for number, line in enumerate(text.splitlines(), start=1):
-        if header.match(line):
-            starts.append(number)
-            section = "rule"
-            continue
         if _HEADER.match(line):
-            section = None
+            named = _NAMED.match(line)
+            section = table if named is not None and named.group(1) == table else None
+            if section is not None:
+                starts.append(number)
             continue
         found = _KEY.match(line)
         if found is None:
             continue
         key = next(g for g in found.groups() if g is not None)
-        if section == "rule":
-            keys.setdefault((len(starts) - 1, key), number)
-        elif section == "":
+        if section == "":
             top.setdefault(key, number)
-    return starts, keys, top
+        elif section is not None:
+            keys.setdefault((len(starts) - 1, key), number)
+    return TableLines(starts, keys, top)
 
 
 def load_rules(
@@ -323,7 +328,7 @@ def load_rules(
     allowed = {"rule", *_TOP_KEYS, *others}
     for key in data:
         if key not in allowed:
-            line = top.get(key) or _table_line(text, key)
+            line = top.get(key) or next(iter(table_lines(text, key).starts), "?")
             raise ValidationError(
                 f"{location}, line {line}: unknown table or key {key!r} (a rules file holds "
                 f"[[rule]] tables{', ' if others else ''}"
@@ -340,7 +345,7 @@ def load_rules(
             raise ValidationError(f"{where}: stalled_after must be above 0")
     tables = data.get("rule", [])
     if not isinstance(tables, list):
-        line = top.get("rule") or _table_line(text, "rule")
+        line = top.get("rule") or next(iter(starts), "?")
         raise ValidationError(f"{location}, line {line}: write each rule as a [[rule]] table")
     rules = [_rule(location, number, table, starts, keys) for number, table in enumerate(tables)]
     seen: dict[str, AlertRule] = {}
@@ -352,14 +357,6 @@ def load_rules(
             )
         seen[rule.name] = rule
     return tuple(rules), stalled
-
-
-def _table_line(text: str, key: str) -> int | str:
-    pattern = re.compile(rf"^\s*\[+\s*{re.escape(key)}\s*\]+")
-    for number, line in enumerate(text.splitlines(), start=1):
-        if pattern.match(line):
-            return number
-    return "?"
 
 
 def _rule(

@@ -2,16 +2,18 @@
 
 :func:`forecast_day` makes the rows of :func:`~searchkit.forecast_limits` once for every
 index and keeps what they came from, so each index's picture is cut from it without reading
-the store again: today's cumulative operations from its points, the projected path from now
-to the reset with its band (the rest of the day spread over the hours as the forecast
-spreads it, so the path crosses the limit exactly at ``hit_at``), and the past days'
-cumulative curves for the rhythm. Every curve is in operations, as the rows are.
+the store again: today's cumulative operations (from its points, or, where today came from
+its rollup as the collector keeps it, from the rollup's quarter-hours: 96 knots, finer than
+a picture's hour), the projected path from now to the reset with its band (the rest of the
+day spread over the hours as the forecast spreads it, so the path crosses the limit exactly
+at ``hit_at``), and the past days' cumulative curves for the rhythm. Every curve is in
+operations, as the rows are.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -19,7 +21,9 @@ import pandas as pd
 
 from searchkit.analytics import profile as pf
 from searchkit.analytics.backtest import BACKTEST_HOURS, Backtest, replay
+from searchkit.analytics.bins import last_day_points
 from searchkit.analytics.forecast import forecast_parts
+from searchkit.analytics.usage import is_history
 from searchkit.frames.counting import ValueUnit
 
 if TYPE_CHECKING:
@@ -45,6 +49,13 @@ class DayForecast:
     rows: pd.DataFrame
     bins: pf.Bins
     plan: dict[str, np.ndarray]
+    # Today's operations per index (bins' rows) and quarter-hour when today came from its
+    # rollup, and the History to read one index's points from when they are not at hand.
+    quarters: np.ndarray | None = None
+    source: Any = None
+    _read: dict[int, tuple[np.ndarray, np.ndarray]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     @property
     def as_of(self) -> pd.Timestamp:
@@ -67,23 +78,39 @@ class DayForecast:
 
         Returns:
             Columns ``time`` (UTC) and ``used``: 0 at midnight, then the total after each
-            point (thinned to :data:`MAX_KNOTS`), and ``used`` at ``as_of``. Empty when the
-            index has no point today.
+            point (thinned to :data:`MAX_KNOTS`; at each quarter-hour where today came
+            from its rollup), and ``used`` at ``as_of``. Empty when the index has no point
+            today.
         """
         at = self._position(index_id)
         row: Any = self.rows.loc[index_id]
-        rows, times, ops = self.bins.last_points
         if at < 0 or not np.isfinite(row["used"]):
             return pd.DataFrame({"time": pd.DatetimeIndex([], tz="UTC"), "used": []})
-        begin, end = np.searchsorted(rows, [at, at + 1])
-        times, total = times[begin:end], np.cumsum(ops[begin:end])
+        start, moment = pd.Timestamp(row["period"]).value, pd.Timestamp(row["as_of"]).value
+        times, total = self._running(at, start, moment)
         if len(times) > MAX_KNOTS:
             keep = np.unique(np.linspace(0, len(times) - 1, MAX_KNOTS).round().astype(int))
             times, total = times[keep], total[keep]
-        start = pd.Timestamp(row["period"]).value
-        knots = np.concatenate([[start], times, [pd.Timestamp(row["as_of"]).value]])
+        knots = np.concatenate([[start], times, [moment]])
         used = np.concatenate([[0.0], total, [float(row["used"])]])
         return pd.DataFrame({"time": pd.to_datetime(knots, utc=True), "used": used})
+
+    def _running(self, at: int, start: int, moment: int) -> tuple[np.ndarray, np.ndarray]:
+        """Instants and today's running total of operations at them, before ``moment``:
+        each point's, else each finished quarter-hour's."""
+        rows, times, ops = self.bins.last_points
+        begin, end = np.searchsorted(rows, [at, at + 1])
+        if end > begin or not self.bins.last_from_sums:
+            return times[begin:end], np.cumsum(ops[begin:end])
+        if self.quarters is not None:
+            ends = start + np.arange(1, 97, dtype=np.int64) * (pf.HOUR_NS // 4)
+            done = ends < moment
+            return ends[done], np.cumsum(np.nan_to_num(self.quarters[at]))[done]
+        if at not in self._read:  # the rollup changed since: the index's own points
+            one = replace(self.bins)
+            last_day_points(self.source, one, np.asarray([at]), moment)
+            self._read[at] = (one.last_points[1], np.cumsum(one.last_points[2]))
+        return self._read[at]
 
     def path(self, index_id: str) -> pd.DataFrame:
         """The projected cumulative operations of one index from ``as_of`` to the reset.
@@ -191,5 +218,31 @@ def forecast_day(
         ValidationError: As :func:`~searchkit.forecast_limits`.
     """
     options: dict[str, Any] = {"field": field, "pace_window": pace_window}
-    rows, bins, plan = forecast_parts(source, now, value_unit=value_unit, **options)
-    return DayForecast(rows, bins, plan)
+    # Today from its rollup where the collector keeps it current (forecast_limits' own
+    # way): its quarter-hours draw the day, not a read of every point of it.
+    rows, bins, plan = forecast_parts(
+        source, now, value_unit=value_unit, last_points=False, **options
+    )
+    if not bins.last_from_sums or not is_history(source):
+        return DayForecast(rows, bins, plan)
+    return DayForecast(rows, bins, plan, _quarters(source, bins, rows), source)
+
+
+def _quarters(source: Any, bins: pf.Bins, rows: pd.DataFrame) -> np.ndarray | None:
+    """Today's operations per index (the rows of ``bins``) and quarter-hour, from its
+    rollup; None when the rollup holds points after the forecast's instant (a collect
+    extended it since) or is not current any more."""
+    day = bins.first_day + (bins.days - 1) * pf.DAY
+    sums = source.sums(f"{day:%Y-%m-%d}", f"{day:%Y-%m-%d}", detail="quarter")
+    today = sums.get(f"{day:%Y-%m-%d}")
+    moment = pd.Timestamp(rows["as_of"].iloc[0]).value if len(rows) else day.value
+    if today is None or (len(today.ids) and int(today.last_point.max()) >= moment):
+        return None
+    assert bins.last_scales is not None
+    row_of = {index_id: row for row, index_id in enumerate(bins.ids)}
+    out = np.full((len(bins.ids), 96), np.nan)
+    for at, index_id in enumerate(today.ids):
+        row = row_of.get(index_id)
+        if row is not None:
+            out[row] = today.value_sums[at] * bins.last_scales[row]
+    return out

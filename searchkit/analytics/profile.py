@@ -9,8 +9,9 @@ every day at a time of day: :mod:`searchkit.analytics.forecast` uses today's row
 
 from __future__ import annotations
 
+import threading
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -182,8 +183,46 @@ class Reference:
     past_days: np.ndarray  # [I, D] complete days among the WINDOW before
 
 
+#: The last references worked out (at most two shapes: a forecast's and a backtest's), with
+#: the days before the last they came from: see :func:`reference`.
+_KEPT: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray, Reference]] = {}
+_KEPT_LOCK = threading.Lock()
+
+
 def reference(ops: np.ndarray, cov: np.ndarray) -> Reference:
-    """Each day's usual level and profile, from the complete days before it only."""
+    """Each day's usual level and profile, from the complete days before it only.
+
+    No day's reference looks at the day itself, so the last day's points change only its
+    own ``complete`` and ``totals``: when every day before the last is what the previous
+    call was given (a refresh of today's forecast, the same past days), that call's
+    reference is kept and only those two are worked out again. The same numbers, to the bit.
+    """
+    with _KEPT_LOCK:
+        kept = _KEPT.get(ops.shape)
+    if kept is not None and _same_past(kept[0], ops) and _same_past(kept[1], cov):
+        last_complete = cov[:, -1:].sum(axis=2) >= COMPLETE_HOURS
+        complete = kept[2].complete.copy()
+        complete[:, -1:] = last_complete
+        totals = kept[2].totals.copy()
+        totals[:, -1:] = np.where(last_complete, ops[:, -1:].sum(axis=2), np.nan)
+        return replace(kept[2], complete=complete, totals=totals)
+    ref = _reference(ops, cov)
+    for values in vars(ref).values():
+        values.setflags(write=False)  # kept: a caller writing into it would change the next
+    with _KEPT_LOCK:
+        if len(_KEPT) >= 2:
+            _KEPT.clear()
+        _KEPT[ops.shape] = (ops[:, :-1].copy(), cov[:, :-1].copy(), ref)
+    return ref
+
+
+def _same_past(kept: np.ndarray, now: np.ndarray) -> bool:
+    """Whether the days before the last of ``now`` are ``kept`` (NaN equal to NaN)."""
+    return bool(np.array_equal(kept, now[:, :-1], equal_nan=True))
+
+
+def _reference(ops: np.ndarray, cov: np.ndarray) -> Reference:
+    """:func:`reference`, worked out."""
     complete = cov.sum(axis=2) >= COMPLETE_HOURS
     totals = np.where(complete, ops.sum(axis=2), np.nan)
     with np.errstate(divide="ignore", invalid="ignore"):

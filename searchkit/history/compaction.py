@@ -7,9 +7,10 @@ import collections
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.fs as pafs
 
 from searchkit.history import dedupe, open_day, reader, rollups
-from searchkit.history.layout import Layout
+from searchkit.history.layout import Layout, file_seconds
 
 __all__ = ["after_collect", "compact_day", "current_sources"]
 
@@ -52,10 +53,7 @@ def after_collect(
 
 def current_sources(layout: Layout, first: str | None = None) -> dict[str, str]:
     """Map each throughput day from ``first`` on to the signature of its files."""
-    by_day: dict[str, list[str]] = collections.defaultdict(list)
-    for day, path, _ in layout.files("throughput", first):
-        by_day[day].append(path.rpartition("/")[2])
-    return {day: rollups.signature(names) for day, names in by_day.items()}
+    return rollups.sources(layout, first)
 
 
 def compact_day(layout: Layout, kind: str, day: str, counts: collections.Counter[str]) -> None:
@@ -74,7 +72,7 @@ def compact_day(layout: Layout, kind: str, day: str, counts: collections.Counter
     if (
         kind == "throughput"
         and len(paths) == 1
-        and rollups.is_current(layout, day, paths[0].rpartition("/")[2])
+        and rollups.is_current(layout, day, rollups.sources(layout, day, day).get(day, ""))
     ):
         return
     with layout.lock(kind, day) as held:
@@ -85,10 +83,13 @@ def compact_day(layout: Layout, kind: str, day: str, counts: collections.Counter
         paths = [path for _, path, _ in layout.files(kind, day, day)]
         if not paths:
             return
-        # The rollup of the files as they are, when current (the collector extends it each
-        # round): the merged file holds the same points, so it is that file's rollup too.
-        summary = _current_rollup(layout, day, paths) if kind == "throughput" else None
-        table = reader.read(layout, kind, days=(day, day))
+        # The rollup of the files as they are, when current and sound (the collector
+        # extends it each round): the merged file holds the same points (a file written
+        # meanwhile is not merged away, so a rollup named after the merged file alone is
+        # stale beside it), so it is that file's rollup too.
+        summary = _current_rollup(layout, day) if kind == "throughput" else None
+        # Points dated on other days stay in the day's file (readers leave them out).
+        table = reader.read(layout, kind, days=(day, day), strays=True)
         if kind == "throughput":
             kept = dedupe.latest(table)
             counts["duplicates_dropped"] += table.num_rows - kept.num_rows
@@ -110,12 +111,11 @@ def compact_day(layout: Layout, kind: str, day: str, counts: collections.Counter
             _write_rollup(layout, day, table, merged, counts, summary)
 
 
-def _current_rollup(layout: Layout, day: str, paths: list[str]) -> pa.Table | None:
-    """The day's rollup rows when they summarise exactly the files ``paths``, else None."""
-    source = rollups.signature([path.rpartition("/")[2] for path in paths])
-    if not rollups.is_current(layout, day, source):
-        return None
-    return rollups.current(rollups.read(layout, (day, day)), {day: source})
+def _current_rollup(layout: Layout, day: str) -> pa.Table | None:
+    """The day's rollup rows when they summarise exactly its files as listed now and pass
+    their checks, else None."""
+    source = rollups.sources(layout, day, day).get(day)
+    return None if source is None else rollups.current_rows(layout, day, source)
 
 
 def _write_rollup(
@@ -126,13 +126,16 @@ def _write_rollup(
     counts: collections.Counter[str],
     summary: pa.Table | None,
 ) -> None:
-    """Replace the day's rollup by the one of ``table``, the points of file ``merged``:
-    ``summary`` named after that file when given (the same points' rollup), else rolled
-    up from ``table``."""
-    name = merged.rpartition("/")[2]
+    """Replace the day's rollup by the one of ``table``, the points of file ``merged``
+    (named by its size and time as stored: one stat, or one HEAD request): ``summary``
+    renamed so when given (the same points' rollup), else rolled up from ``table``."""
+    info = layout.fs.get_file_info(merged)
+    if info.type != pafs.FileType.File:
+        return  # gone already: another compactor merged the day again
+    source = rollups.signature([(merged.rpartition("/")[2], int(info.size), file_seconds(info))])
     if summary is not None and summary.num_rows:
-        rollup = rollups.renamed(summary, name)
+        rollup = rollups.renamed(summary, source)
     else:
-        rollup = rollups.rollup(table, day, name)
+        rollup = rollups.rollup(table, day, source)
     rollups.replace(layout, day, rollup, table)
     counts["rollups_written"] += 1

@@ -175,8 +175,6 @@ def unique_points(
     # Files store points sorted and unique per key: then nothing to sort or drop.
     one_account = len(account_texts) == 1 and a_codes.min() >= 0
     moved = not _strictly_sorted(None if one_account else a_codes, i_codes, times)
-    if moved and full is not None:
-        return unique_points(full(), rename)
     if moved:
         keys = [times, i_codes, a_codes]
         order, a_codes, i_codes, t_sorted = _key_order(
@@ -187,6 +185,11 @@ def unique_points(
             & (i_codes[1:] == i_codes[:-1])
             & (t_sorted[1:] == t_sorted[:-1])
         )
+        if full is not None and same.any():
+            # A point stored twice: which row wins needs collected_at. Points only out of
+            # order (a day's collect files, each sorted, read one after another) do not:
+            # sorted by key they are the rows the rule keeps, without reading them again.
+            return unique_points(full(), rename)
         keep = np.append(~same, True)
         order, a_codes, i_codes, t_sorted = (
             order[keep],

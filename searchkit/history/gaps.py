@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -10,7 +11,15 @@ import pandas as pd
 from searchkit._units import format_duration
 from searchkit.frames.counting import DEFAULT_INTERVAL, median_spacing
 
-__all__ = ["GAP_FACTOR", "Gap", "day_gaps", "listing_gap"]
+__all__ = [
+    "GAP_FACTOR",
+    "Gap",
+    "day_gaps",
+    "gap_thresholds",
+    "inner_gaps",
+    "listing_gap",
+    "thresholds",
+]
 
 #: A step longer than this many usual sampling intervals is a gap.
 GAP_FACTOR = 1.5
@@ -40,32 +49,53 @@ class Gap:
         )
 
 
-def day_gaps(frame: pd.DataFrame, previous: dict[tuple[str, str], pd.Timestamp]) -> list[Gap]:
-    """Find gaps in one day's tidy points (and since the day before, via ``previous``).
+def gap_thresholds(codes: np.ndarray, times: np.ndarray, ids: Sequence[str]) -> np.ndarray:
+    """Each index's longest step that is no gap in one day's sorted points (ns, float):
+    :data:`GAP_FACTOR` times the median spacing of its points that day, or of
+    :data:`~searchkit.frames.counting.DEFAULT_INTERVAL` for an index with one point."""
+    steps = median_spacing(codes, times, pd.Index(ids)).to_numpy()
+    return thresholds(steps.astype(np.int64), np.isnat(steps))
+
+
+def thresholds(spacing: np.ndarray, unknown: np.ndarray) -> np.ndarray:
+    """:func:`gap_thresholds` from each index's median ``spacing`` (ns; ``unknown`` where
+    it has one point): the one place the factor and the default meet."""
+    default = np.int64(DEFAULT_INTERVAL.value)
+    allowed: np.ndarray = np.where(unknown, default, spacing).astype(np.int64) * GAP_FACTOR
+    return allowed
+
+
+def inner_gaps(codes: np.ndarray, times: np.ndarray, allowed: np.ndarray) -> np.ndarray:
+    """The rows (index then time order) after which one day's points of an index leave a
+    gap: the step to the next row of the same index is longer than its ``allowed``."""
+    same = codes[1:] == codes[:-1]
+    return np.flatnonzero(same & (np.diff(times) > allowed[codes[1:]]))
+
+
+def day_gaps(frame: pd.DataFrame, previous: dict[tuple[str, str], int]) -> list[Gap]:
+    """Find gaps in one day's tidy points (and since the day before, via ``previous``:
+    each index's last point before, epoch ns, which this updates).
 
     An index's usual interval is the median spacing of its points in this day.
     """
     stamps = frame["time"].array
-    times = stamps.asi8
+    times = np.asarray(stamps.asi8, np.int64)
     index_ids = frame["index_id"].array
-    codes = index_ids.codes
+    codes = np.asarray(index_ids.codes)
     ids = index_ids.categories
-    steps = median_spacing(codes, times, pd.Index(ids)).to_numpy()
-    default = np.timedelta64(DEFAULT_INTERVAL.value, "ns")
-    allowed = np.where(np.isnat(steps), default, steps).astype(np.int64) * GAP_FACTOR
+    allowed = gap_thresholds(codes, times, ids)
     starts = np.flatnonzero(np.append(True, codes[1:] != codes[:-1]))
     ends = np.append(starts[1:] - 1, len(codes) - 1)
     accounts = frame["account"].array
     names = frame["name"].array
     found = []
-    for start, end in zip(starts, ends, strict=True):
+    for start, end in zip(starts.tolist(), ends.tolist(), strict=True):
         key = (str(accounts[start]), str(ids[codes[start]]))
         before = previous.get(key)
-        if before is not None and times[start] - before.value > allowed[codes[start]]:
-            found.append(Gap(key[0], key[1], str(names[end]), before, stamps[start]))
-        previous[key] = stamps[end]
-    jump = np.flatnonzero((codes[1:] == codes[:-1]) & (np.diff(times) > allowed[codes[1:]]))
-    for left in jump.tolist():
+        if before is not None and times[start] - before > allowed[codes[start]]:
+            found.append(Gap(key[0], key[1], str(names[end]), _utc(before), stamps[start]))
+        previous[key] = int(times[end])
+    for left in inner_gaps(codes, times, allowed).tolist():
         found.append(
             Gap(
                 str(accounts[left]),
@@ -76,6 +106,10 @@ def day_gaps(frame: pd.DataFrame, previous: dict[tuple[str, str], pd.Timestamp])
             )
         )
     return found
+
+
+def _utc(nanos: int) -> pd.Timestamp:
+    return pd.Timestamp(nanos, unit="ns", tz="UTC")
 
 
 def listing_gap(stored_until: pd.Timestamp, listed_from: pd.Timestamp) -> bool:

@@ -1,4 +1,5 @@
-"""Where the history's files live: the schemas, the partition folders, listing and writing.
+"""Where the history's files live: the partition folders, listing and writing (the columns
+of each dataset are :mod:`searchkit.history.schemas`', named here too).
 
 Layout (readable without searchkit by DuckDB, Polars, Spark or Dask)::
 
@@ -20,7 +21,7 @@ import threading
 import uuid
 import warnings
 from collections.abc import Callable, Iterator
-from typing import Any, ParamSpec, Protocol, TypeVar
+from typing import ParamSpec, Protocol, TypeVar
 
 import pyarrow as pa
 import pyarrow.fs as pafs
@@ -28,8 +29,19 @@ import pyarrow.parquet as pq
 
 from searchkit.errors import HistoryError, HistoryWarning
 from searchkit.history import locks
-from searchkit.history.text_columns import TEXT, encoded_table, is_text
-from searchkit.model.limits import LIMIT_FIELDS
+from searchkit.history.encoding import WRITE_OPTIONS, write_options
+from searchkit.history.schemas import (
+    KEY,
+    LIMITS_SCHEMA,
+    OPTIONAL,
+    ROLLUP_SCHEMA,
+    SCHEMAS,
+    THROUGHPUT_SCHEMA,
+    TIMESTAMP,
+    compatible,
+    shown,
+)
+from searchkit.history.text_columns import encoded_table
 
 __all__ = [
     "ATTEMPTS",
@@ -44,116 +56,10 @@ __all__ = [
     "WRITE_OPTIONS",
     "HistoryWarning",
     "Layout",
+    "file_seconds",
     "one_listing",
     "remove_quietly",
-    "write_options",
 ]
-
-TIMESTAMP = pa.timestamp("ns", tz="UTC")
-# Text columns are dictionaries in memory (each distinct text once, see
-# :mod:`searchkit.history.text_columns`) and plain strings in the files.
-THROUGHPUT_SCHEMA = pa.schema(
-    [
-        ("account", TEXT),
-        ("index_id", TEXT),
-        ("name", TEXT),
-        ("time", TIMESTAMP),
-        ("value", pa.float64()),
-        ("collected_at", TIMESTAMP),
-    ]
-)
-LIMITS_SCHEMA = pa.schema(
-    [
-        ("account", TEXT),
-        ("id", TEXT),
-        ("name", TEXT),
-        ("type", TEXT),
-        ("region", TEXT),
-        ("endpoint", TEXT),
-        ("created", TIMESTAMP),
-        ("input_enrichment_enabled", pa.bool_()),
-        ("partner_email", TEXT),
-        *[(field, pa.float64()) for field in LIMIT_FIELDS],
-        ("collected_at", TIMESTAMP),
-    ]
-)
-ROLLUP_SCHEMA = pa.schema(
-    [
-        ("account", TEXT),
-        ("index_id", TEXT),
-        ("name", TEXT),
-        ("period", TIMESTAMP),
-        ("operations", pa.float64()),
-        ("value_sum", pa.float64()),
-        ("points", pa.int64()),
-        ("invalid", pa.int64()),
-        ("interval_seconds", pa.float64()),
-        ("source", TEXT),
-        ("hourly_value_sum", pa.list_(pa.float64())),
-        ("hourly_points", pa.list_(pa.int64())),
-        ("last_point", TIMESTAMP),
-        ("quarter_value_sum", pa.list_(pa.float64())),
-        ("quarter_points", pa.list_(pa.int64())),
-        ("first_point", TIMESTAMP),
-        ("spacing_values", pa.list_(pa.int64())),
-        ("spacing_counts", pa.list_(pa.int64())),
-    ]
-)
-SCHEMAS = {"throughput": THROUGHPUT_SCHEMA, "limits": LIMITS_SCHEMA, "rollups": ROLLUP_SCHEMA}
-#: Columns a file written by an older searchkit may lack: they read as nulls.
-OPTIONAL = {
-    "rollups": (
-        "hourly_value_sum",
-        "hourly_points",
-        "last_point",
-        "quarter_value_sum",
-        "quarter_points",
-        "first_point",
-    )
-}
-#: A point's identity: one row per key is kept (see :mod:`searchkit.history.dedupe`).
-KEY = ("account", "index_id", "time")
-# Sorted by index then time inside a file, row groups this size let a reader of one index
-# skip the others' groups from the statistics alone.
-ROW_GROUP = 16_384
-#: How every file is written. Instants are stored as Parquet TIMESTAMP(MICROS, UTC): Spark,
-#: DuckDB, Polars and Dask read that natively (Spark has no nanoseconds), and the service's
-#: texts carry milliseconds, so nothing it says is lost; sub-microsecond digits of a
-#: ``collected_at`` taken from the clock are dropped. Text columns are written from Arrow
-#: dictionaries, so each distinct text is stored once (the column's dictionary page), and
-#: without Arrow's own schema, so every engine (pandas and Polars too) reads plain strings.
-WRITE_OPTIONS: dict[str, Any] = {
-    "compression": "zstd",
-    "row_group_size": ROW_GROUP,
-    "coerce_timestamps": "us",
-    "allow_truncated_timestamps": True,
-    "store_schema": False,
-}
-
-
-def write_options(kind: str, schema: pa.Schema) -> dict[str, Any]:
-    """How a file of ``kind`` is written: :data:`WRITE_OPTIONS`, but a rollup's lists.
-
-    A rollup's hours and quarters (48 and 192 figures a row: 35M quarter sums a year of
-    1,000 indexes) are read whole by every usage question on a long history, so they are
-    written to decode fast: LZ4 (``LZ4_RAW``, which Spark, DuckDB and Polars read) instead
-    of zstd, and the sums without a dictionary (they hardly repeat: the writer's attempt
-    only adds a page to decode). The other columns stay as every file's (zstd: a long
-    name compresses). Same columns, same values: only the encoding differs, so files
-    written either way read alike.
-    """
-    if kind != "rollups":
-        return WRITE_OPTIONS
-    codecs: dict[str, str] = {}
-    dictionaries = []
-    for field in schema:  # Parquet's column paths: a list's values are "<name>.list.element"
-        listed = pa.types.is_list(field.type)
-        path = f"{field.name}.list.element" if listed else field.name
-        codecs[path] = "lz4" if listed else str(WRITE_OPTIONS["compression"])
-        if not (listed and pa.types.is_floating(field.type.value_type)):
-            dictionaries.append(path)
-    return {**WRITE_OPTIONS, "compression": codecs, "use_dictionary": dictionaries}
-
 
 #: Listings and reads that race a writer or a compaction are retried this many times.
 ATTEMPTS = 5
@@ -252,6 +158,15 @@ class Layout:
         a replaced file (deleted before the listing passed its name, hence after the
         upload completed) lists the merged file, which it reaches later.
         """
+        return [entry[:3] for entry in self.entries(kind, first, last, fresh=fresh)]
+
+    def entries(
+        self, kind: str, first: str | None = None, last: str | None = None, *, fresh: bool = False
+    ) -> list[tuple[str, str, int, int]]:
+        """As :meth:`files`, with each file's modification time (epoch seconds, -1 when the
+        filesystem gives none): ``(day, path, size, mtime)``. A file rewritten under its
+        name (by another tool) changes its size or time; the same listing, no request more.
+        """
         if not self.local:
             return [
                 entry
@@ -271,13 +186,13 @@ class Layout:
                 if os.path.islink(info.path):
                     self._warn_stray([f"{kind}/day={day}/{base}"])
                     continue
-                found.append((day, info.path, int(info.size or 0)))
+                found.append((day, info.path, int(info.size or 0), file_seconds(info)))
         found.sort()
         return found
 
     def _listed(
         self, kind: str, fresh: bool = False
-    ) -> tuple[list[str], list[tuple[str, str, int]]]:
+    ) -> tuple[list[str], list[tuple[str, str, int, int]]]:
         """The days and files of ``kind`` on an object store: one recursive listing, kept
         for the :meth:`listing` scope this call runs in."""
         cache = self._listings
@@ -306,7 +221,7 @@ class Layout:
                 and base.endswith(".parquet")
                 and not base.startswith((".", "_"))
             ):
-                files.append((day, info.path, int(info.size or 0)))
+                files.append((day, info.path, int(info.size or 0), file_seconds(info)))
         self._warn_stray(sorted(set(stray)))
         listed = (sorted(days), sorted(files))
         if cache is not None:
@@ -390,6 +305,16 @@ class Layout:
             stacklevel=4,
         )
 
+    def warn_once(self, key: str, message: str, stacklevel: int = 3) -> bool:
+        """Warn ``message`` as a :class:`HistoryWarning` the first time ``key`` is seen by
+        this layout (a file's problem is said once, not at every read); return whether it
+        warned."""
+        if key in self._warned:
+            return False
+        self._warned.add(key)
+        warnings.warn(message, HistoryWarning, stacklevel=stacklevel)
+        return True
+
     def remove_stale_temporaries(self, older_than: dt.timedelta) -> int:
         """Delete temporary files a writer killed mid-write left behind (never read)."""
         if not self.local:
@@ -418,7 +343,7 @@ class Layout:
         optional = OPTIONAL.get(kind, ())
         missing = [f.name for f in expected if f.name not in (*schema.names, *optional)]
         wrong = [
-            f"{f.name} is {schema.field(f.name).type}, expected {_shown(f.type)}"
+            f"{f.name} is {schema.field(f.name).type}, expected {shown(f.type)}"
             for f in expected
             if f.name in schema.names and not compatible(schema.field(f.name).type, f.type)
         ]
@@ -534,6 +459,13 @@ def one_listing(method: Callable[_P, _R]) -> Callable[_P, _R]:
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
+def file_seconds(info: pafs.FileInfo) -> int:
+    """A listed file's modification time in whole seconds (what every store keeps: S3's
+    listing and its HEAD differ below the second), -1 when there is none."""
+    nanos = info.mtime_ns
+    return -1 if nanos is None else int(nanos) // 1_000_000_000
+
+
 def _is_day(text: str) -> bool:
     if not _DAY.fullmatch(text):
         return False
@@ -542,28 +474,6 @@ def _is_day(text: str) -> bool:
     except ValueError:
         return False
     return True
-
-
-def compatible(found: pa.DataType, expected: pa.DataType) -> bool:
-    """Whether a column of type ``found`` reads as ``expected`` (a compatible writer's).
-
-    A text column may be plain, large or dictionary strings (files written before text
-    columns were dictionaries hold plain ones); instants may have any unit.
-    """
-    if found == expected:
-        return True
-    if pa.types.is_timestamp(expected):
-        return bool(pa.types.is_timestamp(found))
-    if is_text(expected):
-        return is_text(found)
-    if pa.types.is_list(expected):  # Parquet names a list's items "element", Arrow "item"
-        return bool(pa.types.is_list(found) and found.value_type == expected.value_type)
-    return False
-
-
-def _shown(kind: pa.DataType) -> str:
-    """A type as a message names it: a text column is ``string`` whatever its encoding."""
-    return "string" if is_text(kind) else str(kind)
 
 
 def stored(table: pa.Table) -> pa.Table:

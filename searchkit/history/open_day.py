@@ -12,13 +12,20 @@ points all come after its ``last_point`` (the case of a collector that only appe
 - the day's median sampling interval is the median of every spacing between an index's
   consecutive points: the rollup keeps each index's distinct spacings and how often each
   occurs (``spacing_values``, ``spacing_counts``), so the spacings of the new points, and
-  the one between the old last point and the first new one, join them exactly.
+  the one between the old last point and the first new one, join them exactly;
+- the gaps inside the day (``gaps``: steps longer than 1.5 times that median) are the old
+  ones and the new steps longer than the extended day's threshold. Should the threshold
+  fall below an old step judged short (an index sampled more densely), that step is a gap
+  now, and as the rollup keeps no instant of it, the index's gaps are unknown (null) for
+  the day: ``info()`` reads the day's points, and compaction rolls the day up again.
 
 Otherwise (the day's first round, a file another writer added, a late point into what was
 summarised, a file rewritten) the day is rolled up from its points once, as
 :func:`~searchkit.history.rollups.refresh` does. A rollup is trusted only while it names
-exactly the day's files (:func:`~searchkit.history.rollups.current`): a file written after
-it makes it stale, and readers read the day's points until the next round extends it.
+exactly the day's files as they are (:func:`~searchkit.history.rollups.current`: names,
+sizes, modification times) and passes its checks (:mod:`~searchkit.history.checks`; an
+extended rollup is sealed anew): a file written after it makes it stale, and readers read
+the day's points until the next round extends it.
 """
 
 from __future__ import annotations
@@ -40,13 +47,16 @@ from searchkit.frames.counting import (
     run_sums,
 )
 from searchkit.history import reader, rollups, text_columns
+from searchkit.history.checks import seal
 from searchkit.history.dedupe import Points, unique_points
+from searchkit.history.gaps import thresholds
 from searchkit.history.layout import ROLLUP_SCHEMA, TIMESTAMP, Layout
 from searchkit.history.spacings import histogram, pairs, seconds_of, spacing_medians
 
 __all__ = ["advance", "extend"]
 
 _LISTS = ["hourly_value_sum", "hourly_points", "quarter_value_sum", "quarter_points"]
+_NAT = np.iinfo(np.int64).min
 
 
 def advance(layout: Layout, day: str, written: str, new: pa.Table) -> bool:
@@ -55,13 +65,14 @@ def advance(layout: Layout, day: str, written: str, new: pa.Table) -> bool:
     file of the day, else rolled up from the day's points. Returns whether one was
     written."""
     name = written.rpartition("/")[2]
-    names = _names(layout, day)
-    if name not in names:
+    files = _files(layout, day)
+    if name not in [listed for listed, _, _ in files]:
         return False  # gone meanwhile (a compaction of a day not open any more)
-    others = [other for other in names if other != name]
-    table = rollups.read(layout, (day, day)) if others else ROLLUP_SCHEMA.empty_table()
-    table = rollups.current(table, {day: rollups.signature(others)}) if others else table
-    extended = extend(table, new, day, rollups.signature(names)) if table.num_rows else None
+    others = [entry for entry in files if entry[0] != name]
+    # The rollup so far, when it names the other files as they are and passes its checks.
+    table = rollups.current_rows(layout, day, rollups.signature(others)) if others else None
+    source = rollups.signature(files)  # the written file by its size and time as stored
+    extended = extend(table, new, day, source) if table is not None else None
     if extended is not None:
         rollups.replace(layout, day, extended, new)
         return True
@@ -69,15 +80,18 @@ def advance(layout: Layout, day: str, written: str, new: pa.Table) -> bool:
     # rollups.refresh: a rollup another writer races this one with names its own files,
     # and readers trust only the one that names the day's files as they are.
     points = reader.read(layout, "throughput", days=(day, day))
-    if _names(layout, day) != names:
+    if _files(layout, day) != files:
         return False  # a writer changed the day meanwhile: its next round rolls it up
-    rollups.replace(layout, day, rollups.rollup(points, day, rollups.signature(names)), points)
+    rollups.replace(layout, day, rollups.rollup(points, day, source), points)
     return True
 
 
-def _names(layout: Layout, day: str) -> list[str]:
-    """The names of the day's throughput files, sorted."""
-    return sorted(path.rpartition("/")[2] for _, path, _ in layout.files("throughput", day, day))
+def _files(layout: Layout, day: str) -> list[tuple[str, int, int]]:
+    """The day's throughput files as (name, size, mtime), sorted: what a rollup names."""
+    return sorted(
+        (path.rpartition("/")[2], size, mtime)
+        for _, path, size, mtime in layout.entries("throughput", day, day)
+    )
 
 
 def extend(table: pa.Table, new: pa.Table, day: str, source: str) -> pa.Table | None:
@@ -121,6 +135,11 @@ def extend(table: pa.Table, new: pa.Table, day: str, source: str) -> pa.Table | 
         np.concatenate([np.flatnonzero(joined), groups]),
         np.concatenate([firsts[joined] - old.last[joined], spacing]),
     )
+    old.steps(np.flatnonzero(joined), old.last[joined], firsts[joined])
+    order = np.lexsort((times, codes))
+    ordered, instants = codes[order], times[order]
+    same = ordered[1:] == ordered[:-1]
+    old.steps(ordered[1:][same], instants[:-1][same], instants[1:][same])
     newest = np.full(len(old.ids), np.iinfo(np.int64).min, np.int64)
     np.maximum.at(newest, codes, times)
     old.first = np.minimum(old.first, firsts)
@@ -149,6 +168,17 @@ class _Rows:
         self.groups = np.repeat(np.arange(len(self.ids)), lengths)
         self.values = _numbers(pc.list_flatten(values), np.int64)
         self.counts = _numbers(pc.list_flatten(counts), np.int64)
+        # The gaps so far (steps longer than the threshold of the day so far) and the
+        # steps added since: which are gaps is told by the extended day's threshold.
+        gaps = table["gaps"].combine_chunks()
+        self.gaps_known = ~np.asarray(gaps.is_null().to_numpy(zero_copy_only=False), bool)
+        lengths = pc.fill_null(pc.list_value_length(gaps), 0).to_numpy()
+        self.step_rows = np.repeat(np.arange(len(self.ids)), lengths)
+        self.step_from = _numbers(pc.list_flatten(gaps).field("stored_until"), np.int64)
+        self.step_to = _numbers(pc.list_flatten(gaps).field("listed_from"), np.int64)
+        median = spacing_medians(values, counts)
+        self.judged = thresholds(median, median == _NAT)  # what the old steps were judged by
+        self.old_steps = (self.groups, self.values)  # each old step's row and length
 
     @classmethod
     def of(cls, table: pa.Table, period: int) -> _Rows | None:
@@ -220,6 +250,8 @@ class _Rows:
         self.invalid = np.append(self.invalid, 0)
         self.first = np.append(self.first, np.iinfo(np.int64).max)
         self.last = np.append(self.last, np.iinfo(np.int64).min)
+        self.judged = np.append(self.judged, np.inf)
+        self.gaps_known = np.append(self.gaps_known, True)
         return len(self.ids) - 1
 
     def spacings(self, groups: np.ndarray, values: np.ndarray) -> None:
@@ -227,6 +259,13 @@ class _Rows:
         self.groups = np.concatenate([self.groups, groups])
         self.values = np.concatenate([self.values, values])
         self.counts = np.concatenate([self.counts, np.ones(len(values), np.int64)])
+
+    def steps(self, rows: np.ndarray, froms: np.ndarray, tos: np.ndarray) -> None:
+        """Note steps between consecutive points of ``rows``: gaps if longer than the
+        extended day's threshold (see :meth:`table`)."""
+        self.step_rows = np.concatenate([self.step_rows, rows])
+        self.step_from = np.concatenate([self.step_from, froms])
+        self.step_to = np.concatenate([self.step_to, tos])
 
     def table(self, period: int, source: str) -> pa.Table:
         """The rows as a rollup named ``source``, ordered as :func:`rollups.rollup` orders
@@ -240,7 +279,13 @@ class _Rows:
         spacing_values, spacing_counts = histogram(
             place[self.groups], self.values, self.counts, count
         )
-        seconds = seconds_of(spacing_medians(spacing_values, spacing_counts))
+        medians = spacing_medians(spacing_values, spacing_counts)
+        seconds = seconds_of(medians)
+        allowed = thresholds(medians, medians == _NAT)
+        # An old step judged short that is a gap now: only the points say when it was.
+        rows, lengths = self.old_steps
+        unplaced = (lengths > allowed[place][rows]) & (lengths <= self.judged[rows])
+        self.gaps_known[rows[unplaced]] = False
         value_sum = run_sums(self.quarter_sums, [0])[:, 0][order]
         listed = {
             "hourly_value_sum": self.hour_sums,
@@ -265,6 +310,10 @@ class _Rows:
             "first_point": pa.array(self.first[order].view("datetime64[ns]"), TIMESTAMP),
             "spacing_values": spacing_values,
             "spacing_counts": spacing_counts,
+            "digest": pa.nulls(count, pa.int64()),  # sealed below, once every figure is final
+            "gaps": rollups.gap_lists(
+                place[self.step_rows], self.step_from, self.step_to, allowed, self.gaps_known[order]
+            ),
         }
         for name, matrix in listed.items():
             size = matrix.shape[1]
@@ -272,7 +321,9 @@ class _Rows:
             kind = ROLLUP_SCHEMA.field(name).type.value_type
             flat = pa.array(matrix[order].reshape(-1), kind)
             columns[name] = pa.ListArray.from_arrays(offsets, flat)
-        return pa.Table.from_arrays([columns[f.name] for f in ROLLUP_SCHEMA], schema=ROLLUP_SCHEMA)
+        return seal(
+            pa.Table.from_arrays([columns[f.name] for f in ROLLUP_SCHEMA], schema=ROLLUP_SCHEMA)
+        )
 
 
 def _operations(value_sum: np.ndarray, seconds: np.ndarray) -> np.ndarray:

@@ -3,22 +3,31 @@ around compactions, and a read refused before it starts when it would not fit in
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from searchkit.errors import HistoryError
+from searchkit.frames.counting import DAY_NS
 from searchkit.history import budget
 from searchkit.history.bounds import Bounds
 from searchkit.history.layout import ATTEMPTS, SCHEMAS, Layout
 from searchkit.history.text_columns import TEXT, encoded, encoded_table
 
-__all__ = ["Planned", "plan_file", "read", "read_planned"]
+__all__ = ["DATED", "Planned", "own_day", "plan_file", "read", "read_planned"]
+
+#: The column that dates a row of each kind. A row counts only in its own UTC day's folder:
+#: searchkit files a point by its time and a rollup by its period, so a row dated on
+#: another day was put there by another writer; every reader leaves it out (one rule for
+#: ``throughput()``, the points, usage, the forecast and the rollups), and says so.
+DATED = {"throughput": "time", "rollups": "period"}
 
 # Files are read in parallel: pyarrow decodes without holding the GIL, and on an object store
 # the requests overlap. Locally two readers match a small machine and keep memory low (each
@@ -153,6 +162,7 @@ def read(
     filter: Bounds | None = None,
     prune: Bounds | None = None,
     encode: bool = True,
+    strays: bool = False,
 ) -> pa.Table:
     """Read the files of ``kind`` for the UTC days in ``days`` (inclusive).
 
@@ -160,7 +170,8 @@ def read(
     whose statistics can hold rows within ``prune`` (by default ``filter``) are decoded;
     ``filter`` then selects rows. Text columns come as one sorted
     dictionary each (``encode=False``: as read, a dictionary per row group, for a caller
-    that numbers texts itself).
+    that numbers texts itself). Rows dated outside their folder's day are left out (see
+    :data:`DATED`; ``strays``: kept, for a compaction that must not lose them).
 
     Raises:
         HistoryError: A file is foreign or corrupt, the history kept changing, or the read
@@ -170,6 +181,9 @@ def read(
     schema = SCHEMAS[kind]
     wanted = list(columns or schema.names)
     needed = wanted if filter is None else list(schema.names)
+    dated = None if strays else DATED.get(kind)
+    if dated is not None and dated not in needed:
+        needed = [*needed, dated]
     first, last = days
     prune = filter if prune is None else prune
     rows = None if filter is None else filter.expression()
@@ -206,6 +220,9 @@ def read(
             if set(again) != set(files) and attempt < ATTEMPTS - 1:
                 files = again
                 continue
+        if dated is not None:
+            pairs = zip(plans, parts, strict=True)
+            parts = [own_day(layout, kind, plan.path, part) for plan, part in pairs]
         tables = [part for part in parts if part is not None and part.num_rows]
         if not tables:
             return schema.empty_table().select(wanted)
@@ -213,6 +230,34 @@ def read(
         table = pa.concat_tables(tables).select(wanted)
         return encoded_table(table) if encode else table
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def own_day(layout: Layout, kind: str, path: str, table: pa.Table | None) -> pa.Table | None:
+    """``table`` (the rows read from ``path``) without the rows dated outside the file's
+    folder's day (see :data:`DATED`), named in a warning once per file."""
+    column = DATED[kind]
+    if table is None or table.num_rows == 0:
+        return table
+    folder, _, base = path.rpartition("/")
+    day = folder.rpartition("/day=")[2]
+    begin = (dt.date.fromisoformat(day) - dt.date(1970, 1, 1)).days * DAY_NS
+    times = table[column].cast(pa.int64())
+    bounds = pc.min_max(times).as_py()
+    if bounds["min"] is None or (bounds["min"] >= begin and bounds["max"] < begin + DAY_NS):
+        return table
+    inside = pc.and_(pc.greater_equal(times, begin), pc.less(times, begin + DAY_NS))
+    outside = table.filter(pc.invert(inside))[column]
+    what = "point" if kind == "throughput" else "rollup row"
+    count = len(outside)
+    layout.warn_once(
+        f"stray {path}",
+        f"{count} {what}{'s' if count != 1 else ''} in {kind}/day={day}/{base} dated on another "
+        f"day (the first: {pc.min(outside).as_py():%Y-%m-%d %H:%M:%S} UTC) left out: a {what} "
+        "counts only in its own UTC day's folder, where searchkit files it (another writer put "
+        "it there); move it to its day's folder to count it",
+        stacklevel=5,
+    )
+    return table.filter(inside)
 
 
 def _plans(

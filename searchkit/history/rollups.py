@@ -5,11 +5,13 @@
 median sampling interval that day, in seconds: the default ``value_unit="per_second"``
 reading), ``value_sum``, ``points`` and ``invalid`` (negative or infinite values, left out of
 both), ``interval_seconds`` (null for a single point), the
-``name`` at the day's last point, and ``source``: the files it summarises (the file's name
-when the day holds one, else :func:`signature` of their names). The raw points stay the
-truth: a rollup counts only while its day holds exactly those files, so a day that received
-late points reads its points until its rollup is recomputed (by the next collect that
-touches the day, or a compaction).
+``name`` at the day's last point, ``source``: the files it summarises (:func:`signature`:
+each file's name, size and modification time), and ``digest``, the day's seal. The raw
+points stay the truth: a rollup counts only while its day holds exactly those files, as
+they were (a day that received late points, or whose file another tool rewrote under its
+name, reads its points until its rollup is recomputed by the next collect that touches the
+day, or a compaction), and while it passes the checks of :mod:`searchkit.history.checks`
+(a rollup changed since written is ignored, named in a warning and rewritten).
 
 The day's hours, for the forecast (which bins a day by UTC hour): ``hourly_value_sum`` (24
 values: the sum of each hour's values, invalid and missing ones counted as 0, in time
@@ -20,12 +22,15 @@ and midnights fall on a UTC quarter-hour): ``quarter_value_sum`` and ``quarter_p
 values each, as the hours), and ``first_point``; a day with invalid values is read from its
 points where its periods split it. ``value_sum`` is
 the sum of the quarters' sums (:func:`~searchkit.frames.counting.run_sums`), so a day read
-whole and a day read by quarters count alike. The lists are null when the day's files hold
-points dated on other days (no writer but a foreign one puts them there): the forecast and
-usage then read that day's points, as they do when a list is not 24 (96) valid figures (one
-missing, a negative or infinite sum). A rollup written by a searchkit without these columns
-reads them as nulls and is stale (the next collect or
-:meth:`~searchkit.History.refresh_rollups` rewrites it).
+whole and a day read by quarters count alike. Points dated on another day than their
+folder's (no writer but a foreign one files them so) count nowhere, as every reader leaves
+them out (:data:`~searchkit.history.reader.DATED`). The forecast and usage read a day's
+points when a list is not 24 (96) valid figures (one missing, a negative or infinite sum).
+The day's ``gaps`` (each step between two points of an index longer than its gap
+threshold, :mod:`searchkit.history.gaps`) let :meth:`~searchkit.History.info` report the
+day without reading its points (null where unknown: the day is read). A rollup written
+by a searchkit without these columns (or without a seal) reads them as nulls and is stale
+(the next collect or :meth:`~searchkit.History.refresh_rollups` rewrites it).
 """
 
 from __future__ import annotations
@@ -52,14 +57,27 @@ from searchkit.frames.counting import (
     QUARTERS,
     binned,
     clean_values,
-    interval_seconds,
     invalid_values,
     median_spacing,
     run_sums,
 )
 from searchkit.history import reader, text_columns
+from searchkit.history.checks import (
+    CHECKED,
+    DAY_FIGURES,
+    changed,
+    figures,
+    on_days,
+    seal,
+    stale,
+    usable,
+    warn_changed,
+    whole_days,
+)
 from searchkit.history.dedupe import tidy
+from searchkit.history.gaps import gap_thresholds, inner_gaps
 from searchkit.history.layout import ROLLUP_SCHEMA, TIMESTAMP, HistoryWarning, Layout
+from searchkit.history.schemas import GAPS
 from searchkit.history.spacings import spacings
 
 _HOURLY = ["hourly_value_sum", "hourly_points", "last_point"]
@@ -73,7 +91,9 @@ __all__ = [
     "DaySums",
     "Detail",
     "current",
+    "current_rows",
     "day_sums",
+    "gap_lists",
     "is_current",
     "read",
     "refresh",
@@ -82,15 +102,37 @@ __all__ = [
     "replace",
     "rollup",
     "signature",
+    "sources",
+    "trusted",
 ]
 
 
-def signature(names: Sequence[str]) -> str:
-    """Name a day's set of throughput files: the file's name, or a digest of several names."""
-    if len(names) == 1:
-        return names[0]
-    digest = hashlib.sha256("\n".join(sorted(names)).encode()).hexdigest()
-    return f"{len(names)} files sha256:{digest}"
+def signature(files: Sequence[tuple[str, int, int]]) -> str:
+    """Name a day's set of throughput files by ``(name, size, mtime)`` each (see
+    :meth:`~searchkit.history.layout.Layout.entries`): the file's name, size and
+    modification time, or a digest of those of several files. A file rewritten under its
+    name changes its size or time, so a rollup of its old points is no longer current."""
+    if len(files) == 1:
+        name, size, mtime = files[0]
+        return f"{name} ({size} bytes, modified {_stamp(mtime)})"
+    lines = sorted(f"{name}\t{size}\t{mtime}" for name, size, mtime in files)
+    digest = hashlib.sha256("\n".join(lines).encode()).hexdigest()
+    return f"{len(files)} files sha256:{digest}"
+
+
+def _stamp(mtime: int) -> str:
+    if mtime < 0:
+        return "at an unknown time"
+    return f"{dt.datetime.fromtimestamp(mtime, dt.timezone.utc):%Y-%m-%d %H:%M:%S} UTC"
+
+
+def sources(layout: Layout, first: str | None = None, last: str | None = None) -> dict[str, str]:
+    """Map each throughput day from ``first`` to ``last`` (inclusive) to the
+    :func:`signature` of its files as listed now."""
+    by_day: dict[str, list[tuple[str, int, int]]] = {}
+    for day, path, size, mtime in layout.entries("throughput", first, last):
+        by_day.setdefault(day, []).append((path.rpartition("/")[2], size, mtime))
+    return {day: signature(files) for day, files in by_day.items()}
 
 
 def refresh(layout: Layout, day: str) -> bool:
@@ -100,17 +142,17 @@ def refresh(layout: Layout, day: str) -> bool:
     lock; a day whose files change while it is read keeps its stale rollup (readers read
     its points). Returns whether a rollup was written.
     """
-    names = _names(layout, day)
-    if not names or is_current(layout, day, signature(names)):
+    source = sources(layout, day, day).get(day)
+    if source is None or is_current(layout, day, source):
         return False
     with layout.lock("throughput", day) as held:
-        names = _names(layout, day)
-        if not held or not names:
+        source = sources(layout, day, day).get(day)
+        if not held or source is None:
             return False
         points = reader.read(layout, "throughput", days=(day, day))
-        if _names(layout, day) != names:
-            return False  # a writer or a compactor changed the day meanwhile
-        replace(layout, day, rollup(points, day, signature(names)), points)
+        if sources(layout, day, day).get(day) != source:
+            return False  # a writer, a compactor or another tool changed the day meanwhile
+        replace(layout, day, rollup(points, day, source), points)
     return True
 
 
@@ -174,25 +216,41 @@ def read(
     return pa.concat_tables(parts)
 
 
-def _names(layout: Layout, day: str) -> list[str]:
-    return sorted(path.rpartition("/")[2] for _, path, _ in layout.files("throughput", day, day))
-
-
 def is_current(layout: Layout, day: str, source: str) -> bool:
-    """Whether ``day``'s stored rollup summarises exactly the files ``source`` names (and
-    was written with its hours and quarters: an older writer's is stale)."""
-    columns = ["period", "source", "last_point", "first_point", *_CHECKED, *_LISTS["quarter"]]
-    table = read(layout, (day, day), columns)
-    if table.num_rows == 0 or table["last_point"].null_count or table["first_point"].null_count:
-        return False
-    if current(table, {day: source}).num_rows != table.num_rows:
-        return False
-    figures, bad = _figures(table, _LISTS["quarter"])
-    return not _inconsistent(table, figures, ~bad, warn=False).any()
+    """Whether ``day``'s stored rollup summarises exactly the files ``source`` names (see
+    :func:`signature`), was written with its hours, quarters, seal and gaps (an older
+    writer's is stale; gaps not known make the day's rollup worth rewriting) and passes
+    every check of :mod:`~searchkit.history.checks`."""
+    rows = current_rows(layout, day, source, ["gaps"])
+    return rows is not None and rows["gaps"].null_count == 0
+
+
+def current_rows(
+    layout: Layout, day: str, source: str, columns: Sequence[str] | None = None
+) -> pa.Table | None:
+    """``day``'s rollup rows (``columns``, default all) when :func:`is_current` holds for
+    them (what a writer may extend or rename), else None."""
+    wanted = list(columns or ROLLUP_SCHEMA.names)
+    needed = dict.fromkeys(["source", *CHECKED, *_HOURLY[:2], *_LISTS["quarter"], *wanted])
+    table = read(layout, (day, day), list(needed))
+    if table.num_rows == 0 or current(table, {day: source}).num_rows != table.num_rows:
+        return None
+    if stale(table).any():
+        return None
+    if any(changed(table, lists) for lists in (_LISTS["quarter"], _LISTS["hour"])):
+        return None
+    return table.select(wanted)
 
 
 def rollup(points: pa.Table, day: str, source: str) -> pa.Table:
-    """Return the rollup of one day's stored points (any order, duplicates allowed)."""
+    """Return the rollup of one day's stored points (any order, duplicates allowed),
+    sealed (:mod:`~searchkit.history.checks`). Points dated on other days (filed in this
+    day's folder by another writer) are left out, as every reader leaves them out."""
+    period = pd.Timestamp(day, tz="UTC").value
+    times = points["time"].cast(pa.int64())
+    inside = pc.and_(pc.greater_equal(times, period), pc.less(times, period + DAY_NS))
+    if pc.all(inside).as_py() is False:
+        points = points.filter(inside)
     frame = tidy(points, dt.timezone.utc)
     ids = frame["index_id"].array
     codes = np.asarray(ids.codes)
@@ -200,16 +258,12 @@ def rollup(points: pa.Table, day: str, source: str) -> pa.Table:
     raw = frame["value"].to_numpy(dtype=np.float64, na_value=np.nan)
     bad = invalid_values(raw)  # counted apart (the counting rules)
     nanos = np.asarray(frame["time"].array.asi8, np.int64)
-    period = pd.Timestamp(day, tz="UTC").value
     flat = codes.astype(np.int64)
     quarters = _bins(flat, nanos, raw, bad, period, count, QUARTER_NS, QUARTERS)
-    if quarters[0].null_count:  # points of other days: the day summed whole
-        value_sum, points_per, invalid = binned(flat, clean_values(raw, bad), bad, count)
-    else:  # the sum of the quarters' sums: what a day read by quarters adds up to
-        sums = quarters[0].values.to_numpy().reshape(count, QUARTERS)
-        value_sum = run_sums(sums, [0])[:, 0]
-        invalid = np.bincount(flat[bad], minlength=count).astype(np.int64)
-        points_per = np.bincount(flat[~bad], minlength=count).astype(np.int64)
+    # The sum of the quarters' sums: what a day read by quarters adds up to.
+    value_sum = run_sums(quarters[0].values.to_numpy().reshape(count, QUARTERS), [0])[:, 0]
+    invalid = np.bincount(flat[bad], minlength=count).astype(np.int64)
+    points_per = np.bincount(flat[~bad], minlength=count).astype(np.int64)
     spacing = median_spacing(codes, nanos, pd.Index(ids.categories))
     seconds = spacing.dt.total_seconds().to_numpy(dtype=np.float64)
     last = np.zeros(count, dtype=np.int64)
@@ -239,8 +293,39 @@ def rollup(points: pa.Table, day: str, source: str) -> pa.Table:
         *quarters,
         pa.array(oldest.view("datetime64[ns]"), TIMESTAMP),
         *spacings(codes, nanos, count),  # so that the open day's rollup extends
+        pa.nulls(count, pa.int64()),  # the seal, below
+        _gaps(flat, nanos, ids.categories, count),
     ]
-    return pa.Table.from_arrays(arrays, schema=ROLLUP_SCHEMA)
+    return seal(pa.Table.from_arrays(arrays, schema=ROLLUP_SCHEMA))
+
+
+def _gaps(codes: np.ndarray, nanos: np.ndarray, ids: Sequence[str], count: int) -> pa.Array:
+    """Each index's gaps inside the day (:func:`~searchkit.history.gaps.inner_gaps`), as
+    ``info()`` finds them in the day's points, so it need not read them again."""
+    allowed = gap_thresholds(codes, nanos, ids)
+    left = inner_gaps(codes, nanos, allowed)
+    return gap_lists(codes[left], nanos[left], nanos[left + 1], allowed, count)
+
+
+def gap_lists(
+    rows: np.ndarray, froms: np.ndarray, tos: np.ndarray, allowed: np.ndarray, known: Any
+) -> pa.Array:
+    """The ``gaps`` column from steps between consecutive points (the row of each, and its
+    two instants, epoch ns): those longer than their row's ``allowed`` step, each row's in
+    time order. ``known``: the number of rows, or whether each row's gaps are known (a row
+    whose are not is null)."""
+    count = known if isinstance(known, int) else len(known)
+    keep = (tos - froms) > allowed[rows]
+    rows, froms, tos = rows[keep], froms[keep], tos[keep]
+    order = np.lexsort((froms, rows))
+    offsets = np.zeros(count + 1, dtype=np.int32)
+    np.cumsum(np.bincount(rows, minlength=count), out=offsets[1:])
+    pairs = pa.StructArray.from_arrays(
+        [pa.array(np.asarray(at, np.int64)[order], TIMESTAMP) for at in (froms, tos)],
+        fields=list(GAPS.value_type),
+    )
+    unknown = None if isinstance(known, int) else pa.array(~np.asarray(known, bool))
+    return pa.ListArray.from_arrays(pa.array(offsets), pairs, type=GAPS, mask=unknown)
 
 
 def _bins(
@@ -253,12 +338,10 @@ def _bins(
     width: int,
     size: int,
 ) -> list[pa.Array]:
-    """A day's ``size`` bins of ``width`` ns per index from its sorted unique points: the
-    value sums and valid points (see the module); nulls for points of other days."""
+    """A day's ``size`` bins of ``width`` ns per index from its sorted unique points (all
+    of that day): the value sums and valid points (see the module)."""
     slot = (nanos - period) // width
     types = [pa.list_(pa.float64()), pa.list_(pa.int64())]
-    if len(slot) and (slot.min() < 0 or slot.max() >= size):  # points of other days
-        return [pa.nulls(count, kind) for kind in types]
     # Summed by np.bincount in time order: the points' bins wherever they are made.
     sums, valid, _ = binned(codes * size + slot, clean_values(raw, bad), bad, count * size)
     offsets = pa.array(np.arange(count + 1, dtype=np.int32) * size)
@@ -287,9 +370,6 @@ class DaySums:
 
 
 _LISTS: dict[str, list[str]] = {"hour": _HOURLY[:2], "quarter": [*_QUARTERLY[:2], "invalid"]}
-_DAY = ["value_sum", "points", "invalid"]
-#: What a rollup is checked by before use (see :func:`_inconsistent`).
-_CHECKED = ["value_sum", "points", "operations", "interval_seconds"]
 
 
 def day_sums(
@@ -299,33 +379,20 @@ def day_sums(
     sums by ``detail`` (valid figures, from a writer that keeps quarters); the days left
     out must be read from their points. ``rename`` as :meth:`~searchkit.History.points`
     gives names (an index's newest snapshot's)."""
-    lists = _LISTS.get(detail, _DAY)
-    keys = ["account", "index_id", "name", "period", "source", *_CHECKED]
-    columns = list(dict.fromkeys([*keys, "last_point", "first_point", *lists]))
-    table = read(layout, (first, last), columns)
+    lists = _LISTS.get(detail, DAY_FIGURES)
+    keys = ["name", "source", *CHECKED]
+    table = read(layout, (first, last), list(dict.fromkeys([*keys, *lists])))
     if table.num_rows == 0:
         return {}
-    by_day: dict[str, list[str]] = {}
-    for day, path, _ in layout.files("throughput", first, last):
-        by_day.setdefault(day, []).append(path.rpartition("/")[2])
-    table = current(table, {day: signature(names) for day, names in by_day.items()})
+    table = current(table, sources(layout, first, last))
     if table.num_rows == 0:
         return {}
     days = _int64(table["period"]) // DAY_NS
     if (np.diff(days) < 0).any():
         order = np.argsort(days, kind="stable")
         table, days = table.take(pa.array(order)), days[order]
-    figures, bad_rows = _figures(table, lists)
-    # A day answers only if every row of it does: written by a searchkit that keeps quarters
-    # (first_point), with bins (no points of other days), valid figures, one row per id.
-    bad_rows |= _null(table["first_point"]) | _null(table["last_point"])
-    # Points of other days (a foreign writer's): the day totals count them, the points' rule
-    # does not; the day is read from its points.
-    begin = days * DAY_NS
-    bad_rows |= (_int64(table["first_point"]) < begin) | (
-        _int64(table["last_point"]) >= begin + DAY_NS
-    )
-    bad_rows |= _inconsistent(table, figures, ~bad_rows, warn=True)
+    # A day answers only if every row of it does (see searchkit.history.checks).
+    found, bad_rows = usable(table, lists, warn=True)
     id_codes, id_texts = text_columns.codes(table["index_id"])
     ids = np.asarray([*id_texts.to_pylist(), ""], dtype=object)[id_codes]
     name_codes, name_texts = text_columns.codes(table["name"])
@@ -345,7 +412,7 @@ def day_sums(
             continue  # see above; an id in two accounts: the points' rule merges them
         label = str(np.datetime64(int(days[head]), "D"))
         day_ids = ids[part].tolist()
-        sums, points, *invalid = (values[part] for values in figures)
+        sums, points, *invalid = (values[part] for values in found)
         out[label] = DaySums(
             day=label,
             ids=day_ids,
@@ -359,91 +426,36 @@ def day_sums(
     return out
 
 
-def _figures(table: pa.Table, lists: list[str]) -> tuple[list[np.ndarray], np.ndarray]:
-    """The figures of ``lists`` per row [rows, bins] (views of the column where it can),
-    and which rows have none or figures no sum of valid values has."""
-    bad = np.zeros(table.num_rows, dtype=bool)
-    figures: list[np.ndarray] = []
-    for name in lists:
-        column = table[name].combine_chunks()
-        if name == "invalid" and lists is not _DAY:  # by quarter: days without any only
-            bad |= pc.fill_null(column, 1).to_numpy() != 0
-            continue
-        if lists is _DAY:
-            bad |= _null(column)
-            figures.append(pc.fill_null(column, 0).to_numpy()[:, None])
-            continue
-        size = HOURS if name.startswith("hourly") else QUARTERS
-        lengths = pc.fill_null(pc.list_value_length(column), 0).to_numpy()
-        whole = lengths == size
-        bad |= ~whole  # none (points of other days), or not a day's bins
-        flat = pc.list_flatten(column)
-        if flat.null_count:  # a bin without a figure: its row has none
-            holder = np.repeat(np.arange(len(lengths)), lengths)
-            bad[holder[_null(flat)]] = True
-            flat = pc.fill_null(flat, 0)
-        numbers = flat.to_numpy()
-        if whole.all():
-            figures.append(numbers.reshape(-1, size))  # a view: no copy
-            continue
-        values = np.zeros((table.num_rows, size), dtype=numbers.dtype)
-        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])[whole]
-        values[whole] = numbers[(starts[:, None] + np.arange(size)).ravel()].reshape(-1, size)
-        figures.append(values)  # rows of other lengths: zeros, and bad
-    # No sum of valid values is negative, infinite or NaN, no count negative: checked on
-    # each row's extremes (no array of a flag per figure).
-    sums, points, *invalid = figures
-    with np.errstate(invalid="ignore"):
-        bad |= ~(sums.min(axis=1) >= 0) | ~np.isfinite(sums.max(axis=1))
-    bad |= points.min(axis=1) < 0
-    if invalid:
-        bad |= invalid[0].min(axis=1) < 0
-    return figures, bad
-
-
-def _inconsistent(
-    table: pa.Table, figures: list[np.ndarray], held: np.ndarray, *, warn: bool
-) -> np.ndarray:
-    """Which rows do not add up (changed by hand or by another tool since written): the
-    operations are not the value sum times the interval, or the bins' ``figures`` (value
-    sums and points by quarter, or points by hour; of the rows ``held`` bins) do not give
-    the day's. With ``warn``,
-    the days of such rows are named in a :class:`HistoryWarning`: their points answer for
-    them, and :func:`is_current` calls them stale, so they are rewritten."""
-    value_sum = pc.fill_null(table["value_sum"].combine_chunks(), np.nan).to_numpy()
-    points = pc.fill_null(table["points"].combine_chunks(), -1).to_numpy()
-    seconds = interval_seconds(table["interval_seconds"].to_numpy().astype(np.float64))
-    operations = pc.fill_null(table["operations"].combine_chunks(), np.nan).to_numpy()
-    wrong = operations != value_sum * seconds
-    if len(figures) >= 2 and figures[0].shape[1] in (HOURS, QUARTERS):
-        bins, counted = figures[0], figures[1]
-        wrong |= held & (counted.sum(axis=1) != points)
-        if bins.shape[1] == QUARTERS:
-            wrong |= held & (run_sums(bins, [0])[:, 0] != value_sum)
-    if warn and wrong.any():
-        days = _int64(table["period"])[wrong] // DAY_NS
-        named = ", ".join(str(np.datetime64(int(d), "D")) for d in np.unique(days))
-        warnings.warn(
-            HistoryWarning(
-                f"rollups that do not add up ignored: {named} (their figures disagree with "
-                "each other: changed since they were written); "
-                "their days are read from their points, and the next collect or "
-                "refresh_rollups() rewrites them"
-            ),
-            stacklevel=3,
-        )
-    return np.asarray(wrong, dtype=bool)
-
-
-def _null(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
-    """Which entries of ``column`` are null."""
-    return np.asarray(pc.is_null(column).to_numpy(zero_copy_only=False), dtype=bool)
-
-
 def _int64(column: pa.ChunkedArray) -> np.ndarray:
     """Instants (or integers) as int64 NumPy values, nulls as 0."""
     values: np.ndarray = pc.fill_null(column.combine_chunks().cast(pa.int64()), 0).to_numpy()
     return values
+
+
+def trusted(
+    layout: Layout, days: tuple[str | None, str | None], columns: Sequence[str]
+) -> pa.Table:
+    """The ``columns`` of the rollup rows of ``days`` (UTC, inclusive) that answer for
+    their day's points: current (:func:`current`) and passing every check of
+    :mod:`~searchkit.history.checks` on their day figures, and on their hours and quarters
+    when ``columns`` names them (a day whose rows were changed is named in a
+    :class:`HistoryWarning` and left out whole)."""
+    lists = [DAY_FIGURES]
+    for prefix, detail in (("hourly_", "hour"), ("quarter_", "quarter")):
+        if any(str(column).startswith(prefix) for column in columns):
+            lists.append(_LISTS[detail])
+    needed = [*CHECKED, "source", *columns, *(name for part in lists for name in part)]
+    table = current(read(layout, days, list(dict.fromkeys(needed))), sources(layout, *days))
+    if table.num_rows:
+        bad = figures(table, DAY_FIGURES)[1] | stale(table)
+        reasons: dict[str, str] = {}
+        for part in reversed(lists):  # the day figures' reason first, where there are two
+            reasons.update(changed(table, part))
+        warn_changed(reasons)
+        bad |= on_days(table, reasons)
+        if bad.any():
+            table = table.filter(pa.array(~whole_days(table, bad)))
+    return table.select(list(columns))
 
 
 def current(rows: pa.Table, sources: dict[str, str]) -> pa.Table:

@@ -54,7 +54,7 @@ from searchkit.history.collecting import (
     points_by_index,
     unstored,
 )
-from searchkit.history.compaction import after_collect, compact_day, current_sources
+from searchkit.history.compaction import after_collect, compact_day
 from searchkit.history.gaps import Gap
 from searchkit.history.layout import (
     LIMITS_SCHEMA,
@@ -70,11 +70,10 @@ from searchkit.history.reports import CollectSummary, HistoryInfo
 from searchkit.history.rollups import (
     DaySums,
     Detail,
-    current,
     day_sums,
     refresh,
+    trusted,
 )
-from searchkit.history.rollups import read as read_rollups
 from searchkit.history.scan import history_info
 from searchkit.history.snapshots import limits_table, snapshot_frame, unchanged
 
@@ -335,7 +334,7 @@ class History:
         """
         zone = resolve_zone(tz, default=dt.timezone.utc) or dt.timezone.utc
         days, condition = selection(start, end, names=names, index_ids=index_ids)
-        # One condition: pyarrow prunes row groups by it, then filters rows by it.
+        # One set of bounds: the row groups are chosen by it, then the rows filtered by it.
         table = self._read("throughput", days=days, filter=condition)
         current = self._current_names()
         refuse_unknown(self._layout, table, current, names=names, index_ids=index_ids)
@@ -493,24 +492,24 @@ class History:
 
         Args:
             columns: The columns to return (default all but the lists: ``hourly_*``,
-                ``quarter_*`` and ``spacing_*``, 48, 288 and a few values a row).
+                ``quarter_*``, ``spacing_*`` and ``gaps``, 48, 288 and a few values a row,
+                and the day's seal, ``digest``).
 
         Returns:
             One row per (account, index, UTC day) of every day whose points did not change
-            since its rollup: ``account, index_id, name, period, operations, value_sum,
-            points, invalid, interval_seconds, source, last_point, first_point`` and the
-            hours and quarters when named (see :mod:`searchkit.history.rollups`). Days not
-            listed must be read from the points.
+            since its rollup and whose rollup passes its checks
+            (:mod:`searchkit.history.checks`; a day whose rollup was changed is named in a
+            :class:`~searchkit.errors.HistoryWarning`): ``account, index_id, name, period,
+            operations, value_sum, points, invalid, interval_seconds, source, last_point,
+            first_point`` and the lists and seal when named (see
+            :mod:`searchkit.history.rollups`). Days not listed must be read from the points.
         """
-        lists = ("hourly", "quarter", "spacing")
+        lists = ("hourly", "quarter", "spacing", "digest", "gaps")
         wanted = [c for c in ROLLUP_SCHEMA.names if not c.startswith(lists)]
         if columns is not None:
             wanted = check_columns(columns, ROLLUP_SCHEMA.names, "columns") or wanted
-        keys = dict.fromkeys(["account", "index_id", "period", "source", *wanted])
-        table = current(
-            read_rollups(self._layout, (None, None), list(keys)), current_sources(self._layout)
-        )
-        return table.select(wanted).to_pandas()  # type: ignore[no-any-return]
+        table = trusted(self._layout, (None, None), wanted)
+        return table.to_pandas()  # type: ignore[no-any-return]
 
     @one_listing
     def hourly(self, first: str, last: str) -> dict[str, DaySums]:
@@ -541,9 +540,9 @@ class History:
     def info(self) -> HistoryInfo:
         """Summarise the history: indexes, time span, points, files and bytes, gaps.
 
-        Reads one day at a time (the time column and the keys), so memory stays that of a
-        day whatever the history's length. A gap is a step between two stored points of an
-        index longer than 1.5 times its usual sampling interval.
+        A day whose rollup is current is summarised from it; any other is read on its own
+        (the keys and times), so memory stays that of a day. A gap is a step between two
+        stored points of an index longer than 1.5 times its usual sampling interval.
 
         Raises:
             HistoryError: Nothing is at the location (no folder, no bucket) or it is a

@@ -9,7 +9,6 @@ reaches the browser is the picture, never the points.
 
 from __future__ import annotations
 
-import base64
 import html
 import io
 from typing import TYPE_CHECKING, Any
@@ -27,15 +26,30 @@ if TYPE_CHECKING:
 
     from searchkit.analytics.day import DayForecast
 
-__all__ = ["FIGURE_SIZE", "cockpit_html", "daily_pngs", "day_pngs", "draw_daily", "png_tag"]
+__all__ = ["FIGURE_SIZE", "cockpit_html", "daily_pngs", "day_pngs", "draw_daily", "warm_up"]
 
 #: Inches at 100 dpi: 940 x 380 pixels, the width of a notebook's output area.
 FIGURE_SIZE = (9.4, 3.8)
-# Room for the y label and its plain-number ticks, the title, and the legend below the bars.
-_MARGINS = {"left": 0.12, "right": 0.97, "top": 0.92, "bottom": 0.22}
+# Room for the y label and its plain-number ticks, the title, the time axis' ticks and
+# label, and (the daily view) the legend below the bars; no more, so no band of nothing.
+_MARGINS = {"left": 0.12, "right": 0.97, "top": 0.92, "bottom": 0.14}
+_DAILY_MARGINS = _MARGINS | {"bottom": 0.22}
 
 
-def _pngs(draw: Any) -> tuple[bytes, bytes]:
+def warm_up() -> None:
+    """Load what the first picture needs (matplotlib's figure and Agg canvas, the fonts of
+    the labels) by drawing a tiny one: the cockpit does it on a thread of its own while it
+    reads the store, so the first picture does not wait for a second of imports after it."""
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(1, 1), dpi=20)
+    ax = figure.add_subplot()
+    ax.set_title("0")
+    ax.plot([0, 1], [0, 1])
+    figure.savefig(io.BytesIO(), format="png")
+
+
+def _pngs(draw: Any, margins: dict[str, float] = _MARGINS) -> tuple[bytes, bytes]:
     """Draw twice on a bare Figure (no pyplot: nothing global, nothing shown) as PNG."""
     from matplotlib.figure import Figure
 
@@ -46,7 +60,7 @@ def _pngs(draw: Any) -> tuple[bytes, bytes]:
         # Fixed margins, not a layout engine: the pictures have one size and one kind of
         # labels, and constrained layout measured every text again (a fifth of the time).
         figure = Figure(figsize=FIGURE_SIZE, dpi=100, facecolor=look.face)
-        figure.subplots_adjust(**_MARGINS)
+        figure.subplots_adjust(**margins)
         draw(figure.add_subplot(), theme)
         buffer = io.BytesIO()
         # Fast zlib (level 1): a third of the time went to compressing at level 6, for
@@ -77,7 +91,7 @@ def daily_pngs(
     def draw(ax: Axes, theme: str) -> None:
         draw_daily(ax, usage, index_id, name=name, field=field, days=days, theme=theme)
 
-    return _pngs(draw)
+    return _pngs(draw, _DAILY_MARGINS)
 
 
 def draw_daily(
@@ -193,20 +207,11 @@ def _daily_axes(ax: Axes, starts: pd.DatetimeIndex, look: Any) -> None:
     )
 
 
-def png_tag(png: bytes, alt: str, css: str = "") -> str:
-    """An <img> of PNG bytes, inline (no network)."""
-    data = base64.b64encode(png).decode("ascii")
-    return (
-        f'<img class="{css}" alt="{html.escape(alt)}" style="max-width:100%" '
-        f'src="data:image/png;base64,{data}"/>'
-    )
-
-
 def cockpit_html(
     *, status: tuple[str, str], header: str, lines: list[str], png: bytes | None, about: str
 ) -> str:
     """A static picture of the cockpit (the saved notebook shows it without a kernel)."""
-    from searchkit.render.html import message_html
+    from searchkit.render.html import message_html, png_tag
 
     kind, text = status
     table = html.escape("\n".join([header, *lines]))

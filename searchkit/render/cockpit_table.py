@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FIELD_CHOICES",
+    "HEADERS",
     "SCORE_COLUMNS",
     "SORT_KEYS",
     "backtest_scores",
@@ -58,17 +59,23 @@ SORT_KEYS: dict[str, str] = {
     "backtest": "band_held",
     "reason": "reason",
 }
-# (title, width) of each text column, in order; numbers are right-aligned.
+# (title, width, sort key) of each text column, in order; numbers are right-aligned.
+# The hit time's header sorts by urgency: soonest hit first, then the highest utilization.
 _COLUMNS = (
-    ("index", 22),
-    ("limit", 11),
-    ("used", 11),
-    ("projected (10-90)", 34),
-    ("util.", 9),
-    ("hit at (earliest-latest)", 26),
-    ("method", 14),
-    ("backtest", 26),
-    ("reason", 34),
+    ("index", 22, "name"),
+    ("limit", 11, "limit"),
+    ("used", 11, "used"),
+    ("projected (10-90)", 34, "projected"),
+    ("util.", 9, "projected_utilization"),
+    ("hit at (earliest-latest)", 26, "urgency"),
+    ("method", 14, "method"),
+    ("backtest", 26, "band_held"),
+    ("reason", 34, "reason"),
+)
+#: The table's column headers, each a sort control: (title, width in characters, the sort
+#: key of SORT_KEYS it sorts by, whether its cells are right-aligned).
+HEADERS: tuple[tuple[str, int, str, bool], ...] = tuple(
+    (title, width, key, 1 <= i <= 4) for i, (title, width, key) in enumerate(_COLUMNS)
 )
 
 
@@ -222,7 +229,7 @@ def _fit(text: str, width: int) -> str:
 def row_label(row: pd.Series, zone: dt.tzinfo) -> str:
     """One row as a line of aligned text (names left, numbers right)."""
     parts = []
-    for (_, width), cell, position in zip(_COLUMNS, _cells(row, zone), range(9), strict=True):
+    for (_, width, _), cell, position in zip(_COLUMNS, _cells(row, zone), range(9), strict=True):
         cell = _fit(cell, width)
         parts.append(cell.rjust(width) if 1 <= position <= 4 else cell.ljust(width))
     return " ".join(parts).rstrip()
@@ -232,7 +239,7 @@ def table_header() -> str:
     """The column titles, aligned as :func:`row_label` aligns the rows."""
     parts = [
         title.rjust(width) if 1 <= i <= 4 else title.ljust(width)
-        for i, (title, width) in enumerate(_COLUMNS)
+        for i, (title, width, _) in enumerate(_COLUMNS)
     ]
     return " ".join(parts).rstrip()
 
@@ -262,7 +269,7 @@ def _hit_words(text: str) -> str:
 def detail_html(row: pd.Series, zone: dt.tzinfo) -> str:
     """The selected row in full: every number, the method and the whole reason."""
     e = html.escape
-    cells = dict(zip((title for title, _ in _COLUMNS), _cells(row, zone), strict=True))
+    cells = dict(zip((title for title, _, _ in _COLUMNS), _cells(row, zone), strict=True))
     words = limit_words(str(row["field"]))
     reason = str(row["reason"]) or "a calibrated forecast"
     return (

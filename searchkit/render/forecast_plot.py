@@ -12,6 +12,7 @@ entry. The numbers are :func:`~searchkit.forecast_limits`' rows for the same sou
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -132,6 +133,13 @@ def plot_forecast(
     return draw_day(ax, day, index_id, tz=tz, past_days=past_days, title=title, theme=theme)
 
 
+@functools.lru_cache(maxsize=4)
+def _slots(keys: tuple[str, ...]) -> dict[str, int]:
+    """:func:`index_slots` of a figure's indexes, worked out once for a cockpit's pictures
+    (each selection draws one index among the same 1,000)."""
+    return index_slots(keys)
+
+
 def draw_day(
     ax: Axes,
     day: DayForecast,
@@ -148,7 +156,7 @@ def draw_day(
     row: Any = day.rows.loc[index_id]
     start, reset = pd.Timestamp(row["period"]), pd.Timestamp(row["reset"])
     # The index's look among the source's indexes: its colour in the other figures of them.
-    slot = index_slots(day.rows.index.astype(str))[str(index_id)]
+    slot = _slots(tuple(day.rows.index.astype(str)))[str(index_id)]
     colour = line_look(slot, look)["color"]
     muted = look.muted if look else "#8c8c8c"
     limit_colour = _DARK_LIMIT_COLOUR if look is not None and look.name == "dark" else _LIMIT_COLOUR

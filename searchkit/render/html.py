@@ -42,6 +42,7 @@ __all__ = [
     "message_html",
     "model_html",
     "note_html",
+    "png_tag",
 ]
 
 #: Rows an HTML table of indexes shows at most by default; the caption counts the rest.
@@ -399,18 +400,23 @@ def index_browser_html(
 #: line read differently from what it holds, so they are shown by code point.
 
 
-def themed_images_html(light: bytes, dark: bytes, note: str, names: list[str]) -> str:
-    """HTML showing the light PNG in a light JupyterLab theme and the dark one in a dark."""
+def png_tag(png: bytes, alt: str, css: str = "") -> str:
+    """An <img> of PNG bytes, inline (no network)."""
     import base64
 
+    data = base64.b64encode(png).decode("ascii")
+    return (
+        f'<img class="{css}" alt="{html.escape(alt)}" style="max-width:100%" '
+        f'src="data:image/png;base64,{data}"/>'
+    )
+
+
+def themed_images_html(light: bytes, dark: bytes, note: str, names: list[str]) -> str:
+    """HTML showing the light PNG in a light JupyterLab theme and the dark one in a dark."""
     about = "throughput of " + ", ".join(names)
 
     def img(data: bytes, theme: str) -> str:
-        encoded = base64.b64encode(data).decode("ascii")
-        return (
-            f'<img class="sk-plot-{theme}" alt="{html.escape(about)} ({theme} theme)" '
-            f'style="max-width:100%" src="data:image/png;base64,{encoded}"/>'
-        )
+        return png_tag(data, f"{about} ({theme} theme)", f"sk-plot-{theme}")
 
     # JupyterLab marks the page with data-jp-theme-light="true"/"false"; live widget output
     # is trusted, so this small style block applies (a saved picture uses the light image).

@@ -19,8 +19,8 @@ from searchkit.errors import ValidationError
 from searchkit.frames.zones import resolve_zone
 from searchkit.render import cockpit_pictures as pictures
 from searchkit.render import cockpit_table as table
-from searchkit.render.html import message_html
-from searchkit.ui._worker import hide
+from searchkit.render.html import message_html, png_tag
+from searchkit.ui._worker import StaticPicture, hide
 from searchkit.ui.browser import TIME_ZONES
 
 __all__ = ["DAY_RANGES", "PAGE_ROWS", "VIEWS", "CockpitView"]
@@ -33,9 +33,13 @@ DAY_RANGES: tuple[tuple[str, int], ...] = (("7 days", 7), ("30 days", 30), ("90 
 VIEWS: tuple[tuple[str, str], ...] = (("Today", "today"), ("Daily usage", "daily"))
 _NBSP = "\u00a0"  # an option's text collapses spaces; these keep the columns aligned
 _STYLE = (
-    "<style>.sk-cockpit-rows select,.sk-cockpit-header pre{font-family:"
+    "<style>.sk-cockpit-rows select,.sk-cockpit .sk-sort-header{font-family:"
     "var(--jp-code-font-family,monospace);font-size:12px}"
-    ".sk-cockpit-header pre{margin:0 0 0 5px;white-space:pre}"
+    # The headers are buttons as wide as their columns (in characters of the same font).
+    ".sk-cockpit .sk-sort-header{margin:0;padding:0 0 0 1px;height:22px;text-align:left;"
+    "overflow:hidden;white-space:pre;flex:0 0 auto}"
+    ".sk-cockpit .sk-sort-header.sk-sort-right{text-align:right;padding:0 1ch 0 0}"
+    ".sk-cockpit .sk-sort-header.sk-sorted{font-weight:bold}"
     ".sk-cockpit-picture .sk-plot-dark{display:none}"
     'body[data-jp-theme-light="false"] .sk-cockpit-picture .sk-plot-light{display:none}'
     'body[data-jp-theme-light="false"] .sk-cockpit-picture .sk-plot-dark{display:inline}'
@@ -43,7 +47,7 @@ _STYLE = (
 )
 
 
-class CockpitView(widgets.VBox):
+class CockpitView(StaticPicture, widgets.VBox):
     """The cockpit's widgets and what they show; subclasses read and draw."""
 
     _rows: pd.DataFrame
@@ -78,10 +82,11 @@ class CockpitView(widgets.VBox):
         self._filter = widgets.Text(
             description="Filter", placeholder="part of a name", continuous_update=True
         )
-        self._sort = widgets.Dropdown(
-            description="Sort by", options=list(table.SORT_KEYS.items()), value="urgency"
-        )
-        self._descending = widgets.Checkbox(description="descending", value=False, indent=False)
+        self._sort_key, self._descending = "urgency", False
+        self._headers = {
+            key: self._header_button(title, width, key, right)
+            for title, width, key, right in table.HEADERS
+        }
         self._previous = widgets.Button(
             description="Previous", layout=widgets.Layout(width="110px")
         )
@@ -93,7 +98,9 @@ class CockpitView(widgets.VBox):
             tooltip="The rows shown (all pages) as a CSV file",
         )
         self._download = widgets.HTML()
-        self._header = widgets.HTML()
+        self._header = widgets.HBox(
+            list(self._headers.values()), layout=widgets.Layout(margin="0 0 0 4px")
+        )
         self._select = widgets.Select(
             options=[], rows=PAGE_ROWS, layout=widgets.Layout(width="100%")
         )
@@ -113,8 +120,6 @@ class CockpitView(widgets.VBox):
             (self._field, "sk-field"),
             (self._tz, "sk-tz"),
             (self._filter, "sk-filter"),
-            (self._sort, "sk-sort"),
-            (self._descending, "sk-descending"),
             (self._previous, "sk-previous"),
             (self._next, "sk-next"),
             (self._page_label, "sk-page"),
@@ -129,13 +134,28 @@ class CockpitView(widgets.VBox):
         ):
             widget.add_class(css)
 
+    @staticmethod
+    def _header_button(title: str, width: int, key: str, right: bool) -> widgets.Button:
+        """A column's header: a button as wide as the column that sorts by it."""
+        words = next(k for k, v in table.SORT_KEYS.items() if v == key)
+        button = widgets.Button(
+            description=title,
+            tooltip=f"Sort by {words} (again: the other way)",
+            layout=widgets.Layout(width=f"{width + 1}ch"),
+        )
+        button.add_class("sk-sort-header")
+        button.add_class(f"sk-sort-{key}")
+        if right:
+            button.add_class("sk-sort-right")
+        return button
+
     def _layout(self) -> list[widgets.Widget]:
         row = widgets.HBox
         return [
             widgets.HTML(_STYLE),
             row([self._refresh_button, self._interval, self._field, self._tz]),
             self.status_widget,
-            row([self._filter, self._sort, self._descending]),
+            self._filter,
             self._header,
             self._select,
             row([self._previous, self._page_label, self._next, self._export, self._download]),
@@ -150,8 +170,9 @@ class CockpitView(widgets.VBox):
         self._next.on_click(lambda _b: self._turn(1))
         self._export.on_click(lambda _b: self._offer_csv())
         self._select.observe(self._on_select, names="value")
-        for control in (self._filter, self._sort, self._descending):
-            control.observe(self._on_table_option, names="value")
+        self._filter.observe(self._on_table_option, names="value")
+        for key, button in self._headers.items():
+            button.on_click(lambda _b, key=key: self._on_header(key))
         for control in (self._tz, self._view, self._days):
             control.observe(lambda _c: self._redraw_locked(), names="value")
         self._tz.observe(lambda _c: self._show_rows_locked(), names="value")
@@ -218,18 +239,20 @@ class CockpitView(widgets.VBox):
         """Show only the rows whose name holds ``text`` (any case)."""
         self._filter.value = text
 
+    @property
+    def sorted_by(self) -> tuple[str, bool]:
+        """The sort: its key (a value of ``SORT_KEYS``) and whether it is descending."""
+        return self._sort_key, self._descending
+
     def sort(self, by: str, *, descending: bool = False) -> None:
-        """Sort the table by a column (a label or a key of ``SORT_KEYS``)."""
+        """Sort the table by a column (a label or a key of ``SORT_KEYS``), as clicking
+        its header does."""
         key = table.SORT_KEYS.get(by, by)
         if key not in table.SORT_KEYS.values():
             raise ValidationError(f"cannot sort by {by!r}; choose one of {list(table.SORT_KEYS)}")
         with self._state:
-            self._quiet = True
-            try:
-                self._descending.value = descending
-            finally:
-                self._quiet = False
-            self._sort.value = key
+            self._sort_key, self._descending = key, descending
+        self._on_table_option({})
 
     def select(self, name_or_id: str) -> None:
         """Select the row of an index (by name or id), turning to its page."""
@@ -263,8 +286,8 @@ class CockpitView(widgets.VBox):
         return table.shown_rows(
             rows,
             text=self._filter.value,
-            sort=str(self._sort.value),
-            descending=bool(self._descending.value),
+            sort=self._sort_key,
+            descending=self._descending,
         )
 
     def show_rows(self, selected: str | None = None) -> None:
@@ -289,16 +312,25 @@ class CockpitView(widgets.VBox):
             self._select.value = value
         finally:
             self._quiet = False
-        self._header.value = f"<pre>{table.table_header()}</pre>"
+        self._show_headers()
         self._page_label.value = f"page {self._page + 1} of {pages} · {len(rows):,} rows"
         self._previous.disabled = self._page == 0
         self._next.disabled = self._page >= pages - 1
         self._show_detail()
 
+    def _show_headers(self) -> None:
+        """Mark the sorted column's header with the direction of the sort."""
+        for (title, _, key, _), button in zip(table.HEADERS, self._headers.values(), strict=True):
+            sorted_here = key == self._sort_key
+            arrow = (" ▼" if self._descending else " ▲") if sorted_here else ""
+            button.description = title + arrow
+            (button.add_class if sorted_here else button.remove_class)("sk-sorted")
+
     def _show_detail(self) -> None:
         index_id = self.selected_id
         if index_id is None or index_id not in self._rows.index:
-            self._detail.value = message_html("No row matches the filter.", "info")
+            text = "No row matches the filter." if len(self._rows) else "No index to show yet."
+            self._detail.value = message_html(text, "info")
             return
         zone = resolve_zone(self.tz, default=dt.timezone.utc) or dt.timezone.utc
         row: Any = self._rows.loc[index_id]
@@ -308,9 +340,9 @@ class CockpitView(widgets.VBox):
         self._png = light
         view = dict((v, k) for k, v in VIEWS)[str(self._view.value)]
         self._picture_about = f"{view}: {name}"
-        self._picture.value = pictures.png_tag(
+        self._picture.value = png_tag(
             light, self._picture_about + " (light theme)", "sk-plot-light"
-        ) + pictures.png_tag(dark, self._picture_about + " (dark theme)", "sk-plot-dark")
+        ) + png_tag(dark, self._picture_about + " (dark theme)", "sk-plot-dark")
 
     def show_picture_error(self, text: str) -> None:
         self._png = None
@@ -353,6 +385,13 @@ class CockpitView(widgets.VBox):
             changed = self.selected_id != before
         if changed:
             self._redraw_locked()
+
+    def _on_header(self, key: str) -> None:
+        """A header clicked: sort by its column, or the other way when sorted by it."""
+        with self._state:
+            same = key == self._sort_key
+            self._sort_key, self._descending = key, (not self._descending) if same else False
+        self._on_table_option({})
 
     def _turn(self, step: int) -> None:
         with self._state:

@@ -27,7 +27,7 @@ import ipywidgets as widgets
 if TYPE_CHECKING:
     pass
 
-__all__ = ["Worker", "hide", "html_output", "log"]
+__all__ = ["StaticPicture", "Worker", "hide", "html_output", "log"]
 
 log = logging.getLogger("searchkit")
 
@@ -38,6 +38,21 @@ def html_output(markup: str, text: str) -> dict[str, Any]:
         "data": {"text/html": markup, "text/plain": text},
         "metadata": {},
     }
+
+
+class StaticPicture(widgets.DOMWidget):
+    """A widget whose display also carries a static HTML picture of itself (no secret in
+    it): JupyterLab shows the live widget, a saved notebook read without a kernel (or
+    GitHub, nbviewer) the picture. Subclasses say what it shows in :meth:`static_html`."""
+
+    def static_html(self) -> str:
+        raise NotImplementedError
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any] | None:
+        bundle: dict[str, Any] | None = super()._repr_mimebundle_(**kwargs)
+        if bundle is not None:
+            bundle["text/html"] = self.static_html()
+        return bundle
 
 
 def hide(widget: widgets.Widget, hidden: bool) -> None:

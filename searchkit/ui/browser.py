@@ -35,7 +35,7 @@ from searchkit.render.html import (
 )
 from searchkit.render.themes import index_slots
 from searchkit.ui._plot import LIGHT_COLOURS, NoData, throughput_pngs
-from searchkit.ui._worker import Worker, hide, log
+from searchkit.ui._worker import StaticPicture, Worker, hide, log
 from searchkit.ui.form import CreateIndexForm, choice_of
 
 if TYPE_CHECKING:
@@ -76,7 +76,7 @@ RESAMPLE_CHOICES: tuple[tuple[str, str], ...] = (
 BROWSER_ROWS = 500
 
 
-class IndexBrowser(widgets.VBox):
+class IndexBrowser(StaticPicture, widgets.VBox):
     """The account's indexes: a table, a selection, a throughput plot, a create form.
 
     Build it with :func:`index_browser`. The browser lists the indexes on its worker
@@ -333,13 +333,6 @@ class IndexBrowser(widgets.VBox):
             f"IndexBrowser(base_url={getattr(self._client, 'base_url', None)!r}, "
             f"indexes={len(self._indexes)}, selected={len(self._select.value)})"
         )
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any] | None:
-        data = super()._repr_mimebundle_(**kwargs)
-        if data is not None:
-            data["text/html"] = self.static_html()
-        result: dict[str, Any] | None = data
-        return result
 
     # -- handlers (kernel thread: quick, no I/O) -----------------------------------------
 

@@ -19,6 +19,7 @@ the status line, never as a traceback in the cell; the previous table stays.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -73,6 +74,10 @@ class QuotaCockpit(CockpitView):
         self._value_unit = value_unit
         self._state = threading.RLock()
         self._worker = Worker("searchkit-quota-cockpit")
+        # The backtest column (a replay of the past days, about a second on 1,000 indexes,
+        # once a day) on a thread of its own: a selection right after the table shows does
+        # not wait for it.
+        self._scorer = Worker("searchkit-quota-cockpit-scores")
         self._jobs = 0
         self._generation = 0
         self._day: Any = None  # the analytics DayForecast of the last read
@@ -84,6 +89,7 @@ class QuotaCockpit(CockpitView):
         self._read_newest: pd.Timestamp | None = None
         self._timer: threading.Timer | None = None
         super().__init__(field=field, tz=tz)
+        threading.Thread(target=pictures.warm_up, name="searchkit-cockpit-warm-up").start()
         self.refresh(wait=False, force=True)
         if refresh_every:
             self.refresh_every = refresh_every
@@ -146,8 +152,14 @@ class QuotaCockpit(CockpitView):
         return self.rows
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Wait until no read or drawing runs; False when ``timeout`` passed first."""
-        return self._worker.wait(timeout)
+        """Wait until no read, drawing or backtest runs; False when ``timeout`` passed
+        first."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+
+        def left() -> float | None:
+            return None if deadline is None else max(0.0, deadline - time.monotonic())
+
+        return self._worker.wait(left()) and self._scorer.wait(left()) and self._worker.wait(left())
 
     def csv(self) -> str:
         """The rows shown (filtered and sorted, every page) as CSV: see rows_csv."""
@@ -157,6 +169,7 @@ class QuotaCockpit(CockpitView):
         """Stop the interval and the worker thread, and close the widgets."""
         self._stop_timer()
         self._worker.close()
+        self._scorer.close()
         super().close()
 
     def __enter__(self) -> QuotaCockpit:
@@ -167,13 +180,6 @@ class QuotaCockpit(CockpitView):
 
     def __repr__(self) -> str:
         return f"QuotaCockpit(rows={len(self._rows)}, selected={self.selected_id!r})"
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any] | None:
-        bundle = super()._repr_mimebundle_(**kwargs)
-        if bundle is not None:
-            bundle["text/html"] = self.static_html()
-        result: dict[str, Any] | None = bundle
-        return result
 
     # -- jobs (worker thread) ------------------------------------------------------------
 
@@ -212,7 +218,7 @@ class QuotaCockpit(CockpitView):
             self.show_status(self._summary(newest, fresh=True), self._kind(newest))
             self.redraw()  # queued before the backtest: the picture does not wait for it
             self._begin_job()
-        self._worker.submit(self._score_job, day, field)
+        self._scorer.submit(self._score_job, day, field)
 
     def _score_job(self, day: Any, field: str | None) -> None:
         try:

@@ -38,7 +38,7 @@ from searchkit.render.html import (
     index_card_html,
     message_html,
 )
-from searchkit.ui._worker import Worker, html_output, log
+from searchkit.ui._worker import StaticPicture, Worker, html_output, log
 
 if TYPE_CHECKING:
     from searchkit.api.client import Client
@@ -53,7 +53,7 @@ TYPE_LABELS: dict[str, str] = {
 }
 
 
-class CreateIndexForm(widgets.VBox):
+class CreateIndexForm(StaticPicture, widgets.VBox):
     """A form that creates one search index: name, region, plan, a Create button, a result.
 
     Build it with :func:`create_index_form`. The form says which service it talks to,
@@ -239,13 +239,6 @@ class CreateIndexForm(widgets.VBox):
             f"CreateIndexForm(base_url={getattr(self._client, 'base_url', None)!r}, "
             f"result={name!r})"
         )
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any] | None:
-        data = super()._repr_mimebundle_(**kwargs)
-        if data is not None:
-            data["text/html"] = self.static_html()
-        result: dict[str, Any] | None = data
-        return result
 
     def static_html(self) -> str:
         """Return a static HTML picture of the form as it looks now (no token in it)."""

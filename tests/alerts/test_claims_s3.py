@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pandas as pd
 import pytest
 
@@ -13,41 +15,22 @@ from searchkit.history.usage_history import History
 from tests.faults.harness import FaultServer, reply
 
 pytest.importorskip("moto")
-boto3 = pytest.importorskip("boto3")
+pytest.importorskip("boto3")
+
+
+from tests.history.s3server import new_bucket, options, running
 
 
 @pytest.fixture(scope="module")
 def s3_endpoint():
-    from moto.server import ThreadedMotoServer
-
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0)
-    server.start()
-    host, port = server.get_host_and_port()
-    try:
-        yield f"http://{host}:{port}"
-    finally:
-        server.stop()
+    with running() as server:
+        yield server.endpoint
 
 
 @pytest.fixture
 def s3_store(s3_endpoint, request):
-    name = request.node.name.replace("_", "-")[:60].lower()
-    s3 = boto3.client(
-        "s3",
-        endpoint_url=s3_endpoint,
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-        region_name="us-east-1",
-    )
-    s3.create_bucket(Bucket=name)
-    options = {
-        "endpoint_override": s3_endpoint.removeprefix("http://"),
-        "scheme": "http",
-        "access_key": "testing",
-        "secret_key": "testing",
-        "region": "us-east-1",
-    }
-    return s3, name, History(f"s3://{name}/usage", storage_options=options)
+    s3, name = new_bucket(s3_endpoint, request.node.name)
+    return s3, name, History(f"s3://{name}/usage", storage_options=options(s3_endpoint))
 
 
 def test_the_second_claim_of_an_attempt_on_s3_is_refused(s3_store):
@@ -102,3 +85,18 @@ def test_two_collectors_on_an_s3_store_send_once(s3_store):
     assert (len(first.sent), len(second.sent), second.elsewhere) == (1, 0, 1)
     assert receiver.count("POST") == 1
     assert Journal(store).read().query("record == 'delivery'")["outcome"].tolist() == ["sent"]
+
+
+def test_old_claims_on_s3_are_pruned_and_a_new_claim_is_kept(s3_store):
+    s3, bucket, store = s3_store
+    claims = Claims(store.filesystem, store.root, store.location)
+    old = claim_digest("k-old", "1", "ops")
+    assert claims.claim(old, 1, {"who": "a"}) and claims.claim(old, 2, {"who": "a"})
+    later = time.time() + 5 * 86400  # S3 sets an object's time: the clock moves instead
+
+    assert claims.prune(now=later) == 2
+    assert claims.prune(now=later) is None  # once a day
+    day = time.strftime("%Y-%m-%d", time.gmtime(later))
+    keys = sorted(o["Key"] for o in s3.list_objects_v2(Bucket=bucket)["Contents"])
+    assert keys == [f"usage/alerts/_claims/pruned-{day}.marker"]
+    assert claims.claim(old, 1, {"who": "b"}) is True  # its transition is long gone

@@ -189,3 +189,28 @@ def test_a_rule_naming_a_channel_that_is_not_there_is_refused(tmp_path):
         f"{path}, line 1: rule 'forecast': channels ['pager'] are not among the [[channel]] "
         "tables (ops)"
     )
+
+
+def test_one_line_finder_serves_rules_channels_and_delivery():
+    from searchkit.alerts.rules import TableLines, table_lines
+
+    text = textwrap.dedent(
+        """\
+        stalled_after = "30min"
+        [[rule]]
+        name = "forecast"
+        [delivery]
+        budget = "5s"
+        [[channel]]
+        "name" = "ops"
+        type = "log"
+        [[ rule ]]
+        at = 0.8
+        """
+    )
+    assert table_lines(text, "rule") == TableLines(
+        [2, 9], {(0, "name"): 3, (1, "at"): 10}, {"stalled_after": 1}
+    )
+    assert table_lines(text, "channel")[:2] == ([6], {(0, "name"): 7, (0, "type"): 8})
+    assert table_lines(text, "delivery")[:2] == ([4], {(0, "budget"): 5})
+    assert table_lines(text, "nothing").starts == []

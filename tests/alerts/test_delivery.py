@@ -244,25 +244,31 @@ def test_a_transition_recorded_twice_by_two_collectors_is_sent_once(store, recei
     assert posted_keys(receiver) == [("a1b2c3d4e5f60718", "firing")]
 
 
+def racing_collectors(store, receiver: FaultServer, clock: Clock, count: int = 4) -> list:
+    """``count`` collectors (threads) that each read the journal, then all deliver at once."""
+    start = threading.Barrier(count)
+    reports = []
+
+    def collector(name: str) -> None:
+        journal = Journal(store, collector=name)
+        records = journal.read()  # all read before any sends
+        start.wait()
+        reports.append(deliver(journal, [hook(receiver)], records=records, clock=clock))
+
+    threads = [threading.Thread(target=collector, args=(f"c{n}",)) for n in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return reports
+
+
 def test_two_collectors_delivering_at_once_send_one_notification(store, receiver):
     receiver.script("POST", then=reply(200))
     clock = Clock()
     rows = [transition_row(transition(key=f"k{n}"), 1) for n in range(5)]
     Journal(store).append(rows, now=clock())
-    start = threading.Barrier(4)
-    reports = []
-
-    def collector(name: str) -> None:
-        journal = Journal(store, collector=name)
-        records = journal.read()  # both read before either sends
-        start.wait()
-        reports.append(deliver(journal, [hook(receiver)], records=records, clock=clock))
-
-    threads = [threading.Thread(target=collector, args=(f"c{n}",)) for n in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    reports = racing_collectors(store, receiver, clock)
 
     assert sorted(posted_keys(receiver)) == [(f"k{n}", "firing") for n in range(5)]
     assert sum(len(r.sent) for r in reports) == 5

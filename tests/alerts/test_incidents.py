@@ -259,3 +259,18 @@ def test_a_rule_whose_glob_matches_no_index_is_refused():
     rule = sk.AlertRule(name="prod", indexes="prod-*")
     with pytest.raises(sk.ValidationError, match=r"rule 'prod': indexes='prod-\*' matches none"):
         evaluate([rule], pd.DataFrame([row("2026-11-20 06:00")]), at("2026-11-20 06:00"), {})
+
+
+def test_the_stalled_incident_says_how_long_in_words():
+    collected = at("2026-11-20 06:00")
+    told, _ = evaluate(
+        [DEFAULT_RULE],
+        pd.DataFrame([row("2026-11-20 08:00", method="")]),
+        at("2026-11-20 08:00"),
+        {},
+        collected_at=collected,
+        stalled_after="90min",
+    )
+    assert [t.reason for t in told] == [
+        "nothing stored since 2026-11-20 06:00 UTC (over 1 h 30 min)"
+    ]  # was "(over 0 days 01:30:00)"

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 import numpy as np
 import pandas as pd
 import pytest
 
 import searchkit as sk
-from searchkit.analytics.day import MAX_KNOTS, forecast_day
+from searchkit.analytics.day import MAX_KNOTS, DayForecast, forecast_day
+from searchkit.analytics.forecast import forecast_parts
+from searchkit.emulator import Emulator
 from tests.analytics.test_forecast import busy_days, days_of
 
 UTC = "UTC"
@@ -92,3 +96,45 @@ def test_the_backtest_of_the_days_read_is_backtest_forecast_without_a_second_rea
     assert len(replayed.results) == 2 * 5 * 7  # 12 days, 7 of warm-up: 5 days x 7 hours
     pd.testing.assert_frame_equal(replayed.results, expected.results)
     pd.testing.assert_frame_equal(replayed.summary, expected.summary)
+
+
+@pytest.fixture(scope="module")
+def collected(tmp_path_factory):
+    """A History as the collector leaves it: three daily collects, then three of ten
+    minutes into the open day (its rollup extended by each)."""
+    start = dt.datetime(2026, 11, 17, 12, 0, tzinfo=dt.timezone.utc)
+    with Emulator(demo=True, seed=2026, clock=start, window_minutes=1440) as emu:
+        with emu.client() as client:
+            hist = sk.History(tmp_path_factory.mktemp("day") / "store")
+            for step in (86_400,) * 3 + (600,) * 3:
+                emu.advance(step)
+                hist.collect(client, now=emu.now())
+            return hist, emu.now()
+
+
+def test_today_from_its_rollup_draws_quarter_hours_equal_to_its_points(collected):
+    hist, now = collected
+    day = forecast_day(hist, now)
+    pd.testing.assert_frame_equal(day.rows, sk.forecast_limits(hist, now=now))
+    assert day.bins.last_from_sums and day.quarters is not None  # no read of today's points
+    _, bins, _ = forecast_parts(hist, now)  # today's points, read
+    name = "code-snippets"
+    index_id = str(day.rows.index[day.rows["name"] == name][0])
+    curve = day.today(index_id)
+    # midnight, each quarter-hour until 12:30 (50), then used at 12:30
+    assert curve["time"].iloc[0] == pd.Timestamp("2026-11-20", tz=UTC)
+    assert curve["time"].iloc[1] == pd.Timestamp("2026-11-20 00:15", tz=UTC)
+    assert curve["time"].iloc[-2] == pd.Timestamp("2026-11-20 12:15", tz=UTC)
+    assert curve["time"].iloc[-1] == pd.Timestamp("2026-11-20 12:30", tz=UTC) == day.as_of
+    assert len(curve) == 1 + 49 + 1
+    assert curve["used"].iloc[-1] == day.rows.loc[index_id, "used"]
+    rows, times, ops = bins.last_points
+    mine = rows == bins.ids.index(index_id)
+    running = [ops[mine & (times < t.value)].sum() for t in curve["time"].iloc[1:-1]]
+    np.testing.assert_allclose(curve["used"].iloc[1:-1], running, rtol=1e-12)
+    # Without the quarter-hours (the rollup moved on meanwhile): the index's own points.
+    alone = DayForecast(day.rows, day.bins, day.plan, None, hist).today(index_id)
+    assert mine.sum() == 750 and len(alone) == 2 + MAX_KNOTS  # thinned as any day's points
+    knots = np.searchsorted(times[mine], alone["time"].iloc[1:-1].array.asi8)
+    assert np.array_equal(times[mine][knots], alone["time"].iloc[1:-1].array.asi8)
+    np.testing.assert_allclose(alone["used"].iloc[1:-1], np.cumsum(ops[mine])[knots], rtol=1e-12)

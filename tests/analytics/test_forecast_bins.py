@@ -366,3 +366,39 @@ def test_nanmedian_is_numpy_s_masked_median_to_the_last_bit():
     with np.errstate(all="ignore"):
         want = np.asarray(np.ma.median(masked, axis=-1).filled(np.nan))
     assert np.array_equal(pf.nanmedian(view), want, equal_nan=True)
+
+
+def test_a_reference_kept_for_the_same_past_days_is_the_one_worked_out_again():
+    rng = np.random.default_rng(5)
+    ops = rng.lognormal(size=(30, 40, 24)) * 100
+    cov = np.minimum(rng.uniform(0.8, 1.3, ops.shape), 1.0)
+    cov[3, 10:14] = 0.0  # a gap: days that are not complete
+    ops[4, :5] = 0.0  # an idle start
+
+    def fields(ref):
+        return {name: np.array(value) for name, value in vars(ref).items()}
+
+    def same(a, b):
+        return all(np.array_equal(a[k], b[k], equal_nan=True) for k in a)
+
+    pf._KEPT.clear()
+    worked = pf.reference(ops, cov)
+    first = fields(worked)
+    later_ops, later_cov = ops.copy(), cov.copy()
+    later_ops[:, -1, :15] *= 3.0  # today goes on: only the last day changes
+    later_cov[:, -1] = 1.0  # ... and completes
+    kept = pf.reference(later_ops, later_cov)
+    assert kept.profile is worked.profile  # kept, not worked out again
+    pf._KEPT.clear()
+    fresh = fields(pf.reference(later_ops, later_cov))
+    assert same(fields(kept), fresh)
+    assert not np.array_equal(first["totals"], fresh["totals"], equal_nan=True)
+    # A past day that changed (a late point) is worked out again, not kept.
+    late_ops = later_ops.copy()
+    late_ops[7, 20, 5] += 1.0
+    pf._KEPT.clear()
+    pf.reference(later_ops, later_cov)
+    got = fields(pf.reference(late_ops, later_cov))
+    pf._KEPT.clear()
+    assert same(got, fields(pf.reference(late_ops, later_cov)))
+    assert not same(got, fresh)

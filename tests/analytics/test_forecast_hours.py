@@ -14,7 +14,7 @@ import pytest
 
 import searchkit as sk
 from searchkit.analytics import profile as pf
-from searchkit.history.layout import ROLLUP_SCHEMA, WRITE_OPTIONS
+from searchkit.history.layout import ROLLUP_SCHEMA, WRITE_OPTIONS, HistoryWarning
 from tests.analytics.test_forecast_bins import (
     DAY,
     FIRST,
@@ -137,7 +137,7 @@ def test_an_older_writer_s_rollups_are_read_from_the_points_until_refreshed(
     shutil.copytree(rolled.location, root)
     for path in (root / "rollups").rglob("*.parquet"):  # as a searchkit without hours wrote
         table = pq.read_table(path)
-        old = table.drop_columns(["hourly_value_sum", "hourly_points", "last_point"])
+        old = table.drop_columns(["hourly_value_sum", "hourly_points", "last_point", "digest"])
         pq.write_table(old, path, **WRITE_OPTIONS)
     hist = sk.History(str(root))
     assert hist.hourly("2026-11-16", "2026-11-21") == {}
@@ -150,28 +150,27 @@ def test_an_older_writer_s_rollups_are_read_from_the_points_until_refreshed(
     assert sorted(hist.hourly("2026-11-16", "2026-11-21")) == STORED
 
 
-def test_a_day_holding_another_day_s_point_is_read_from_its_points(rolled, tmp_path):
+def test_a_point_filed_in_another_day_s_folder_counts_nowhere(rolled, tmp_path):
+    """A foreign writer's point dated 11-18, filed in 11-17's folder: the rollup of 11-17
+    leaves it out as the points do, so the forecast bins 11-17 from its hours, and the
+    bins equal the points' (which leave it out too)."""
     root = tmp_path / "h"
     shutil.copytree(rolled.location, root)
     stray = (FIRST + pd.Timedelta(days=2, hours=1)).value  # 2026-11-18 01:00
     write(root, "2026-11-17", [("acct-1", "id-a1", "alpha", stray, 4.0, stray)], "9-stray")
     hist = sk.History(str(root))
-    assert hist.refresh_rollups() == 1
-    row = (
-        hist.rollups(columns=ROLLUP_SCHEMA.names)
-        .set_index(["period", "index_id"])
-        .loc[(pd.Timestamp("2026-11-17", tz="UTC"), "id-a1")]
-    )
-    assert row["hourly_points"] is None and row["last_point"] == pd.Timestamp(stray, tz="UTC")
-    assert sorted(hist.hourly("2026-11-16", "2026-11-21")) == [
-        "2026-11-16",
-        "2026-11-18",
-        "2026-11-19",
-        "2026-11-21",
-    ]
+    with pytest.warns(HistoryWarning, match=r"1 point in throughput/day=2026-11-17/\S+ dated"):
+        assert hist.refresh_rollups() == 1  # 11-17: its files changed
+    rows = hist.rollups(columns=ROLLUP_SCHEMA.names).set_index(["period", "index_id"])
+    row = rows.loc[(pd.Timestamp("2026-11-17", tz="UTC"), "id-a1")]
+    before = rolled.rollups(columns=ROLLUP_SCHEMA.names).set_index(["period", "index_id"])
+    same = ["value_sum", "points", "last_point", "first_point", "operations"]
+    assert row[same].tolist() == before.loc[row.name, same].tolist()
+    assert row["hourly_points"].tolist() == before.loc[row.name, "hourly_points"].tolist()
+    assert sorted(hist.hourly("2026-11-16", "2026-11-21")) == STORED
     reads = Reads(hist)
     got = pf.bins_from_history(reads, "per_second", FIRST, 4)
-    assert [start for start, _ in reads.spans] == ["2026-11-17", "2026-11-19"]
+    assert [start for start, _ in reads.spans] == ["2026-11-19"]
     assert_same_bins(got, oracle_bins(hist, "per_second", FIRST, 4, None, False))
 
 

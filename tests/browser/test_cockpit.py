@@ -50,7 +50,8 @@ def collect(store: Path, *, days: int, clock: dt.datetime) -> None:
                 hist.collect(client, now=emu.now())
 
 
-def cells(store: Path) -> list[str]:
+def cells(store: Path, root: Path) -> list[str]:
+    empty, broken = root / "cockpit-empty", root / "cockpit-broken"
     return [
         "import datetime as dt\nimport searchkit as sk\nfrom searchkit.emulator import Emulator\n"
         f"start = dt.datetime.fromisoformat({START.isoformat()!r})\n"
@@ -61,6 +62,20 @@ def cells(store: Path) -> list[str]:
         "            emu.advance(86_400)\n"
         "            hist.collect(client, now=emu.now())",
         "cockpit = sk.quota_cockpit(hist)\ncockpit",
+        # The calm messages: an empty store, a stale one (read five hours after its newest
+        # point), a corrupt one (a copy whose newest file is not Parquet any more).
+        "import pathlib, shutil\n"
+        f"empty = sk.quota_cockpit(sk.History({str(empty)!r}))\n"
+        "later = hist.newest_time() + dt.timedelta(hours=5)\n"
+        "stale = sk.quota_cockpit(hist, now=later)\n"
+        f"shutil.copytree(hist.location, {str(broken)!r})\n"
+        f"broken = sk.History({str(broken)!r})\n"
+        "corrupt = sk.quota_cockpit(broken)\n"
+        "corrupt.wait()\n"
+        f"newest = sorted(pathlib.Path({str(broken)!r}).glob('throughput/day=*/*.parquet'))[-1]\n"
+        "newest.write_bytes(b'PAR1 not parquet PAR1')\n"
+        "corrupt.refresh(force=True)\n"
+        "display(empty, stale, corrupt)",
     ]
 
 
@@ -72,7 +87,7 @@ def store(jupyterlab: JupyterLab) -> Path:
 @pytest.fixture(scope="module")
 def page(jupyterlab: JupyterLab, browser_context: BrowserContext, store: Path) -> Iterator[Page]:
     notebook = nbformat.v4.new_notebook()
-    notebook.cells = [nbformat.v4.new_code_cell(source) for source in cells(store)]
+    notebook.cells = [nbformat.v4.new_code_cell(source) for source in cells(store, jupyterlab.root)]
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3"}
     nbformat.write(notebook, str(jupyterlab.root / "cockpit.ipynb"))
     shown = browser_context.new_page()
@@ -85,6 +100,7 @@ def page(jupyterlab: JupyterLab, browser_context: BrowserContext, store: Path) -
         shown.get_by_role("menuitem", name="Run All Cells", exact=True).click()
         picture = shown.locator(".sk-cockpit .sk-cockpit-picture img").first
         picture.wait_for(state="attached", timeout=NOTEBOOK_TIMEOUT_MS)
+        shown.locator(".sk-cockpit").nth(3).wait_for(timeout=NOTEBOOK_TIMEOUT_MS)
         _kernel_idle(shown)
         yield shown
     finally:
@@ -97,6 +113,11 @@ def cockpit(page: Page) -> Locator:
 
 def rows(page: Page) -> Locator:
     return cockpit(page).locator(".sk-cockpit-rows select option")
+
+
+def names_shown(page: Page) -> list[str]:
+    """The index names of the table's rows, in the order the page shows them."""
+    return [text.split()[0] for text in rows(page).all_inner_texts()]
 
 
 def evening_row(store: Path) -> pd.Series:
@@ -122,8 +143,17 @@ def test_sort_filter_select_and_read_the_evening_hit_time(
         expect(cockpit(page).locator(shown)).to_be_visible()
         save_screenshot(cockpit(page), f"cockpit-{label}-opened")
         names = sorted(sk.forecast_limits(sk.History(store))["name"])
-        cockpit(page).locator(".sk-sort select").select_option(label="name")
+        header = cockpit(page).locator("button.sk-sort-name")
+        header.click()  # the index column's header: by name
+        expect(header).to_have_text("index ▲")
         expect(rows(page).first).to_contain_text(names[0])
+        assert names_shown(page) == names[: len(names_shown(page))]
+        header.focus()
+        page.keyboard.press("Enter")  # the keyboard: the same header, the other way
+        expect(header).to_have_text("index ▼")
+        expect(rows(page).first).to_contain_text(names[-1])
+        assert names_shown(page) == names[::-1][: len(names_shown(page))]
+        save_screenshot(cockpit(page), f"cockpit-{label}-sorted-by-name")
         row = evening_row(store)
         cockpit(page).locator(".sk-filter input").fill(row["name"][:6].upper())
         expect(rows(page)).to_have_count(1)
@@ -140,7 +170,7 @@ def test_sort_filter_select_and_read_the_evening_hit_time(
         expect(detail).to_contain_text(f"hit at {hit} (")
     finally:
         cockpit(page).locator(".sk-filter input").fill("")
-        cockpit(page).locator(".sk-sort select").select_option(label="runs out first")
+        cockpit(page).locator("button.sk-sort-urgency").click()
         _switch_theme(page, "JupyterLab Light")
 
 
@@ -180,3 +210,24 @@ def test_the_exported_csv_is_forecast_limits_of_the_rows_shown(
         assert frame[column].tolist() == expected.loc[frame.index, column].tolist(), column
     hits = pd.to_datetime(frame["hit_at"], utc=True)
     assert hits.tolist() == expected.loc[frame.index, "hit_at"].tolist()
+
+
+def test_an_empty_a_stale_and_a_corrupt_store_each_say_so_calmly(
+    page: Page, expect: Expect, save_screenshot: Callable[[Locator, str], Path]
+) -> None:
+    empty, stale, corrupt = (page.locator(".sk-cockpit").nth(n) for n in (1, 2, 3))
+    expect(empty.locator(".sk-status")).to_contain_text("Nothing to forecast: the history at ")
+    # (read before the refresh test collected ten more minutes into the store)
+    expect(stale.locator(".sk-status")).to_contain_text(
+        re.compile(r"Stale: the newest point is from \S+ \S+ UTC, 5 h before \S+ UTC")
+    )
+    expect(corrupt.locator(".sk-status")).to_contain_text("truncated or corrupt")
+    expect(corrupt.locator(".sk-status")).to_contain_text("The previous table stays.")
+    expect(corrupt.locator(".sk-cockpit-rows select option").first).to_be_attached()
+    assert (
+        page.locator(
+            ".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']"
+        ).count()
+        == 0
+    )
+    save_screenshot(page.locator(".jp-Cell").nth(2), "cockpit-light-calm-messages")

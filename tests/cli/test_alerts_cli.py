@@ -10,11 +10,8 @@ sending and recording where the test says.
 from __future__ import annotations
 
 import json
-import os
 import pathlib
 import signal
-import subprocess
-import sys
 import textwrap
 
 import pytest
@@ -24,6 +21,7 @@ from searchkit.emulator import Emulator
 from searchkit.history.usage_history import History
 from tests.alerts.conftest import HOOK_TOKEN
 from tests.alerts.smtp import SMTP_PASSWORD, SMTP_USER, smtp_server
+from tests.cli.processes import finish, searchkit, service_env
 from tests.faults.harness import FaultServer, reply
 
 PAUSE = "SEARCHKIT_ALERTS_TEST_PAUSE_BEFORE_RECORD"
@@ -72,33 +70,26 @@ def rules_file(tmp_path: pathlib.Path, extra: str = "", lease: str = "2min") -> 
 
 
 def environment(demo: Emulator, receiver: FaultServer, **more: str) -> dict[str, str]:
-    return {
-        **os.environ,
-        "SEARCHKIT_BASE_URL": demo.url,
-        "SEARCHKIT_USERNAME": demo.username,
-        "SEARCHKIT_PASSWORD": demo.password,
-        "ALERTS_TEST_HOOK": f"{receiver.url}/hook/{HOOK_TOKEN}",
-        **more,
-    }
+    hook = f"{receiver.url}/hook/{HOOK_TOKEN}"
+    return service_env(demo.url, demo.username, demo.password, ALERTS_TEST_HOOK=hook, **more)
 
 
-def searchkit(env: dict[str, str], *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "searchkit", *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
+def mail_channel(port: int, name: str = "mail", login: str = "") -> str:
+    """A ``[[channel]]`` table sending e-mail to the SMTP server on loopback at ``port``."""
+    return (
+        textwrap.dedent(
+            f"""
+        [[channel]]
+        name = "{name}"
+        type = "email"
+        host = "127.0.0.1"
+        port = {port}
+        sender = "searchkit@example.test"
+        to = ["ops@example.test"]
+        """
+        )
+        + login
     )
-
-
-def finish(process: subprocess.Popen[str], timeout: float = 120) -> tuple[str, str]:
-    try:
-        return process.communicate(timeout=timeout)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
 
 
 def fingerprints(receiver: FaultServer) -> list[str]:
@@ -195,18 +186,7 @@ def test_a_glob_that_matches_no_index_stops_the_collector_naming_the_line(demo, 
 
 def test_alerts_test_sends_one_message_to_each_channel(demo, receiver, tmp_path, smtp):
     controller, inbox = smtp
-    extra = f"""
-[[channel]]
-name = "mail"
-type = "email"
-host = "127.0.0.1"
-port = {controller.port}
-sender = "searchkit@example.test"
-to = ["ops@example.test"]
-
-[[channel]]
-type = "log"
-"""
+    extra = mail_channel(controller.port) + '\n[[channel]]\ntype = "log"\n'
     rules = str(rules_file(tmp_path, extra=extra))
     env = environment(
         demo, receiver, SEARCHKIT_SMTP_USERNAME=SMTP_USER, SEARCHKIT_SMTP_PASSWORD=SMTP_PASSWORD
@@ -256,28 +236,12 @@ def test_no_secret_reaches_a_payload_a_record_a_log_or_the_output(demo, tmp_path
     index_tokens = [
         str(getattr(i, f).get_secret_value()) for i in indexes for f in ("token", "read_only_token")
     ]
-    extra = f"""
-[[channel]]
-name = "mail"
-type = "email"
-host = "127.0.0.1"
-port = {controller.port}
-sender = "searchkit@example.test"
-to = ["ops@example.test"]
-
-[[channel]]
-name = "broken-mail"
-type = "email"
-host = "127.0.0.1"
-port = {controller.port}
-sender = "searchkit@example.test"
-to = ["ops@example.test"]
-username_env = "WRONG_USER"
-password_env = "WRONG_PASSWORD"
-
-[[channel]]
-type = "log"
-"""
+    wrong = 'username_env = "WRONG_USER"\npassword_env = "WRONG_PASSWORD"\n'
+    extra = (
+        mail_channel(controller.port)
+        + mail_channel(controller.port, "broken-mail", login=wrong)
+        + '\n[[channel]]\ntype = "log"\n'
+    )
     rules = str(rules_file(tmp_path, extra=extra))
     store = str(tmp_path / "store")
     outputs: list[str] = []

@@ -6,15 +6,14 @@ harness in front of the emulator), so signals and retries are those a user meets
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
-import sys
 import threading
 
 import pytest
 
 from searchkit.history.usage_history import History
+from tests.cli.processes import finish, searchkit, service_env
 from tests.faults.harness import FaultServer, forward, hang, reply
 
 
@@ -26,28 +25,7 @@ def indexes(emulator):
 
 
 def start(url: str, username: str, password: str, *args: str) -> subprocess.Popen[str]:
-    env = {
-        **os.environ,
-        "SEARCHKIT_BASE_URL": url,
-        "SEARCHKIT_USERNAME": username,
-        "SEARCHKIT_PASSWORD": password,
-    }
-    return subprocess.Popen(
-        [sys.executable, "-m", "searchkit", "collect", *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-
-
-def finish(process: subprocess.Popen[str], timeout: float = 60) -> tuple[str, str]:
-    try:
-        return process.communicate(timeout=timeout)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
+    return searchkit(service_env(url, username, password), "collect", *args)
 
 
 def test_failed_rounds_are_reported_and_retried_until_the_service_is_back(indexes, tmp_path):

@@ -1,18 +1,21 @@
 """moto's S3 server on loopback, counting the requests it answers (by the server, not a mock).
 
-Used by the S3 tests and by ``bench/requests.py``: each request the server answers is
-counted as ``LIST`` (a GET of a bucket: ListObjects), ``GET``, ``HEAD``, ``PUT``,
-``DELETE`` or ``POST`` (a multi-object delete), so a test can say how many requests a call
-made.
+Used by the S3 tests (history, alerts' claims) and by ``bench/requests.py``: each request
+the server answers is counted as ``LIST`` (a GET of a bucket: ListObjects), ``GET``,
+``HEAD``, ``PUT``, ``DELETE`` or ``POST`` (a multi-object delete), so a test can say how
+many requests a call made. :func:`running` starts one for a fixture, :func:`new_bucket`
+makes a test its own bucket.
 """
 
 from __future__ import annotations
 
 import collections
+import contextlib
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+import boto3
 from moto.moto_server.werkzeug_app import (
     DomainDispatcherApplication,
     MotoRequestHandler,
@@ -21,7 +24,7 @@ from moto.moto_server.werkzeug_app import (
 from moto.server import ThreadedMotoServer
 from werkzeug.serving import make_server
 
-__all__ = ["CountingMotoServer", "options"]
+__all__ = ["CountingMotoServer", "new_bucket", "options", "running"]
 
 
 def options(endpoint: str) -> dict[str, str]:
@@ -78,3 +81,29 @@ class CountingMotoServer(ThreadedMotoServer):  # type: ignore[misc]
         )
         self._server_ready_event.set()
         self._server.serve_forever()
+
+
+@contextlib.contextmanager
+def running() -> Iterator[CountingMotoServer]:
+    """A server started on loopback for the ``with`` block (a module's fixture), then stopped."""
+    server = CountingMotoServer()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def new_bucket(endpoint: str, test_name: str) -> tuple[Any, str]:
+    """Create a bucket named after ``test_name`` (a test's own, so tests share the server);
+    return a boto3 client of the server and the bucket's name."""
+    name = test_name.replace("_", "-")[:60].lower()
+    client = boto3.client(
+        "s3",
+        endpoint_url=endpoint,
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+        region_name="us-east-1",
+    )
+    client.create_bucket(Bucket=name)
+    return client, name

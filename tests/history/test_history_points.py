@@ -177,6 +177,13 @@ def test_points_read_without_collected_at_read_it_again_only_where_the_rule_need
     steady = table(["a"] * 3, [0, 1, 2], [1.0, 2.0, 3.0], [0, 0, 0])
     assert points_tuple(lean_and_full(steady)) == points_tuple(unique_points(steady))
     assert calls == []
+    # Out of order but unique (a day's collect files, each sorted, read one after another:
+    # minutes 2-3, then 0-1): sorted by key, with no read of collected_at.
+    files = table(["a"] * 4, [2, 3, 0, 1], [3.0, 4.0, 1.0, 2.0], [9, 9, 5, 5])
+    points = lean_and_full(files)
+    assert points.values.tolist() == [1.0, 2.0, 3.0, 4.0]
+    assert points_tuple(points) == points_tuple(unique_points(files))
+    assert calls == []
     # A repeated minute: the later collected 2.0 wins over the larger 9.0.
     repeated = table(["a"] * 2, [0, 0], [2.0, 9.0], [5, 1])
     assert lean_and_full(repeated).values.tolist() == [2.0]

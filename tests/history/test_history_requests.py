@@ -26,19 +26,15 @@ from searchkit.history.usage_history import History
 pytest.importorskip("moto")
 boto3 = pytest.importorskip("boto3")
 
-from tests.history.s3server import CountingMotoServer, options  # noqa: E402
+from tests.history.s3server import CountingMotoServer, options, running  # noqa: E402
 
 NOON = dt.datetime(2026, 11, 20, 12, 0, tzinfo=dt.timezone.utc)
 
 
 @pytest.fixture(scope="module")
 def server():
-    moto = CountingMotoServer()
-    moto.start()
-    try:
+    with running() as moto:
         yield moto
-    finally:
-        moto.stop()
 
 
 def past_day(root, day: pd.Timestamp, ids: list[str], names: list[str], account: str) -> None:
@@ -86,7 +82,13 @@ def s3_store(tmp_path, server, emu, days: int) -> History:
     fs = pafs.S3FileSystem(**options(server.endpoint))
     pafs.copy_files(str(root), f"{bucket}/usage", destination_filesystem=fs)
     shutil.rmtree(root)
-    return History(f"s3://{bucket}/usage", storage_options=options(server.endpoint))
+    hist = History(f"s3://{bucket}/usage", storage_options=options(server.endpoint))
+    # A copy gives every file a new modification time, which rollups name their files by
+    # (a file rewritten under its name must make its rollup stale): rewritten once, today's
+    # (which the collector keeps current) too.
+    assert hist.rollups().empty
+    assert hist.refresh_rollups(hist.days()) == days + 1
+    return hist
 
 
 def counted(server: CountingMotoServer, call) -> dict[str, int]:

@@ -10,46 +10,22 @@ import pytest
 from searchkit.history.usage_history import History
 
 pytest.importorskip("moto")
-boto3 = pytest.importorskip("boto3")
+pytest.importorskip("boto3")
+
+from tests.history.s3server import new_bucket, options, running
 
 NOON = dt.datetime(2026, 11, 20, 12, 0, tzinfo=dt.timezone.utc)
 
 
 @pytest.fixture(scope="module")
 def s3_endpoint():
-    from moto.server import ThreadedMotoServer
-
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0)
-    server.start()
-    host, port = server.get_host_and_port()
-    try:
-        yield f"http://{host}:{port}"
-    finally:
-        server.stop()
+    with running() as server:
+        yield server.endpoint
 
 
 @pytest.fixture
 def bucket(s3_endpoint, request):
-    name = request.node.name.replace("_", "-")[:60].lower()
-    s3 = boto3.client(
-        "s3",
-        endpoint_url=s3_endpoint,
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-        region_name="us-east-1",
-    )
-    s3.create_bucket(Bucket=name)
-    return s3, name
-
-
-def options(endpoint: str) -> dict[str, str]:
-    return {
-        "endpoint_override": endpoint,
-        "scheme": "http",
-        "access_key": "testing",
-        "secret_key": "testing",
-        "region": "us-east-1",
-    }
+    return new_bucket(s3_endpoint, request.node.name)
 
 
 # ``emu`` (tests/history/conftest.py) with an hour of points a list.

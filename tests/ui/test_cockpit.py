@@ -12,6 +12,8 @@ import io
 import pathlib
 import re
 import shutil
+import threading
+import time
 
 import matplotlib
 import pandas as pd
@@ -91,6 +93,31 @@ def test_sorting_by_another_column_and_filtering_by_name(cockpit):
     assert list(cockpit.shown.index) == ["id-shaped", "id-early"]
     cockpit.sort("projected utilization")
     assert [line.split()[0] for line in cockpit.page_lines] == ["shaped", "early"]
+
+
+def test_clicking_a_header_sorts_by_its_column_and_again_the_other_way(cockpit):
+    names = part(cockpit, "sk-sort-name")
+    assert part(cockpit, "sk-sort-urgency").description == "hit at (earliest-latest) ▲"
+    names.click()
+    assert [line.split()[0] for line in cockpit.page_lines] == [
+        "early",
+        "quiet",
+        "shaped",
+        "unlimited",
+    ]
+    assert names.description == "index ▲" and "sk-sorted" in names._dom_classes
+    assert part(cockpit, "sk-sort-urgency").description == "hit at (earliest-latest)"
+    names.click()
+    assert [line.split()[0] for line in cockpit.page_lines] == [
+        "unlimited",
+        "shaped",
+        "quiet",
+        "early",
+    ]
+    assert names.description == "index ▼" and cockpit.sorted_by == ("name", True)
+    part(cockpit, "sk-sort-used").click()  # another column: ascending first
+    assert cockpit.sorted_by == ("used", False)
+    assert part(cockpit, "sk-sort-used").description == "used ▲"
 
 
 def test_unlimited_sorts_last_by_utilization_either_way(cockpit):
@@ -202,6 +229,9 @@ def test_refresh_reads_a_new_collect_and_keeps_the_selection(store):
         assert cockpit.selected_id is not None
         assert cockpit.rows.loc[cockpit.selected_id, "name"] == "code-snippets"
         assert cockpit.rows.loc[cockpit.selected_id, "used"] > used
+        # The refreshed rows are a fresh forecast_limits' at the same instant, to the bit.
+        fresh = sk.forecast_limits(hist, now=emu.now())
+        pd.testing.assert_frame_equal(cockpit.rows[list(FORECAST_COLUMNS)], fresh)
     finally:
         cockpit.close()
 
@@ -227,6 +257,7 @@ def test_an_empty_store_is_a_calm_message(tmp_path):
         assert cockpit.wait(HANG_S)
         assert cockpit.message.startswith("Nothing to forecast: the history at ")
         assert cockpit.page_lines == []
+        assert "No index to show yet." in part(cockpit, "sk-detail").value  # not "the filter"
         assert "Select a row" in part(cockpit, "sk-cockpit-picture").value
     finally:
         cockpit.close()
@@ -272,3 +303,40 @@ def test_a_copy_of_the_store_gives_the_same_rows(store, tmp_path):
         assert cockpit.wait(HANG_S)
         expected = sk.forecast_limits(hist, now=now)
         pd.testing.assert_frame_equal(cockpit.rows[list(FORECAST_COLUMNS)], expected)
+
+
+def test_a_selection_is_drawn_while_the_backtest_column_is_still_working(raw, monkeypatch):
+    from searchkit.render import cockpit_table
+
+    release, started = threading.Event(), threading.Event()
+    scores = cockpit_table.backtest_scores
+
+    def slow_scores(day):
+        started.set()
+        assert release.wait(HANG_S)
+        return scores(day)
+
+    monkeypatch.setattr(cockpit_table, "backtest_scores", slow_scores)
+    with QuotaCockpit(raw, now=NOW) as cockpit:
+        try:
+            assert started.wait(HANG_S)  # the backtest runs (and waits) ...
+            cockpit.select("shaped")  # ... while a selection is drawn
+            assert wait_for(lambda: "Today: shaped as of 06:00 UTC" in picture_text(cockpit))
+            assert cockpit.rows["backtested"].isna().all()  # the column still to come
+        finally:
+            release.set()
+        assert cockpit.wait(HANG_S)
+        assert cockpit.rows.loc["id-shaped", "backtested"] == 35
+
+
+def picture_text(cockpit):
+    return part(cockpit, "sk-cockpit-picture").value
+
+
+def wait_for(check, timeout=HANG_S):
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True

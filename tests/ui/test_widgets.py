@@ -28,6 +28,7 @@ from searchkit.errors import (
 )
 from searchkit.ui.browser import IndexBrowser, index_browser
 from searchkit.ui.form import CreateIndexForm, create_index_form
+from tests.faults.harness import refused_port
 from tests.wall import HANG_S, held, stopwatch
 
 matplotlib.use("Agg")
@@ -341,11 +342,15 @@ def test_fixed_plan_is_created_when_the_service_allows_it(form, emulator):
     assert form.result.type == "fixed"
 
 
-def test_service_down_is_the_shared_sentence_and_form_stays_usable(form, emulator):
-    url = emulator.url
-    emulator.stop()
-    form.fill("docs")
-    click(form)
+def test_service_down_is_the_shared_sentence_and_form_stays_usable():
+    # A port bound but never listened on: every connect is refused, and no other test's
+    # server can take the port meanwhile (a stopped emulator's port could be reused by one).
+    with refused_port() as port:
+        url = f"http://127.0.0.1:{port}"
+        with Client(username="u", password="p", base_url=url, max_retries=0) as down:
+            form = create_index_form(down)
+            form.fill("docs")
+            click(form)
     assert isinstance(form.error, TransportError)
     assert form.message == describe_failure(form.error)
     assert form.message.startswith(f"Could not reach the service at {url}")
