@@ -67,6 +67,7 @@ def write_dataset(
     root: Path, indexes: int, days: int, rollups: bool = False
 ) -> tuple[list[str], float]:
     """Write one sorted file a day; with ``rollups``, each day's rollup too (as compaction)."""
+    from searchkit.history.encoding import write_options
     from searchkit.history.layout import THROUGHPUT_SCHEMA, WRITE_OPTIONS, stored
     from searchkit.history.rollups import rollup, signature
 
@@ -104,8 +105,8 @@ def write_dataset(
             rolled.mkdir(parents=True)
             written = (folder / name).stat()  # a rollup names its file by size and time
             source = signature([(name, written.st_size, written.st_mtime_ns // 10**9)])
-            summary = rollup(table, f"{first:%Y-%m-%d}", source)
-            pq.write_table(summary, rolled / name, **WRITE_OPTIONS)
+            summary = stored(rollup(table, f"{first:%Y-%m-%d}", source))
+            pq.write_table(summary, rolled / name, **write_options("rollups", summary.schema))
     write_limits(root, ids, names)
     return names, time.perf_counter() - started
 
@@ -234,7 +235,7 @@ def _resident_kib() -> int:
 def measure(root: str, what: str, engine: str, arg: str) -> dict[str, float]:
     """Run one read in this process (a fresh one); report seconds, rows, peak RSS."""
     if engine == "searchkit":
-        from searchkit.history.usage_history import History
+        from searchkit import History  # the public name: baseline trees too
 
         hist = History(root)
         before_kib = _resident_kib()

@@ -11,9 +11,9 @@ import pyarrow.compute as pc
 import pyarrow.fs as pafs
 
 from searchkit.history import dedupe, open_day, reader, rollups
-from searchkit.history.layout import Layout, file_seconds
+from searchkit.history.layout import STALE, Layout, file_seconds
 
-__all__ = ["after_collect", "compact_day", "current_sources"]
+__all__ = ["after_collect", "compact_all", "compact_day", "current_sources"]
 
 
 def after_collect(
@@ -142,3 +142,21 @@ def _write_rollup(
         rollup = rollups.rollup(table, day, source)
     rollups.replace(layout, day, rollup, table)
     counts["rollups_written"] += 1
+
+
+def compact_all(layout: Layout) -> dict[str, int]:
+    """Compact every day of ``layout`` (see :meth:`~searchkit.History.compact`) and delete
+    temporary files older than :data:`~searchkit.history.layout.STALE`."""
+    counts: collections.Counter[str] = collections.Counter()
+    for kind in ("throughput", "limits"):
+        for day in layout.days(kind):
+            compact_day(layout, kind, day, counts)
+    return {
+        "partitions": counts["partitions"],
+        "files_removed": counts["files_removed"],
+        "duplicates_dropped": counts["duplicates_dropped"],
+        "snapshots_thinned": counts["snapshots_thinned"],
+        "rollups_written": counts["rollups_written"],
+        "days_skipped": counts["skipped"],
+        "stale_temporaries_removed": layout.remove_stale_temporaries(STALE),
+    }

@@ -6,14 +6,17 @@ from __future__ import annotations
 import os
 import re
 import urllib.parse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.fs as pafs
 
 from searchkit.errors import HistoryError, ValidationError, mask_url, redact
 
-__all__ = ["SCHEMES", "check_location", "open_location", "split_credentials"]
+if TYPE_CHECKING:
+    from searchkit.history.layout import Layout
+
+__all__ = ["SCHEMES", "check_location", "open_location", "require_folder", "split_credentials"]
 
 #: Schemes a location may name; anything else is refused at once (pyarrow would try, and
 #: e.g. gs:// waits a minute for cloud credentials): pass ``filesystem=`` for those.
@@ -118,3 +121,24 @@ def open_location(
             "the location"
         ) from None
     return fs, root.rstrip("/")
+
+
+def require_folder(layout: Layout, location: str) -> None:
+    """Raise a HistoryError saying what is wrong when ``layout`` holds no folder (see
+    :meth:`~searchkit.History.require_folder`); ``location`` is as the user wrote it."""
+    if not layout.local and layout.everything():
+        return  # objects under the prefix: a folder (listed once for the call, info())
+    try:
+        found = layout.fs.get_file_info(layout.root)
+        if found.type == pafs.FileType.NotFound and layout.fs.type_name == "s3":
+            bucket = layout.root.partition("/")[0]
+            if layout.fs.get_file_info(bucket).type == pafs.FileType.NotFound:
+                raise HistoryError(
+                    f"no history at {location!r}: the bucket {bucket!r} does not exist"
+                )
+    except OSError as exc:
+        raise HistoryError(f"cannot read the history at {location!r}: {exc}") from exc
+    if found.type == pafs.FileType.NotFound:
+        raise HistoryError(f"no history at {location!r}: nothing is there (collect into it first)")
+    if found.type != pafs.FileType.Directory:
+        raise HistoryError(f"no history at {location!r}: it is a file, not a history folder")

@@ -19,17 +19,17 @@ The package splits the job: :mod:`~searchkit.history.layout` (paths, partitions,
 writing), :mod:`~searchkit.history.reader` (reads, row-group pruning),
 :mod:`~searchkit.history.dedupe` (the one "latest write wins" rule),
 :mod:`~searchkit.history.gaps` (the one gap rule), :mod:`~searchkit.history.snapshots`
-(limits rows) and :mod:`~searchkit.history.reports` (summaries); this module holds
-:class:`History`: collect, read, compact.
+(limits rows), :mod:`~searchkit.history.collect_round` (a collect),
+:mod:`~searchkit.history.compaction` (merging days), :mod:`~searchkit.history.scan` and
+:mod:`~searchkit.history.reports` (what ``info()`` finds and says); this module holds
+:class:`History`, their face, and its reads.
 """
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import datetime as dt
 import os
-import time
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -39,33 +39,23 @@ import pyarrow.compute as pc
 import pyarrow.fs as pafs
 
 from searchkit._deprecation import legacy_arguments
-from searchkit.errors import HistoryError, mask_url
-from searchkit.frames.limits_frames import limits_frame
+from searchkit.errors import mask_url
 from searchkit.frames.sources import Indexes
-from searchkit.frames.throughput_frames import throughput_frame
 from searchkit.frames.zones import Instant, TimeZone, resolve_zone, utc_instant
-from searchkit.history import accounts, dedupe, newest_instants, reader, refusals
+from searchkit.history import accounts, dedupe, reader
 from searchkit.history.arguments import check_columns, check_day, check_days
 from searchkit.history.bounds import Bounds
-from searchkit.history.collecting import (
-    advance_record,
-    index_changes,
-    listed_points,
-    points_by_index,
-    unstored,
-)
-from searchkit.history.compaction import after_collect, compact_day
-from searchkit.history.crossings import daily_limits
+from searchkit.history.collect_round import collect_round
+from searchkit.history.compaction import compact_all
 from searchkit.history.gaps import Gap
 from searchkit.history.layout import (
     LIMITS_SCHEMA,
     ROLLUP_SCHEMA,
-    STALE,
     THROUGHPUT_SCHEMA,
     Layout,
     one_listing,
 )
-from searchkit.history.location import open_location
+from searchkit.history.location import open_location, require_folder
 from searchkit.history.points import read_points, refuse_unknown, selection, span
 from searchkit.history.reports import CollectSummary, HistoryInfo
 from searchkit.history.rollups import (
@@ -76,7 +66,7 @@ from searchkit.history.rollups import (
     trusted,
 )
 from searchkit.history.scan import history_info
-from searchkit.history.snapshots import limits_table, snapshot_frame, unchanged
+from searchkit.history.snapshots import snapshot_frame
 
 if TYPE_CHECKING:
     from searchkit.api.client import Client
@@ -196,103 +186,7 @@ class History:
             HistoryError: The location cannot be written, or a stored file is foreign or
                 corrupt; the message says what this collect stored before it failed.
         """
-        listed = client.list_indexes() if indexes is None else indexes
-        collected_at = utc_instant(now, "now") or pd.Timestamp(time.time_ns(), unit="ns", tz="UTC")
-        collected_at = collected_at.floor("us")  # as stored (see layout.WRITE_OPTIONS)
-        stamp = int(collected_at.value)
-        skipped = refusals.Skipped()
-        limits, keys, new = self._listed(
-            listed, str(getattr(client, "username", "") or ""), stamp, skipped
-        )
-        notes = skipped.notes + index_changes(self._layout, limits, keys)
-        gaps: list[Gap] = []
-        record = newest_instants.read(self._layout)
-        listed = new
-        if new.num_rows:
-            new, gaps, backwards = unstored(self._layout, new, record)
-            notes += backwards
-        days = pc.strftime(new["time"], format="%Y-%m-%d", locale="C") if new.num_rows else None
-        snapshot = limits_table(limits, keys, stamp)
-        if unchanged(self._layout, snapshot):
-            snapshot = snapshot.slice(0, 0)  # the stored one still says it all
-        files = self._write_collected(new, days, snapshot, stamp)
-        if listed.num_rows:
-            notes += advance_record(self._layout, record, listed)
-        today = f"{collected_at:%Y-%m-%d}"
-        crossed = daily_limits(limits)  # the limits whose crossings today's rollup keeps
-        after_collect(self._layout, today, files, new, days, merge=compact, limits=crossed)
-        return CollectSummary(
-            collected_at=collected_at,
-            indexes=len(limits),
-            new_points=new.num_rows,
-            points_by_index=points_by_index(new, limits),
-            skipped_by_index=skipped.by_index,
-            gaps=tuple(gaps),
-            warnings=tuple(notes),
-            files=tuple(files),
-        )
-
-    def _write_collected(
-        self, new: pa.Table, days: pa.Array | None, snapshot: pa.Table, stamp: int
-    ) -> list[str]:
-        """Write the new points (a file per UTC day), then the limits snapshot.
-
-        A failure says what this collect stored before it: files already written stay
-        (whole), and the next collect stores the rest.
-        """
-        files: list[str] = []
-        stored = 0
-        parts = [] if days is None else pc.unique(days).to_pylist()
-        try:
-            for day in parts:
-                part = new.filter(pc.equal(days, day))
-                files.append(
-                    self._layout.write("throughput", day, dedupe.sorted_points(part), stamp)
-                )
-                stored += part.num_rows
-            if snapshot.num_rows:
-                day = f"{pd.Timestamp(stamp, tz='UTC'):%Y-%m-%d}"
-                files.append(self._layout.write("limits", day, snapshot, stamp))
-        except HistoryError as exc:
-            done = (
-                f"this collect had stored {stored:,} new points in {len(files)} file(s) "
-                f"({', '.join(p.rpartition('/')[2] for p in files)}) before that; the next "
-                "collect stores the rest"
-                if files
-                else "nothing was stored by this collect"
-            )
-            raise HistoryError(f"{exc.message}; {done}") from exc.__cause__
-        return files
-
-    def _listed(
-        self, listed: Any, username: str, stamp: int, skipped: refusals.Skipped
-    ) -> tuple[pd.DataFrame, list[str], pa.Table]:
-        """Return the limits, account keys and points of a list that can be stored.
-
-        One bad index or point never costs the others: it is left out, counted and named
-        in ``skipped``.
-        """
-        items = refusals.indexes_with_ids(listed, skipped)
-        limits = limits_frame(items)
-        keys = accounts.keys_for(items, username, self._stored_accounts())
-        frame = refusals.storable_points(throughput_frame(items, errors="coerce"), skipped)
-        return limits, keys, listed_points(frame, dict(zip(limits.index, keys, strict=True)), stamp)
-
-    def _stored_accounts(self) -> dict[str, str]:
-        """Map index ids to the account they are stored under (newest limits day only)."""
-        files = self._files("limits")
-        if not files:
-            return {}
-        newest = files[-1][0]
-        table = self._read(
-            "limits", days=(newest, newest), columns=["account", "id", "collected_at"]
-        )
-        latest = accounts.canonical(table).to_pandas().drop_duplicates("id", keep="last")
-        return {
-            str(i): str(a)
-            for i, a in zip(latest["id"], latest["account"], strict=True)
-            if accounts.usable(a)
-        }
+        return collect_round(self._layout, client, indexes=indexes, now=now, compact=compact)
 
     # --- read --------------------------------------------------------------------------
 
@@ -456,19 +350,7 @@ class History:
             "days_skipped": n (another compactor held them), "stale_temporaries_removed":
             n}``.
         """
-        counts: collections.Counter[str] = collections.Counter()
-        for kind in ("throughput", "limits"):
-            for day in self._layout.days(kind):
-                compact_day(self._layout, kind, day, counts)
-        return {
-            "partitions": counts["partitions"],
-            "files_removed": counts["files_removed"],
-            "duplicates_dropped": counts["duplicates_dropped"],
-            "snapshots_thinned": counts["snapshots_thinned"],
-            "rollups_written": counts["rollups_written"],
-            "days_skipped": counts["skipped"],
-            "stale_temporaries_removed": self._layout.remove_stale_temporaries(STALE),
-        }
+        return compact_all(self._layout)
 
     @one_listing
     def refresh_rollups(self, days: Iterable[str] | None = None) -> int:
@@ -561,23 +443,4 @@ class History:
         Reading a location where nothing is finds no points, as an empty history does;
         call this first to tell a mistyped location from a history not collected yet.
         """
-        if not self._layout.local and self._layout.everything():
-            return  # objects under the prefix: a folder (listed once for the call, info())
-        try:
-            found = self._fs.get_file_info(self._root)
-            if found.type == pafs.FileType.NotFound and self._fs.type_name == "s3":
-                bucket = self._root.partition("/")[0]
-                if self._fs.get_file_info(bucket).type == pafs.FileType.NotFound:
-                    raise HistoryError(
-                        f"no history at {self._location!r}: the bucket {bucket!r} does not exist"
-                    )
-        except OSError as exc:
-            raise HistoryError(f"cannot read the history at {self._location!r}: {exc}") from exc
-        if found.type == pafs.FileType.NotFound:
-            raise HistoryError(
-                f"no history at {self._location!r}: nothing is there (collect into it first)"
-            )
-        if found.type != pafs.FileType.Directory:
-            raise HistoryError(
-                f"no history at {self._location!r}: it is a file, not a history folder"
-            )
+        require_folder(self._layout, self._location)

@@ -17,6 +17,7 @@ import shutil
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -125,3 +126,22 @@ def test_info_from_rollups_is_the_scan_of_every_point(stores, monkeypatch):
         ("alpha", "03-10 09:59", "03-10 10:40"),
         ("alpha", "03-11 09:59", "03-11 10:40"),
     ]
+
+
+def test_a_gap_changed_in_a_rollup_breaks_its_seal_and_the_day_is_read(stores, tmp_path):
+    # A gap removed by hand from a closed day's rollup: the seal says so, info() names the
+    # day in a warning and reads its points, and reports the same as the full scan.
+    rolled, plain = stores
+    root = tmp_path / "tampered"
+    shutil.copytree(rolled, root)
+    (path,) = (root / "rollups" / f"day={DAYS[0]}").glob("*.parquet")
+    table = pq.read_table(path)
+    gaps = table["gaps"].to_pylist()
+    assert sum(map(len, gaps)) == 1  # alpha's, 09:59 to 10:40
+    empty = pa.array([[] for _ in gaps], table.schema.field("gaps").type)
+    pq.write_table(table.set_column(table.schema.get_field_index("gaps"), "gaps", empty), path)
+
+    with pytest.warns(sk.HistoryWarning, match=f"{DAYS[0]}.*rows removed, added or changed"):
+        got = sk.History(str(root)).info()
+
+    assert got.gaps == sk.History(str(plain)).info().gaps
