@@ -245,14 +245,14 @@ class _Accumulator:
 
     def bins(self) -> Bins:
         count = len(self.ids)
-        ops, points = np.zeros((self.days * HOURS, count)), np.zeros((self.days * HOURS, count))
+        # Laid out [index, hour] from the start: the same additions as [hour, index] then a
+        # transposed copy, without the copy of two arrays of every index's 42 days.
+        by_hour = np.zeros((count, self.days * HOURS)), np.zeros((count, self.days * HOURS))
         for low, summed, counted in self.blocks:
             hours, known = summed.shape
-            ops[low : low + hours, :known] += summed
-            points[low : low + hours, :known] += counted
-        shape = (self.days, HOURS, count)
-        ops = np.ascontiguousarray(ops.reshape(shape).transpose(2, 0, 1))
-        points = np.ascontiguousarray(points.reshape(shape).transpose(2, 0, 1))
+            by_hour[0][:known, low : low + hours] += summed.T
+            by_hour[1][:known, low : low + hours] += counted.T
+        ops, points = (part.reshape(count, self.days, HOURS) for part in by_hour)
         newest = np.full(count, NO_TIME, np.int64)
         for part in self.newest:
             np.maximum(newest[: len(part)], part, out=newest[: len(part)])
