@@ -76,6 +76,7 @@ def test_every_error_and_warning_class_lives_in_errors_and_is_exported():
         "searchkit.emulator.app.ApiError",
         "searchkit.emulator.app.MalformedChunkError",
         "searchkit.emulator.state.InvalidRequestError",
+        "searchkit.history.open_day._Unknown",
         "searchkit.ui._plot.NoData",
     ]
 

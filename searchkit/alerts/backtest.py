@@ -19,7 +19,7 @@ import pandas as pd
 from searchkit.alerts import machine as mc
 from searchkit.alerts.rules import DEFAULT_RULE, THRESHOLD_RULES, AlertRule
 from searchkit.analytics import profile as pf
-from searchkit.analytics.backtest import backtest_forecast, day_limits, source_bins
+from searchkit.analytics.backtest import backtest_forecast, day_limits, hour_forecast, source_bins
 from searchkit.errors import ValidationError
 from searchkit.frames.counting import ValueUnit, check_value_unit
 from searchkit.frames.zones import utc_instant
@@ -185,13 +185,7 @@ def backtest_alerts(
 
 def _forecasts(bins: pf.Bins, ref: pf.Reference, tau: float) -> dict[str, np.ndarray]:
     """Used so far and the forecast's centre and band at ``tau`` hours, every day."""
-    future = pf.future_share(tau)
-    seen_ops, seen_cov = bins.ops * (1 - future), bins.cov * (1 - future)
-    actual_rest = (bins.ops * future).sum(axis=2)
-    outcome = np.where(ref.complete, actual_rest, np.nan)
-    fc = pf.predict(ref, seen_ops, seen_cov, tau, outcome)
-    errors = pf.log_errors(actual_rest, fc.rest, ref.level)
-    low, high, _ = pf.band(errors, fc.usable & ref.complete)
+    fc, low, high, _, _ = hour_forecast(bins, ref, tau)
     rest = np.where(fc.usable, fc.rest, np.nan)
     return {
         "used": fc.used,

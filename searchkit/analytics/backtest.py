@@ -31,7 +31,9 @@ __all__ = [
     "Backtest",
     "backtest_forecast",
     "day_limits",
+    "hour_forecast",
     "replay",
+    "replay_scores",
     "source_bins",
 ]
 
@@ -185,15 +187,25 @@ def day_limits(bins: pf.Bins, limits: pd.DataFrame, label: str, limit: Any) -> n
     return np.full(len(bins.ids), number)
 
 
-def replay(bins: pf.Bins, limit: np.ndarray, hours: Sequence[float], warmup: int) -> Backtest:
-    """The backtest of binned data against per-index limits (what bench/forecast.py runs)."""
+def replay(
+    bins: pf.Bins,
+    limit: np.ndarray,
+    hours: Sequence[float],
+    warmup: int,
+    *,
+    baselines: bool = True,
+) -> Backtest:
+    """The backtest of binned data against per-index limits (what bench/forecast.py runs);
+    without ``baselines``, only the forecaster's (the baselines' columns NaN), in a fraction
+    of the memory (their windows of past days are the replay's largest arrays)."""
     ref = pf.reference(bins.ops, bins.cov)
     evaluable = ref.complete & (np.arange(bins.days) >= warmup)[None, :]
     totals = np.nan_to_num(ref.totals)
     limits = np.broadcast_to(limit[:, None], totals.shape)
     outcome_hit = pf.crossing(np.zeros_like(totals), bins.ops, limits, 0.0)
     parts = [
-        _replay_hour(bins, ref, evaluable, totals, limits, outcome_hit, float(tau)) for tau in hours
+        _replay_hour(bins, ref, evaluable, totals, limits, outcome_hit, float(tau), baselines)
+        for tau in hours
     ]
     parts = [part for part in parts if len(part)]
     columns = [
@@ -226,15 +238,11 @@ def _replay_hour(
     limits: np.ndarray,
     outcome_hit: np.ndarray,
     tau: float,
+    baselines: bool = True,
 ) -> pd.DataFrame:
-    """Every day's forecasts at ``tau`` hours, the forecaster's and the baselines'."""
-    future = pf.future_share(tau)
-    seen_ops, seen_cov = bins.ops * (1 - future), bins.cov * (1 - future)
-    actual_rest = (bins.ops * future).sum(axis=2)
-    outcome = np.where(ref.complete, actual_rest, np.nan)
-    fc = pf.predict(ref, seen_ops, seen_cov, tau, outcome)
-    errors = pf.log_errors(actual_rest, fc.rest, ref.level)
-    low, high, _ = pf.band(errors, fc.usable & ref.complete)
+    """Every day's forecasts at ``tau`` hours, the forecaster's and the baselines' (NaN
+    without ``baselines``)."""
+    fc, low, high, seen_ops, seen_cov = hour_forecast(bins, ref, tau)
     ii, jj = np.nonzero(evaluable & fc.usable)
     used = fc.used
     part: dict[str, Any] = {
@@ -247,7 +255,11 @@ def _replay_hour(
         "actual": totals[ii, jj],
         "actual_hit_at": np.where(used < limits, outcome_hit, np.nan)[ii, jj],
     }
-    methods = {"forecast": fc.amounts, **_baselines(bins, ref, seen_ops, seen_cov, tau)}
+    methods = {"forecast": fc.amounts}
+    if baselines:
+        methods.update(_baselines(bins, ref, seen_ops, seen_cov, tau))
+    for method in METHODS[1:] if not baselines else ():
+        part[method] = part[f"{method}_hit_at"] = np.full(len(ii), np.nan)
     for method, amounts in methods.items():
         defined = np.isfinite(amounts).all(axis=2)
         rest = np.where(defined, np.nansum(amounts, axis=2), np.nan)
@@ -258,6 +270,59 @@ def _replay_hour(
     part["forecast_low"] = used[ii, jj] + rest * low[ii, jj]
     part["forecast_high"] = used[ii, jj] + rest * high[ii, jj]
     return pd.DataFrame(part)
+
+
+def hour_forecast(
+    bins: pf.Bins, ref: pf.Reference, tau: float
+) -> tuple[pf.Forecast, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Every day's forecast at ``tau`` hours from what was seen of it, its band's low and
+    high multipliers, and what was seen (operations, coverage)."""
+    future = pf.future_share(tau)
+    seen_ops, seen_cov = bins.ops * (1 - future), bins.cov * (1 - future)
+    actual_rest = (bins.ops * future).sum(axis=2)
+    outcome = np.where(ref.complete, actual_rest, np.nan)
+    fc = pf.predict(ref, seen_ops, seen_cov, tau, outcome)
+    errors = pf.log_errors(actual_rest, fc.rest, ref.level)
+    low, high, _ = pf.band(errors, fc.usable & ref.complete)
+    return fc, low, high, seen_ops, seen_cov
+
+
+def replay_scores(
+    bins: pf.Bins, limit: np.ndarray, hours: Sequence[float], warmup: int
+) -> pd.DataFrame:
+    """How each index's replayed forecasts fared, from :func:`replay`'s forecasts without
+    its frame of results (nor the baselines): by ``index_id``, ``band_held`` (the share
+    whose day's total fell inside the band), ``calls_right`` (the share of right breach
+    calls, over a finite limit; NaN without one) and ``backtested`` (how many); an index
+    with no forecast replayed is left out. The same shares as of ``replay(...).results``."""
+    ref = pf.reference(bins.ops, bins.cov)
+    evaluable = ref.complete & (np.arange(bins.days) >= warmup)[None, :]
+    totals = np.nan_to_num(ref.totals)
+    limits = limit[:, None]
+    finite = np.isfinite(limits)
+    made, inside, right, judged = (np.zeros(len(bins.ids), np.int64) for _ in range(4))
+    for tau in hours:
+        fc, low, high, _, _ = hour_forecast(bins, ref, float(tau))
+        defined = np.isfinite(fc.amounts).all(axis=2)
+        projected = fc.used + np.where(defined, np.nansum(fc.amounts, axis=2), np.nan)
+        kept = evaluable & fc.usable & np.isfinite(projected)
+        within = (totals >= fc.used + fc.rest * low) & (totals <= fc.used + fc.rest * high)
+        call = (projected > limits) == (totals > limits)
+        made += kept.sum(axis=1)
+        inside += (kept & within).sum(axis=1)
+        right += (kept & call & finite).sum(axis=1)
+        judged += (kept & finite).sum(axis=1)
+    some = made > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = pd.DataFrame(
+            {
+                "band_held": inside / made,
+                "calls_right": np.where(judged > 0, right / judged, np.nan),
+                "backtested": made,
+            },
+            index=pd.Index(bins.ids, name="index_id", dtype="str"),
+        )
+    return out[some].sort_index()
 
 
 def _baselines(

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from searchkit.analytics import profile as pf
-from searchkit.analytics.backtest import BACKTEST_HOURS, Backtest, replay
+from searchkit.analytics.backtest import BACKTEST_HOURS, Backtest, replay, replay_scores
 from searchkit.analytics.bins import last_day_points
 from searchkit.analytics.forecast import forecast_parts
 from searchkit.analytics.usage import is_history
@@ -168,14 +168,9 @@ class DayForecast:
             return pd.DataFrame({"day": pd.DatetimeIndex([], tz="UTC"), "hour": [], "used": []})
         return pd.concat(frames, ignore_index=True)
 
-    def backtest(self, *, hours: Sequence[float] = BACKTEST_HOURS) -> Backtest:
-        """:func:`~searchkit.backtest_forecast` of the days this forecast read, without
-        reading them again: the complete days before today, from the first day holding a
-        point, up to the six weeks the forecast looks back (``limit`` the rows' limits).
-
-        On a source holding no more than those days, the same results as
-        ``backtest_forecast(source, hours=hours, field=...)`` with the same limits.
-        """
+    def _replayed(self) -> tuple[pf.Bins, np.ndarray]:
+        """The bins a backtest replays (from the first day holding a point) and each
+        index's limit (the rows')."""
         bins = self.bins
         covered = bins.cov.sum(axis=(0, 2)) > 0
         first = int(np.argmax(covered)) if covered.any() else bins.days
@@ -192,7 +187,28 @@ class DayForecast:
         )
         limits = pd.Series(self.rows["limit"].to_numpy(), index=self.rows.index.astype(str))
         limit = np.asarray([limits.get(i, np.nan) for i in bins.ids], np.float64)
-        return replay(held, limit, [float(h) for h in hours], pf.WINDOW)
+        return held, limit
+
+    def scores(self, *, hours: Sequence[float] = BACKTEST_HOURS) -> pd.DataFrame:
+        """How each index's forecasts fared in :meth:`backtest` (the forecaster's alone),
+        without its frame of results: ``band_held``, ``calls_right``, ``backtested`` by
+        ``index_id`` (see :func:`~searchkit.analytics.backtest.replay_scores`)."""
+        held, limit = self._replayed()
+        return replay_scores(held, limit, [float(h) for h in hours], pf.WINDOW)
+
+    def backtest(
+        self, *, hours: Sequence[float] = BACKTEST_HOURS, baselines: bool = True
+    ) -> Backtest:
+        """:func:`~searchkit.backtest_forecast` of the days this forecast read, without
+        reading them again: the complete days before today, from the first day holding a
+        point, up to the six weeks the forecast looks back (``limit`` the rows' limits).
+
+        On a source holding no more than those days, the same results as
+        ``backtest_forecast(source, hours=hours, field=...)`` with the same limits (without
+        ``baselines``, the forecaster's alone: the baselines' columns are NaN).
+        """
+        held, limit = self._replayed()
+        return replay(held, limit, [float(h) for h in hours], pf.WINDOW, baselines=baselines)
 
 
 def forecast_day(

@@ -94,6 +94,7 @@ def _write_usage(folder: pathlib.Path, stream: TextIO) -> dict[str, pathlib.Path
 
     from searchkit.analytics.day import forecast_day
     from searchkit.cli.forecast import forecast_text
+    from searchkit.cli.table import terminal_columns
     from searchkit.emulator import Emulator
     from searchkit.render.utilization import plot_utilization
 
@@ -108,7 +109,7 @@ def _write_usage(folder: pathlib.Path, stream: TextIO) -> dict[str, pathlib.Path
         file=stream,
     )
     # The table `searchkit forecast` prints: the same columns, order and notes.
-    print(forecast_text(forecast), file=stream)
+    print(forecast_text(forecast, width=terminal_columns(stream)), file=stream)
     written = {"forecast": folder / "forecast.csv"}
     forecast.to_csv(written["forecast"])
     fig = Figure(figsize=(11, 4), layout="constrained")

@@ -21,6 +21,11 @@ SHOWN = 20
 NAMES_PER_NOTE = 3
 #: Hours the newest stored point may be old before the output says the forecast is not today's.
 STALE_HOURS = 2
+#: Which columns of the forecast table stay first when it is fitted to a terminal: what
+#: says whether and when the limit is hit, then the numbers behind it.
+FORECAST_PRIORITY = (
+    "index", "projected %", "hits the limit at", "projected", "limit", "used", "10-90 band",
+)  # fmt: skip
 
 
 def add_parser(sub: Any) -> None:
@@ -43,6 +48,14 @@ def add_parser(sub: Any) -> None:
         action="store_true",
         help=f"show every index (by default the {SHOWN} most urgent, and a count of the rest)",
     )
+    p.add_argument(
+        "--wide",
+        action="store_true",
+        help="the table with every column, however wide (default: fit the terminal, "
+        "COLUMNS or its width, leaving out columns last in this order: "
+        + ", ".join(FORECAST_PRIORITY).replace("%", "%%")  # argparse formats help with %
+        + ")",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -52,11 +65,13 @@ def run(args: argparse.Namespace) -> int:
     from searchkit.analytics.backtest import backtest_forecast
     from searchkit.analytics.forecast import forecast_limits
     from searchkit.cli.collect import open_store
+    from searchkit.cli.table import terminal_columns
 
     history = open_store(args.store)
     history.require_folder()  # a mistyped --store is an error, not an empty forecast
     forecast = forecast_limits(history)
-    print(forecast_text(forecast, shown=None if args.all else SHOWN))
+    width = None if args.wide else terminal_columns()
+    print(forecast_text(forecast, shown=None if args.all else SHOWN, width=width))
     if not forecast.empty:
         note = stale_note(forecast["as_of"].iloc[0], pd.Timestamp.now(tz="UTC"))
         if note:
@@ -170,7 +185,9 @@ def _names(names: list[str], shown: int | None, total: int) -> str:
     return f"{', '.join(names[:shown])} and {len(names) - shown:,} more"
 
 
-def forecast_text(forecast: pd.DataFrame, shown: int | None = None) -> str:
+def forecast_text(
+    forecast: pd.DataFrame, shown: int | None = None, *, width: int | None = None
+) -> str:
     """The forecast frame as a table for people, most urgent index first, then the notes.
 
     Args:
@@ -178,11 +195,14 @@ def forecast_text(forecast: pd.DataFrame, shown: int | None = None) -> str:
         shown: Rows to show (the most urgent; a line counts the others), or None for all.
             Notes shared by several indexes are one line each, naming
             :data:`NAMES_PER_NOTE` of them unless ``shown`` is None.
+        width: Terminal columns to fit (columns left out in :data:`FORECAST_PRIORITY`
+            order, and said so; the lines of words wrapped); None: every column.
 
     Names are shown with control characters escaped, and the columns stay aligned for
     wide (CJK, emoji) names.
     """
-    from searchkit.render.text import aligned_table, clip, terminal_safe
+    from searchkit.render.table_width import fit_table
+    from searchkit.render.text import clip, terminal_safe
 
     if forecast.empty:
         return "no indexes in the history"
@@ -217,7 +237,17 @@ def forecast_text(forecast: pd.DataFrame, shown: int | None = None) -> str:
                 _hits(row),
             ]
         )
-    lines.append(aligned_table([*head, "hits the limit at"], rows, right={1, 2, 3, 4, 5}))
+    table = fit_table(
+        [*head, "hits the limit at"], rows, width, right={1, 2, 3, 4, 5},
+        priority=FORECAST_PRIORITY,
+    )  # fmt: skip
+    lines.append(table.text)
+    if table.left_out:
+        many = len(table.left_out)
+        lines.append(
+            f"{many} column{'s' if many > 1 else ''} left out to fit {width} columns: "
+            f"{', '.join(table.left_out)} (--wide shows them)"
+        )
     hidden = records[len(rows) :]
     if hidden:
         late = int(hits[len(rows) :].sum())
@@ -225,19 +255,47 @@ def forecast_text(forecast: pd.DataFrame, shown: int | None = None) -> str:
             f"... {len(hidden):,} more indexes ({late:,} of them hit their limit); "
             "--all shows every one"
         )
+    lines += _notes(records, shown)
+    return "\n".join(lines) if width is None else _wrapped(lines, table.text, width)
+
+
+def _notes(records: list[dict[Any, Any]], shown: int | None) -> list[str]:
+    """The notes under the table: one line per reason, naming its indexes."""
+    from searchkit.render.text import terminal_safe
+
     by_reason: dict[str, list[str]] = {}
     for row in records:
         reason = _note(row["reason"])
         if reason:
             by_reason.setdefault(terminal_safe(reason), []).append(row["name"])
-    if by_reason:
-        lines += ["", "notes:"]
-        each = None if shown is None else NAMES_PER_NOTE
-        lines += [
+    if not by_reason:
+        return []
+    each = None if shown is None else NAMES_PER_NOTE
+    return [
+        "",
+        "notes:",
+        *(
             f"  {_names(names, each, len(records))}: {reason}"
             for reason, names in by_reason.items()
-        ]
-    return "\n".join(lines)
+        ),
+    ]
+
+
+def _wrapped(lines: list[str], table: str, width: int) -> str:
+    """The lines of words wrapped to ``width`` (a note's next lines indented); the table,
+    fitted already, as it is."""
+    import textwrap
+
+    from searchkit.render.text import text_width
+
+    out: list[str] = []
+    for line in lines:
+        if line == table or text_width(line) <= width:
+            out.append(line)
+            continue
+        indent = "    " if line.startswith("  ") else ""
+        out += textwrap.wrap(line, max(width, 40), subsequent_indent=indent)
+    return "\n".join(out)
 
 
 def backtest_text(summary: pd.DataFrame, count: int) -> str:

@@ -20,13 +20,14 @@ __all__ = ["limits_table", "terminal_columns"]
 
 
 def terminal_columns(stream: TextIO | None = None) -> int | None:
-    """The terminal's width (``COLUMNS`` first); None when ``stream`` (standard output by
-    default) is no terminal and ``COLUMNS`` is not set: a file or a program reading the
-    table gets every column."""
+    """The terminal's width (``COLUMNS`` first), when ``stream`` (standard output by
+    default) is one, or is standard output and ``COLUMNS`` is set; else None: a file, a
+    program or a string buffer reading the table gets every column."""
     import shutil
 
     stream = stream or sys.stdout
-    if "COLUMNS" not in os.environ and not (hasattr(stream, "isatty") and stream.isatty()):
+    terminal = hasattr(stream, "isatty") and stream.isatty()
+    if not terminal and not (stream is sys.stdout and "COLUMNS" in os.environ):
         return None
     return shutil.get_terminal_size().columns
 

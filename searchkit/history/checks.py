@@ -8,9 +8,10 @@ rewritten under its name, by another tool's deletion say, makes it stale; see
 which reads a point:
 
 - **The seal.** Every row of a day holds ``digest``, a digest of that day's rows as they
-  were written (their keys, day figures and gaps: :data:`SEALED`), whatever their order: a row
-  removed, a phantom row added, a row moved to another index or a day figure changed, even
-  together with the figures derived from it, gives another digest.
+  were written (their keys, day figures, gaps and limit crossings: :data:`SEALED`),
+  whatever their order: a row removed, a phantom row added, a row moved to another index,
+  a day figure, a gap or a crossing changed, even together with the figures derived from
+  it, gives another digest.
 - **The period** is a UTC midnight (a rollup summarises one UTC day).
 - **The figures add up**: the operations are the value sum times the interval (the
   counting rule), the quarters' sums add up to the value sum exactly
@@ -46,6 +47,7 @@ __all__ = [
     "CHECKED",
     "DAY_FIGURES",
     "SEALED",
+    "UNKNOWN_WHEN_NULL",
     "changed",
     "day_digests",
     "figures",
@@ -70,7 +72,14 @@ SEALED = [
     "first_point",
     "last_point",
     "gaps",
+    "crossing_limits",
+    "crossing_times",
 ]
+#: Sealed columns whose null means "not known" (the day's points answer for it, as
+#: ``info()`` does for gaps not known, the forecast for crossings not known): a null adds
+#: nothing to the seal, so a rollup written before the column was sealed keeps its seal,
+#: and one whose figure was nulled by hand only makes its day read from its points.
+UNKNOWN_WHEN_NULL = ("gaps", "crossing_limits", "crossing_times")
 #: What a read of rollups needs beside its figures for the checks.
 CHECKED = [*SEALED, "digest"]
 #: The figures of a whole UTC day (:func:`figures` with these reads no list).
@@ -140,7 +149,10 @@ def day_digests(table: pa.Table) -> np.ndarray:
     rows = np.zeros(table.num_rows, dtype=np.uint64)
     with np.errstate(over="ignore"):
         for number, name in enumerate(SEALED, start=1):
-            rows = _mix(rows ^ _mix(_words(table, name) + _GOLDEN * np.uint64(number)))
+            mixed = _mix(rows ^ _mix(_words(table, name) + _GOLDEN * np.uint64(number)))
+            if name in UNKNOWN_WHEN_NULL:
+                mixed = np.where(_null(table[name]), rows, mixed)
+            rows = mixed
     days = _int64(table["period"]) // DAY_NS
     distinct, day_of = np.unique(days, return_inverse=True)
     sums = np.zeros(len(distinct), dtype=np.uint64)

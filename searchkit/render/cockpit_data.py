@@ -25,8 +25,17 @@ __all__ = ["cockpit_forecast", "cockpit_usage", "newest_point", "source_text"]
 def cockpit_forecast(
     source: Source, *, now: Instant | None, field: str | None, value_unit: ValueUnit
 ) -> DayForecast:
-    """Today's forecast of every index with the curves of its picture (one read)."""
-    return forecast_day(source, now, field=field, value_unit=value_unit)
+    """Today's forecast of every index with the curves of its picture (one read).
+
+    What Arrow's allocator kept of the read's buffers is given back to the system then: the
+    cockpit stays open in the kernel, and the next step (the backtest's replay, a drawing)
+    would otherwise stack on top of memory nothing uses.
+    """
+    import pyarrow as pa
+
+    day = forecast_day(source, now, field=field, value_unit=value_unit)
+    pa.default_memory_pool().release_unused()
+    return day
 
 
 def cockpit_usage(source: Source, *, field: str | None, value_unit: ValueUnit) -> pd.DataFrame:

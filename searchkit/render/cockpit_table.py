@@ -83,31 +83,13 @@ def backtest_scores(day: DayForecast) -> pd.DataFrame:
     """How each index's replayed forecasts fared: :data:`SCORE_COLUMNS` by ``index_id``.
 
     From the backtest of the days the forecast read (:meth:`~searchkit.analytics.day.
-    DayForecast.backtest`: :func:`~searchkit.backtest_forecast`'s replay, against the rows'
-    limits, without reading the store again): ``band_held`` is the share of its forecasts
-    whose day's real total fell inside the 10-90 band, ``calls_right`` the share whose
-    breach call (projected over the limit or not) came true, ``backtested`` how many
-    forecasts were replayed (NaN shares where none).
+    DayForecast.scores`: :func:`~searchkit.backtest_forecast`'s replay of the forecaster,
+    against the rows' limits, without reading the store again nor building its frame of
+    results): ``band_held`` is the share of its forecasts whose day's real total fell
+    inside the 10-90 band, ``calls_right`` the share whose breach call (projected over the
+    limit or not) came true, ``backtested`` how many forecasts were replayed.
     """
-    results = day.backtest().results
-    if results.empty:
-        return pd.DataFrame(columns=list(SCORE_COLUMNS), index=pd.Index([], name="index_id"))
-    made = results[results["projected"].notna()]
-    actual = made["used_at_reset"]
-    inside = (actual >= made["projected_low"]) & (actual <= made["projected_high"])
-    finite = np.isfinite(made["limit"].to_numpy(np.float64))
-    called = (made["projected"] > made["limit"]) == (actual > made["limit"])
-    frame = pd.DataFrame(
-        {
-            "index_id": made["index_id"].astype(str),
-            "band_held": inside.astype(float),
-            "calls_right": called.astype(float).where(finite),
-        }
-    )
-    grouped = frame.groupby("index_id", sort=True)
-    out = grouped[["band_held", "calls_right"]].mean()
-    out["backtested"] = grouped.size()
-    return out
+    return day.scores()[list(SCORE_COLUMNS)]
 
 
 def with_scores(rows: pd.DataFrame, scores: pd.DataFrame | None) -> pd.DataFrame:

@@ -19,7 +19,6 @@ the status line, never as a traceback in the cell; the previous table stays.
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -74,10 +73,6 @@ class QuotaCockpit(CockpitView):
         self._value_unit = value_unit
         self._state = threading.RLock()
         self._worker = Worker("searchkit-quota-cockpit")
-        # The backtest column (a replay of the past days, about a second on 1,000 indexes,
-        # once a day) on a thread of its own: a selection right after the table shows does
-        # not wait for it.
-        self._scorer = Worker("searchkit-quota-cockpit-scores")
         self._jobs = 0
         self._generation = 0
         self._day: Any = None  # the analytics DayForecast of the last read
@@ -152,14 +147,8 @@ class QuotaCockpit(CockpitView):
         return self.rows
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Wait until no read, drawing or backtest runs; False when ``timeout`` passed
-        first."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-
-        def left() -> float | None:
-            return None if deadline is None else max(0.0, deadline - time.monotonic())
-
-        return self._worker.wait(left()) and self._scorer.wait(left()) and self._worker.wait(left())
+        """Wait until no read or drawing runs; False when ``timeout`` passed first."""
+        return self._worker.wait(timeout)
 
     def csv(self) -> str:
         """The rows shown (filtered and sorted, every page) as CSV: see rows_csv."""
@@ -169,7 +158,6 @@ class QuotaCockpit(CockpitView):
         """Stop the interval and the worker thread, and close the widgets."""
         self._stop_timer()
         self._worker.close()
-        self._scorer.close()
         super().close()
 
     def __enter__(self) -> QuotaCockpit:
@@ -218,7 +206,7 @@ class QuotaCockpit(CockpitView):
             self.show_status(self._summary(newest, fresh=True), self._kind(newest))
             self.redraw()  # queued before the backtest: the picture does not wait for it
             self._begin_job()
-        self._scorer.submit(self._score_job, day, field)
+        self._worker.submit(self._score_job, day, field)
 
     def _score_job(self, day: Any, field: str | None) -> None:
         try:

@@ -96,6 +96,15 @@ def test_the_backtest_of_the_days_read_is_backtest_forecast_without_a_second_rea
     assert len(replayed.results) == 2 * 5 * 7  # 12 days, 7 of warm-up: 5 days x 7 hours
     pd.testing.assert_frame_equal(replayed.results, expected.results)
     pd.testing.assert_frame_equal(replayed.summary, expected.summary)
+    # The forecaster's alone (what the cockpit shows): the same, the baselines' NaN.
+    alone = day.backtest(baselines=False).results
+    baseline = [
+        c for c in alone.columns if c.startswith(("last_hour", "yesterday", "mean_7", "ratio_7"))
+    ]
+    assert len(baseline) == 8 and alone[baseline].isna().all().all()
+    pd.testing.assert_frame_equal(
+        alone.drop(columns=baseline), expected.results.drop(columns=baseline)
+    )
 
 
 @pytest.fixture(scope="module")
@@ -138,3 +147,32 @@ def test_today_from_its_rollup_draws_quarter_hours_equal_to_its_points(collected
     knots = np.searchsorted(times[mine], alone["time"].iloc[1:-1].array.asi8)
     assert np.array_equal(times[mine][knots], alone["time"].iloc[1:-1].array.asi8)
     np.testing.assert_allclose(alone["used"].iloc[1:-1], np.cumsum(ops[mine])[knots], rtol=1e-12)
+
+
+def scores_of(results: pd.DataFrame) -> pd.DataFrame:
+    """The cockpit's backtest column as the backtest's results give it (each index's share
+    of forecasts inside the band, of right breach calls, and their number)."""
+    made = results[results["projected"].notna()]
+    actual = made["used_at_reset"]
+    inside = (actual >= made["projected_low"]) & (actual <= made["projected_high"])
+    finite = np.isfinite(made["limit"].to_numpy(np.float64))
+    called = (made["projected"] > made["limit"]) == (actual > made["limit"])
+    frame = pd.DataFrame(
+        {
+            "index_id": made["index_id"].astype(str),
+            "band_held": inside.astype(float),
+            "calls_right": called.astype(float).where(finite),
+        }
+    )
+    grouped = frame.groupby("index_id", sort=True)
+    out = grouped[["band_held", "calls_right"]].mean()
+    out["backtested"] = grouped.size()
+    return out
+
+
+def test_the_scores_are_the_backtest_s_results_without_building_them(raw):
+    day = forecast_day(raw, NOW)
+    expected = scores_of(day.backtest().results)
+    assert expected["backtested"].tolist() == [35, 35]  # 5 days x 7 hours each
+    assert expected["calls_right"].isna().tolist() == [False, True]  # unlimited: no call
+    pd.testing.assert_frame_equal(day.scores(), expected, check_index_type=False)

@@ -14,6 +14,7 @@ import pytest
 
 import searchkit as sk
 from searchkit.emulator import Emulator
+from searchkit.history.checks import seal
 
 TODAY = "2026-11-20"
 
@@ -100,7 +101,7 @@ def test_without_the_crossings_it_reads_the_points_of_indexes_past_their_limit(c
     for name in ("crossing_limits", "crossing_times"):  # as a collector that knew no limit
         empty = pa.array([[]] * table.num_rows, table.schema.field(name).type)
         table = table.set_column(table.schema.get_field_index(name), name, empty)
-    pq.write_table(table, path)
+    pq.write_table(seal(table), path)  # sealed as such a collector seals it
     hist = Counting(root)
 
     got = sk.forecast_limits(hist)
@@ -111,4 +112,23 @@ def test_without_the_crossings_it_reads_the_points_of_indexes_past_their_limit(c
         ("points", pd.Timestamp("2026-11-21", tz="UTC"), None),
         ("throughput", past),
     ]
+    pd.testing.assert_frame_equal(got, sk.forecast_limits(sk.History(collected)), check_exact=True)
+
+
+def test_a_crossing_changed_by_hand_is_found_and_the_points_answer(collected, tmp_path):
+    """The crossings are sealed: one moved by hand (an index past its limit an hour
+    earlier) is not believed; the forecast reads today's points and says so."""
+    root = tmp_path / "h"
+    shutil.copytree(collected, root)
+    (path,) = (root / "rollups" / f"day={TODAY}").glob("*.parquet")
+    table = pq.read_table(path)
+    times = table["crossing_times"].to_pylist()
+    row = next(at for at, listed in enumerate(times) if any(t is not None for t in listed))
+    times[row] = [t - pd.Timedelta(hours=1) if t is not None else None for t in times[row]]
+    at = table.schema.get_field_index("crossing_times")
+    kind = table.schema.field(at).type
+    pq.write_table(table.set_column(at, "crossing_times", pa.array(times, kind)), path)
+
+    with pytest.warns(sk.HistoryWarning, match=f"rollups that do not add up ignored: {TODAY}"):
+        got = sk.forecast_limits(sk.History(root))
     pd.testing.assert_frame_equal(got, sk.forecast_limits(sk.History(collected)), check_exact=True)

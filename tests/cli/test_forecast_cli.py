@@ -246,3 +246,39 @@ def test_forecast_of_a_store_without_limits_says_what_is_missing_and_exits_1(tmp
     )
     with pytest.raises(sk.HistoryError, match="holds throughput points but no limits"):
         sk.forecast_limits(sk.History(store))
+
+
+def test_forecast_text_fits_a_narrow_terminal_leaving_out_the_band_and_used_first():
+    # Issue 28, item 11: the forecast table fits the terminal too (the demo prints it).
+    forecast = _forecast(
+        [
+            dict(name="support-tickets", used=8762.0, projected=50216.0, limit=20000.0,
+                 hit_at="2026-11-19 12:00", hit_at_earliest="2026-11-19 11:40",
+                 reason="band from only 5 past day(s) at this hour (9 or more calibrate it)"),
+            dict(name="docs-search", used=27680.0, projected=460892.0, limit=float("inf"),
+                 hit_at=None, hit_at_earliest=None, reason=""),
+        ]
+    )  # fmt: skip
+    lines = forecast_text(forecast, width=60).splitlines()
+    assert lines == [
+        "forecast as of 2026-11-19 09:00 UTC, to the reset at",
+        "2026-11-20 00:00 UTC; max_daily_queries+max_daily_updates",
+        "(operations)",
+        "1 of 2 indexes hit their limit before the reset; the most",
+        "urgent first",
+        "",
+        "index            projected %  hits the limit at",
+        "support-tickets         251%  12:00 (earliest 11:40)",
+        "docs-search        unlimited  —",
+        "4 columns left out to fit 60 columns: used, projected, 10-90",
+        "band, limit (--wide shows them)",
+        "",
+        "notes:",
+        "  support-tickets: band from only 5 past day(s) at this hour",
+        "    (9 or more calibrate it)",
+    ]
+    assert max(len(line) for line in lines) <= 60
+    assert forecast_text(forecast).splitlines()[3].split() == [
+        "index", "used", "projected", "10-90", "band", "limit", "projected", "%", "hits",
+        "the", "limit", "at",
+    ]  # fmt: skip

@@ -126,3 +126,15 @@ def test_the_help_states_the_priority_and_both_ways_to_see_more(capsys):
         "writes/s, created (UTC), reads/request, writes/request)"
     ) in text
     assert "--columns A,B,... the table with these columns only (the name always)" in text
+
+
+def test_columns_is_the_terminal_s_width_for_standard_output_only(monkeypatch):
+    import io
+
+    from searchkit.cli.table import terminal_columns
+
+    monkeypatch.setenv("COLUMNS", "77")
+    assert terminal_columns() == 77  # standard output (pytest's, no terminal) and COLUMNS
+    assert terminal_columns(io.StringIO()) is None  # a buffer is read whole by a program
+    monkeypatch.delenv("COLUMNS")
+    assert terminal_columns() is None

@@ -284,7 +284,7 @@ def test_a_rollup_filed_in_another_day_s_folder_is_left_out_and_named(store, tmp
 
 
 def test_the_seal_covers_list_and_struct_columns_in_order(monkeypatch):
-    """A column of lists of structs (e.g. a day's gaps) can be sealed: its rows' order does
+    """A column of lists of structs (as the day's gaps) can be sealed: its rows' order does
     not matter, each item and its place in its list does."""
     from searchkit.history import checks
     from searchkit.history.rollups import rollup
@@ -299,16 +299,52 @@ def test_the_seal_covers_list_and_struct_columns_in_order(monkeypatch):
         [r | {"value": 1.0, "collected_at": stamp} for r in rows], THROUGHPUT_SCHEMA
     )
     base = rollup(points, DAY, "src")
-    base = base.drop_columns([n for n in base.column_names if n == "gaps"])  # ours, below
     kind = pa.list_(pa.struct([("stored_until", pa.timestamp("us", "UTC")), ("note", pa.string())]))
     gap = [{"stored_until": stamp, "note": "a"}, {"stored_until": stamp, "note": "b"}]
-    monkeypatch.setattr(checks, "SEALED", [*checks.SEALED, "gaps"])
+    monkeypatch.setattr(checks, "SEALED", [*checks.SEALED, "extra"])
 
     def digest(gaps, order=(0, 1)) -> int:
-        table = base.append_column("gaps", pa.array(gaps, kind)).take(list(order))
+        table = base.append_column("extra", pa.array(gaps, kind)).take(list(order))
         return int(checks.day_digests(table)[0])
 
     sealed = digest([gap, []])
     assert digest([gap, []], order=(1, 0)) == sealed
     assert len({sealed, digest([gap[::-1], []]), digest([gap[:1], []]), digest([[], gap])}) == 4
     assert digest([gap, None]) != sealed  # no list is not an empty one
+
+
+def test_a_gap_changed_by_hand_is_found_and_info_counts_the_points(store, tmp_path):
+    hist, points_only = store
+    rolled = closed_rollup(tmp_path)
+    table = pq.read_table(rolled)
+    gaps = table["gaps"].to_pylist()
+    start = pd.Timestamp(f"{DAY} 03:00", tz="UTC")
+    gaps[0] = [*gaps[0], {"stored_until": start, "listed_from": start + pd.Timedelta(hours=2)}]
+    at = table.schema.get_field_index("gaps")
+    rewrite(rolled, table.set_column(at, "gaps", pa.array(gaps, table.schema.field("gaps").type)))
+
+    with pytest.warns(HistoryWarning, match=f"{WARNED} \\(rows removed, added or changed\\)"):
+        info = hist.info()
+    assert info.gaps == points_only.info().gaps
+    with pytest.warns(HistoryWarning, match=WARNED):
+        assert hist.sums(DAY, DAY) == {}
+    quiet_afterwards(hist, points_only)
+
+
+def test_gaps_not_known_add_nothing_to_the_seal(store, tmp_path, monkeypatch):
+    """Gaps and crossings not known (null: the day's points answer for them) seal as if not
+    sealed, so a rollup written before they were sealed keeps its seal."""
+    from searchkit.history import checks
+
+    table = pq.read_table(closed_rollup(tmp_path))
+    unknown = table
+    for name in checks.UNKNOWN_WHEN_NULL:
+        at = unknown.schema.get_field_index(name)
+        nulls = pa.nulls(table.num_rows, unknown.schema.field(at).type)
+        unknown = unknown.set_column(at, name, nulls)
+    sealed = checks.day_digests(unknown)
+    assert (sealed != checks.day_digests(table)).all()
+    before = [c for c in checks.SEALED if c not in checks.UNKNOWN_WHEN_NULL]
+    assert checks.SEALED[: len(before)] == before  # the columns sealed first, in order
+    monkeypatch.setattr(checks, "SEALED", before)
+    assert (checks.day_digests(unknown) == sealed).all()

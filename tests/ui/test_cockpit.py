@@ -12,8 +12,6 @@ import io
 import pathlib
 import re
 import shutil
-import threading
-import time
 
 import matplotlib
 import pandas as pd
@@ -303,40 +301,3 @@ def test_a_copy_of_the_store_gives_the_same_rows(store, tmp_path):
         assert cockpit.wait(HANG_S)
         expected = sk.forecast_limits(hist, now=now)
         pd.testing.assert_frame_equal(cockpit.rows[list(FORECAST_COLUMNS)], expected)
-
-
-def test_a_selection_is_drawn_while_the_backtest_column_is_still_working(raw, monkeypatch):
-    from searchkit.render import cockpit_table
-
-    release, started = threading.Event(), threading.Event()
-    scores = cockpit_table.backtest_scores
-
-    def slow_scores(day):
-        started.set()
-        assert release.wait(HANG_S)
-        return scores(day)
-
-    monkeypatch.setattr(cockpit_table, "backtest_scores", slow_scores)
-    with QuotaCockpit(raw, now=NOW) as cockpit:
-        try:
-            assert started.wait(HANG_S)  # the backtest runs (and waits) ...
-            cockpit.select("shaped")  # ... while a selection is drawn
-            assert wait_for(lambda: "Today: shaped as of 06:00 UTC" in picture_text(cockpit))
-            assert cockpit.rows["backtested"].isna().all()  # the column still to come
-        finally:
-            release.set()
-        assert cockpit.wait(HANG_S)
-        assert cockpit.rows.loc["id-shaped", "backtested"] == 35
-
-
-def picture_text(cockpit):
-    return part(cockpit, "sk-cockpit-picture").value
-
-
-def wait_for(check, timeout=HANG_S):
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.01)
-    return True
