@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pathlib
 import textwrap
 
 import pandas as pd
@@ -128,3 +129,15 @@ def test_a_glob_that_matches_no_index_is_refused_naming_the_line(tmp_path):
         f"{path}, line 1: rule 'prod': indexes='prod-*' matches none of the 2 indexes "
         "(code-snippets, docs)"
     )
+
+
+def test_the_shipped_rules_file_is_the_readme_s_two_rules():
+    # README.md shows examples/alerts.toml and says load_rules reads it as these rules.
+    example = pathlib.Path(__file__).resolve().parents[2] / "examples" / "alerts.toml"
+    rules, stalled_after = sk.load_rules(example)
+    assert stalled_after == pd.Timedelta(minutes=30)
+    assert [(r.name, r.basis, r.at, r.indexes) for r in rules] == [
+        ("forecast", "forecast", 1.0, "*"),
+        ("80% used", "used", 0.8, "prod-*"),
+    ]
+    assert rules[0] == sk.AlertRule(name="forecast")  # the default rule, spelled out
