@@ -42,6 +42,7 @@ import pyarrow.compute as pc
 from searchkit.errors import HistoryWarning
 from searchkit.frames.counting import DAY_NS, HOURS, QUARTERS, interval_seconds, run_sums
 from searchkit.history import text_columns
+from searchkit.history.arrays import int64_values, null_mask
 
 __all__ = [
     "CHECKED",
@@ -131,7 +132,7 @@ def _array_words(array: pa.Array) -> np.ndarray:
         combined = np.zeros(len(array), dtype=np.uint64)
         for number in range(kind.num_fields):
             combined = _mix(combined ^ _array_words(array.field(number)))
-        nulls = _null(array)
+        nulls = null_mask(array)
         combined[nulls] = np.uint64(2)
         return combined
     if pa.types.is_floating(kind):
@@ -151,9 +152,9 @@ def day_digests(table: pa.Table) -> np.ndarray:
         for number, name in enumerate(SEALED, start=1):
             mixed = _mix(rows ^ _mix(_words(table, name) + _GOLDEN * np.uint64(number)))
             if name in UNKNOWN_WHEN_NULL:
-                mixed = np.where(_null(table[name]), rows, mixed)
+                mixed = np.where(null_mask(table[name]), rows, mixed)
             rows = mixed
-    days = _int64(table["period"]) // DAY_NS
+    days = int64_values(table["period"]) // DAY_NS
     distinct, day_of = np.unique(days, return_inverse=True)
     sums = np.zeros(len(distinct), dtype=np.uint64)
     np.add.at(sums, day_of, rows)  # wraps around: a sum modulo 2**64
@@ -179,7 +180,7 @@ def figures(table: pa.Table, lists: list[str]) -> tuple[list[np.ndarray], np.nda
             bad |= pc.fill_null(column, 1).to_numpy() != 0
             continue
         if lists is DAY_FIGURES:
-            bad |= _null(column)
+            bad |= null_mask(column)
             found.append(pc.fill_null(column, 0).to_numpy()[:, None])
             continue
         size = HOURS if name.startswith("hourly") else QUARTERS
@@ -189,7 +190,7 @@ def figures(table: pa.Table, lists: list[str]) -> tuple[list[np.ndarray], np.nda
         flat = pc.list_flatten(column)
         if flat.null_count:  # a bin without a figure: its row has none
             holder = np.repeat(np.arange(len(lengths)), lengths)
-            bad[holder[_null(flat)]] = True
+            bad[holder[null_mask(flat)]] = True
             flat = pc.fill_null(flat, 0)
         numbers = flat.to_numpy()
         if whole.all():
@@ -244,16 +245,16 @@ def on_days(table: pa.Table, days: Iterable[str]) -> np.ndarray:
     numbers = [np.datetime64(day, "D").astype(np.int64) for day in days]
     if not numbers:
         return np.zeros(table.num_rows, dtype=bool)
-    return np.isin(_int64(table["period"]) // DAY_NS, numbers)
+    return np.isin(int64_values(table["period"]) // DAY_NS, numbers)
 
 
 def stale(table: pa.Table) -> np.ndarray:
     """Which rows an older searchkit wrote: without quarters, hours or seal, or counting
     points of other days (which every reader now leaves out)."""
-    first, last = _int64(table["first_point"]), _int64(table["last_point"])
-    begin = (_int64(table["period"]) // DAY_NS) * DAY_NS
-    bad: np.ndarray = _null(table["first_point"]) | _null(table["last_point"])
-    bad |= _null(table["digest"])
+    first, last = int64_values(table["first_point"]), int64_values(table["last_point"])
+    begin = (int64_values(table["period"]) // DAY_NS) * DAY_NS
+    bad: np.ndarray = null_mask(table["first_point"]) | null_mask(table["last_point"])
+    bad |= null_mask(table["digest"])
     return bad | (first < begin) | (last >= begin + DAY_NS)
 
 
@@ -267,13 +268,13 @@ def changed(table: pa.Table, lists: list[str]) -> dict[str, str]:
 def _changed(table: pa.Table, found: list[np.ndarray], held: np.ndarray) -> dict[str, str]:
     """The days whose rows were changed since written, each with the first reason found:
     the period, the seal, or figures that disagree (of the rows ``held``'s bins)."""
-    period = _int64(table["period"])
+    period = int64_values(table["period"])
     value_sum = pc.fill_null(table["value_sum"].combine_chunks(), np.nan).to_numpy()
     points = pc.fill_null(table["points"].combine_chunks(), -1).to_numpy()
     seconds = interval_seconds(table["interval_seconds"].to_numpy().astype(np.float64))
     operations = pc.fill_null(table["operations"].combine_chunks(), np.nan).to_numpy()
     stored = table["digest"].combine_chunks()
-    sealed = ~_null(stored) & ~stale(table)  # an older writer's rollup is stale, not changed
+    sealed = ~null_mask(stored) & ~stale(table)  # an older writer's rollup is stale, not changed
     checks = [
         (period % DAY_NS != 0, "a period not at midnight UTC"),
         (
@@ -299,18 +300,5 @@ def _changed(table: pa.Table, found: list[np.ndarray], held: np.ndarray) -> dict
 
 def whole_days(table: pa.Table, bad: np.ndarray) -> np.ndarray:
     """Which rows belong to a day with a ``bad`` row (a day answers whole or not at all)."""
-    days = _int64(table["period"]) // DAY_NS
+    days = int64_values(table["period"]) // DAY_NS
     return np.isin(days, days[bad])
-
-
-def _null(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
-    """Which entries of ``column`` are null."""
-    return np.asarray(pc.is_null(column).to_numpy(zero_copy_only=False), dtype=bool)
-
-
-def _int64(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
-    """Instants (or integers) as int64 NumPy values, nulls as 0."""
-    if isinstance(column, pa.ChunkedArray):
-        column = column.combine_chunks()
-    values: np.ndarray = pc.fill_null(column.cast(pa.int64()), 0).to_numpy()
-    return values

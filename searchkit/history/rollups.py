@@ -62,6 +62,7 @@ from searchkit.frames.counting import (
     run_sums,
 )
 from searchkit.history import reader, text_columns
+from searchkit.history.arrays import int64_values
 from searchkit.history.checks import (
     CHECKED,
     DAY_FIGURES,
@@ -413,7 +414,7 @@ def day_sums(
     table = current(table, sources(layout, first, last))
     if table.num_rows == 0:
         return {}
-    days = _int64(table["period"]) // DAY_NS
+    days = int64_values(table["period"]) // DAY_NS
     if (np.diff(days) < 0).any():
         order = np.argsort(days, kind="stable")
         table, days = table.take(pa.array(order)), days[order]
@@ -429,7 +430,7 @@ def day_sums(
     given = np.asarray([rename.get(text) for text in distinct], dtype=object)[id_codes]
     names = np.where(renamed, given, names)
     seconds = table["interval_seconds"].to_numpy().astype(np.float64)
-    last_point = _int64(table["last_point"])
+    last_point = int64_values(table["last_point"])
     heads = np.flatnonzero(np.append(True, days[1:] != days[:-1]))
     out: dict[str, DaySums] = {}
     for head, end in zip(heads.tolist(), [*heads[1:].tolist(), len(days)], strict=True):
@@ -451,12 +452,6 @@ def day_sums(
             crossings=_crossed(table.slice(head, end - head)) if crossing else None,
         )
     return out
-
-
-def _int64(column: pa.ChunkedArray) -> np.ndarray:
-    """Instants (or integers) as int64 NumPy values, nulls as 0."""
-    values: np.ndarray = pc.fill_null(column.combine_chunks().cast(pa.int64()), 0).to_numpy()
-    return values
 
 
 def trusted(

@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 
 from searchkit.frames.counting import DAY_NS
 from searchkit.history import dedupe, reader, text_columns
+from searchkit.history.arrays import int64_values, null_mask
 from searchkit.history.footprint import footprint
 from searchkit.history.gaps import Gap, day_gaps, thresholds
 from searchkit.history.layout import Layout
@@ -68,15 +69,17 @@ def summaries(layout: Layout, days: list[str]) -> dict[str, DaySummary]:
     table = trusted(layout, (days[0], days[-1]), _COLUMNS)
     if table.num_rows == 0:
         return {}
-    day_of = _int64(table["period"]) // DAY_NS
+    day_of = int64_values(table["period"]) // DAY_NS
     if (np.diff(day_of) < 0).any():
         order = np.argsort(day_of, kind="stable")
         table, day_of = table.take(pa.array(order)), day_of[order]
-    first, last = _int64(table["first_point"]), _int64(table["last_point"])
+    first, last = int64_values(table["first_point"]), int64_values(table["last_point"])
     seconds = table["interval_seconds"].to_numpy().astype(np.float64)
     begin = day_of * DAY_NS
-    usable = ~(_null(table["first_point"]) | _null(table["last_point"]) | _null(table["gaps"]))
-    usable &= ~(_null(table["points"]) | _null(table["invalid"]))
+    usable = ~(
+        null_mask(table["first_point"]) | null_mask(table["last_point"]) | null_mask(table["gaps"])
+    )
+    usable &= ~(null_mask(table["points"]) | null_mask(table["invalid"]))
     usable &= (first >= begin) & (last < begin + DAY_NS) & (first <= last)
     spacing = np.round(np.nan_to_num(seconds, nan=0.0) * 1e9).astype(np.int64)
     allowed = thresholds(spacing, np.isnan(seconds))
@@ -87,8 +90,8 @@ def summaries(layout: Layout, days: list[str]) -> dict[str, DaySummary]:
     lengths = pc.fill_null(pc.list_value_length(gaps), 0).to_numpy()
     holder = np.repeat(np.arange(table.num_rows), lengths)
     pairs = pc.list_flatten(gaps)
-    gap_from = _int64(pairs.field("stored_until"))
-    gap_to = _int64(pairs.field("listed_from"))
+    gap_from = int64_values(pairs.field("stored_until"))
+    gap_to = int64_values(pairs.field("listed_from"))
     id_codes, id_texts = text_columns.codes(table["index_id"])
     ids = np.asarray([*id_texts.to_pylist(), ""], dtype=object)[id_codes]
     accounts = _texts(table["account"])
@@ -201,16 +204,4 @@ def _texts(column: pa.ChunkedArray) -> np.ndarray:
     """A text column's values per row (null as the empty text, as the points read)."""
     codes, distinct = text_columns.codes(column)
     values: np.ndarray = np.asarray([*distinct.to_pylist(), ""], dtype=object)[codes]
-    return values
-
-
-def _null(column: pa.ChunkedArray) -> np.ndarray:
-    return np.asarray(pc.is_null(column).to_numpy(zero_copy_only=False), dtype=bool)
-
-
-def _int64(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
-    """Instants (or integers) as int64 NumPy values, nulls as 0."""
-    if isinstance(column, pa.ChunkedArray):
-        column = column.combine_chunks()
-    values: np.ndarray = pc.fill_null(column.cast(pa.int64()), 0).to_numpy()
     return values
