@@ -91,10 +91,11 @@ def test_collect_without_compaction_writes_the_closed_days_rollup(tmp_path, emu,
 
 
 def test_rollups_are_written_to_decode_fast_and_read_as_any_parquet(tmp_path, emu, client):
-    # A year's zones read 35M quarter sums from 365 files of 27 columns: every column is
+    # A year's zones read 35M quarter sums from 365 files of 27 columns: every figure is
     # LZ4 (LZ4_RAW, which Spark and DuckDB read; zstd's decoder costs more to set up per
-    # column chunk than a small column takes to decode) and the sums without a dictionary
-    # page (they hardly repeat); the other columns keep their dictionaries.
+    # column chunk than a small column takes to decode), the texts zstd (a huge name
+    # compresses), the sums without a dictionary page (they hardly repeat); the other
+    # columns keep their dictionaries.
     hist = History(tmp_path / "h")
     collect_across_midnight(hist, emu, client)
     (rollup,) = closed_rollups(tmp_path / "h")
@@ -108,7 +109,9 @@ def test_rollups_are_written_to_decode_fast_and_read_as_any_parquet(tmp_path, em
         "gaps.list.element.stored_until", "gaps.list.element.listed_from",
         "crossing_limits.list.element", "crossing_times.list.element"}  # fmt: skip
     assert {path: chunks[path].compression for path in lists} == dict.fromkeys(lists, "LZ4")
-    assert {chunks[path].compression for path in set(chunks) - lists} == {"LZ4"}
+    texts = {"account", "index_id", "name", "source"}
+    assert {path: chunks[path].compression for path in texts} == dict.fromkeys(texts, "ZSTD")
+    assert {chunks[path].compression for path in set(chunks) - lists - texts} == {"LZ4"}
     assert "RLE_DICTIONARY" in chunks["index_id"].encodings
     for path in ("quarter_value_sum.list.element", "hourly_value_sum.list.element"):
         assert "RLE_DICTIONARY" not in chunks[path].encodings, path
