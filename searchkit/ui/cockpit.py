@@ -69,6 +69,7 @@ class QuotaCockpit(CockpitView):
         tz = "UTC" if tz is None else tz
         resolve_zone(tz)  # an unknown zone is refused here, before anything is built
         self._source = source
+        self._reading = data.read_by_refresh(source)  # a refresh reads only what is new
         self._now = now
         self._value_unit = value_unit
         self._state = threading.RLock()
@@ -184,7 +185,7 @@ class QuotaCockpit(CockpitView):
                 self._end_job()
 
     def _read(self, force: bool) -> None:
-        newest = data.newest_point(self._source)
+        newest = data.newest_point(self._reading)
         with self._state:
             field = self.field
             unchanged = not force and newest is not None and newest == self._read_newest
@@ -195,7 +196,7 @@ class QuotaCockpit(CockpitView):
         now = self._now() if callable(self._now) else self._now
         day = _twice(
             lambda: data.cockpit_forecast(
-                self._source, now=now, field=field, value_unit=self._value_unit
+                self._reading, now=now, field=field, value_unit=self._value_unit
             )
         )
         with self._state:
