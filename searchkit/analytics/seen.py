@@ -17,21 +17,25 @@ an index in two accounts, a new day; the points of a day without a current rollu
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pyarrow.compute as pc
 
+from searchkit.frames.counting import DAY_NS, clean_values, index_codes, invalid_values
 from searchkit.history import open_day, reader, rollups
 from searchkit.history.arguments import check_day
-from searchkit.history.crossings import daily_limits
+from searchkit.history.arrays import int64_values
+from searchkit.history.checks import seal
+from searchkit.history.crossings import Crossings, crossing_columns, daily_limits
 from searchkit.history.usage_history import History
 
 if TYPE_CHECKING:
-    import pyarrow as pa
-
-    from searchkit.frames.zones import Instant
+    from searchkit.frames.zones import Instant, TimeZone
     from searchkit.history.rollups import DaySums, Detail
 
 __all__ = ["SeenHistory"]
@@ -88,6 +92,61 @@ class SeenHistory(History):
         if rows is None or rows.num_rows == 0:
             return super().newest_time()
         return pd.Timestamp(pc.max(rows["last_point"]).value, unit="ns", tz="UTC")
+
+    def throughput(
+        self,
+        *,
+        start: Instant | None = None,
+        end: Instant | None = None,
+        names: Iterable[str] | str | None = None,
+        tz: TimeZone = None,
+        index_ids: Iterable[str] | str | None = None,
+    ) -> pd.DataFrame:
+        """:meth:`History.throughput`. The open day's points of indexes read whole (the
+        forecast reads those past their limit for the instant they reached it, when the
+        rollup does not know it) teach the kept rows those instants, as a rollup of the
+        day's points holds them: the next forecast reads them no more."""
+        frame = super().throughput(start=start, end=end, names=names, tz=tz, index_ids=index_ids)
+        kept = self._open
+        if kept is not None and names is None and index_ids is not None and len(frame):
+            self._learn(kept, frame, start, end)
+        return frame
+
+    def _learn(self, kept: _OpenDay, frame: pd.DataFrame, start: object, end: object) -> None:
+        """Add the crossings of the indexes of ``frame`` (their points of the open day from
+        ``start`` to ``end``) to ``kept``'s rows, when they are every point the rows sum."""
+        period = pd.Timestamp(kept.day, tz="UTC")
+        if start is None or pd.Timestamp(start) != period:  # type: ignore[arg-type]
+            return
+        upto = period.value + DAY_NS if end is None else pd.Timestamp(end).value  # type: ignore[arg-type]
+        codes, ids = index_codes(frame["index_id"])
+        row_of = {index_id: row for row, index_id in enumerate(kept.rows["index_id"].to_pylist())}
+        if any(str(index_id) not in row_of for index_id in ids):
+            return
+        rows = np.asarray([row_of[str(index_id)] for index_id in ids], np.int64)
+        summed = kept.rows.take(pa.array(rows))
+        counts = int64_values(summed["points"]) + int64_values(summed["invalid"])
+        read = np.bincount(codes, minlength=len(rows))
+        if (int64_values(summed["last_point"]) >= upto).any() or (read != counts).any():
+            return  # not the points the rows sum (some left out, or a collect since)
+        limits = daily_limits(self.limits())
+        wanted = {at: limits[str(i)] for at, i in enumerate(ids) if str(i) in limits}
+        values = frame["value"].to_numpy(dtype=np.float64, na_value=np.nan)
+        nanos = np.asarray(pd.DatetimeIndex(frame["time"]).as_unit("ns").asi8, np.int64)
+        seconds = summed["interval_seconds"].to_numpy(zero_copy_only=False).astype(np.float64)
+        clean = clean_values(values, invalid_values(values))
+        found = crossing_columns(np.asarray(codes, np.int64), nanos, clean, seconds, wanted)
+        told = Crossings.of(kept.rows["crossing_limits"], kept.rows["crossing_times"])
+        for at, pairs in enumerate(Crossings.of(*found).pairs):
+            told.pairs[int(rows[at])] = pairs | told.pairs[int(rows[at])]
+        table = kept.rows
+        for name, column in zip(
+            ("crossing_limits", "crossing_times"),
+            told.arrays(np.arange(table.num_rows)),
+            strict=True,
+        ):
+            table = table.set_column(table.schema.get_field_index(name), name, column)
+        self._open = replace(kept, rows=seal(table))
 
     def sums(self, first: str, last: str, *, detail: Detail = "day") -> dict[str, DaySums]:
         """:meth:`History.sums`: each closed day's as read before while its files stay as

@@ -17,6 +17,7 @@ import searchkit as sk
 from searchkit.analytics.day import forecast_day
 from searchkit.analytics.seen import SeenHistory
 from searchkit.emulator import Emulator
+from searchkit.history.checks import seal
 
 EVENING = dt.datetime(2026, 11, 20, 20, 0, tzinfo=dt.timezone.utc)
 
@@ -98,3 +99,40 @@ def test_late_points_of_another_writer_are_read_as_the_store_holds_them(store):
     # The late value replaced the stored one: one index's use changed, upwards.
     assert (got["used"] != first["used"]).sum() == 1
     assert (got["used"] >= first["used"]).all()
+
+
+class Counting(SeenHistory):
+    """A SeenHistory noting the indexes whose points it is asked for."""
+
+    def __init__(self, history) -> None:
+        super().__init__(history)
+        self.reads: list = []
+
+    def throughput(self, **options):
+        self.reads.append(options.get("index_ids"))
+        return super().throughput(**options)
+
+
+def test_the_points_read_for_a_crossing_are_read_once(store):
+    """Today's rollup without crossings (a collector that knew no limit): the first
+    forecast reads the points of the two indexes past their limit; after a collect, the
+    next reads none (the instants they reached it are kept), and is still forecast_limits'."""
+    (path,) = (store / "rollups" / "day=2026-11-20").glob("*.parquet")
+    table = pq.read_table(path)
+    for name in ("crossing_limits", "crossing_times"):
+        empty = pa.array([[]] * table.num_rows, table.schema.field(name).type)
+        table = table.set_column(table.schema.get_field_index(name), name, empty)
+    pq.write_table(seal(table), path)
+    seen = Counting(sk.History(store))
+
+    first = forecast_day(seen).rows
+    past = sorted(first[first["hit_at"] <= first["as_of"]].index)
+    assert len(past) == 2
+    assert seen.reads == [past]
+    collect_again(store)
+    seen.reads.clear()
+    again = forecast_day(seen).rows
+
+    assert seen.reads == []
+    pd.testing.assert_frame_equal(again, sk.forecast_limits(sk.History(store)), check_exact=True)
+    assert again.loc[past, "hit_at"].tolist() == first.loc[past, "hit_at"].tolist()
