@@ -2,7 +2,7 @@
 
 ``emulator`` and ``client`` are tests/conftest.py's; here the emulator has these options.
 ``across_midnight`` is a store collected every 10 minutes from 23:00 to 01:00 by that
-emulator: collected once per worker, copied for each test.
+emulator: collected once per worker (``made_once``), copied for each test.
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ from __future__ import annotations
 import datetime as dt
 import os
 import pathlib
-import shutil
 from collections.abc import Callable
 from typing import Any
 
@@ -43,38 +42,26 @@ def collect_across_midnight(hist: Any, emu: Any, client: Any, **kw: Any) -> None
         emu.advance(EVERY)
 
 
-@pytest.fixture(scope="session")
-def _collected_across_midnight(tmp_path_factory) -> Callable[[bool], pathlib.Path]:
-    """The folder of a store :func:`collect_across_midnight` made (with compaction or
-    not), collected on first use by an emulator with this directory's options."""
+@pytest.fixture
+def across_midnight(tmp_path, made_once) -> Callable[..., Any]:
+    """``across_midnight(root=tmp_path / "h", compact=True, emu=None)``: a History at ``root``
+    holding what :func:`collect_across_midnight` collects (13 rounds of the demo set: its
+    files, points and rollups), made once per worker and copied. Given ``emu``, its clock
+    is moved to where those collects leave it (a minute's value is the same whenever it is
+    listed), so the test's next collect follows on."""
     from searchkit.emulator import Emulator
     from searchkit.history.usage_history import History
 
-    made: dict[bool, pathlib.Path] = {}
-
-    def folder(compact: bool) -> pathlib.Path:
-        if compact not in made:
-            root = tmp_path_factory.mktemp("across-midnight") / "h"
+    def collected(compact: bool) -> Callable[[pathlib.Path], None]:
+        def make(folder: pathlib.Path) -> None:
             with Emulator(**EMULATOR_OPTIONS) as emu, emu.client(max_retries=0) as client:
-                collect_across_midnight(History(root), emu, client, compact=compact)
-            made[compact] = root
-        return made[compact]
+                collect_across_midnight(History(folder), emu, client, compact=compact)
 
-    return folder
-
-
-@pytest.fixture
-def across_midnight(tmp_path, _collected_across_midnight) -> Callable[..., Any]:
-    """``across_midnight(root=tmp_path / "h", compact=True, emu=None)``: a History at ``root``
-    holding what :func:`collect_across_midnight` collects (13 rounds of the demo set: its
-    files, points and rollups), copied rather than collected again. Given ``emu``, its clock
-    is moved to where those collects leave it (a minute's value is the same whenever it is
-    listed), so the test's next collect follows on."""
-    from searchkit.history.usage_history import History
+        return make
 
     def copy(root: pathlib.Path | None = None, *, compact: bool = True, emu: Any = None) -> Any:
         root = tmp_path / "h" if root is None else root
-        shutil.copytree(_collected_across_midnight(compact), root)
+        made_once(f"across-midnight-compact-{compact}", collected(compact), root)
         if emu is not None:
             emu.advance(ACROSS_MIDNIGHT_S)
         return History(root)
