@@ -175,9 +175,9 @@ def test_header_and_rows_line_up(raw):
     assert header.index("limit") + len("limit") == line.index("50,000") + len("50,000")
 
 
-def test_the_widget_state_and_display_hold_no_token():
-    with Emulator(demo=True, seed=2026, window_minutes=3 * 1440) as emu, emu.client() as c:
-        indexes = c.list_indexes()
+@pytest.mark.emulator(demo=True, seed=2026, window_minutes=3 * 1440)
+def test_the_widget_state_and_display_hold_no_token(client):
+    indexes = client.list_indexes()
     cockpit = sk.quota_cockpit(indexes)
     try:
         assert cockpit.wait(HANG_S)
@@ -197,15 +197,26 @@ def test_the_widget_state_and_display_hold_no_token():
 START = dt.datetime(2026, 11, 17, 12, 0, tzinfo=dt.timezone.utc)
 
 
+#: The demo set, a day of points a list, from START on a clock the tests move.
+EMULATOR = {"demo": True, "seed": 2026, "clock": START, "window_minutes": 1440}
+pytestmark = pytest.mark.emulator(**EMULATOR)  # ``emulator`` here, unless a test says else
+
+
+def three_days(folder: pathlib.Path) -> None:
+    """Collect the three days after START, once a day, into ``folder``."""
+    with Emulator(**EMULATOR) as emu, emu.client() as client:
+        hist = sk.History(folder)
+        for _ in range(3):
+            emu.advance(86_400)
+            hist.collect(client, now=emu.now())
+
+
 @pytest.fixture
-def store(tmp_path):
-    with Emulator(demo=True, seed=2026, clock=START, window_minutes=1440) as emu:
-        with emu.client() as client:
-            hist = sk.History(tmp_path / "store")
-            for _ in range(3):
-                emu.advance(86_400)
-                hist.collect(client, now=emu.now())
-            yield hist, emu, client
+def store(tmp_path, made_once, emulator, client):
+    """Three days collected (``made_once``), with the emulator's clock where they left it."""
+    hist = sk.History(made_once("cockpit-three-days", three_days, tmp_path / "store"))
+    emulator.advance(3 * 86_400)
+    return hist, emulator, client
 
 
 def test_refresh_reads_a_new_collect_and_keeps_the_selection(store):
