@@ -44,6 +44,7 @@ import pyarrow as pa
 import requests
 
 sys.path.insert(0, str(Path(__file__).parent))
+from figures import emit
 from throughput import POINTS_PER_INDEX, build_json
 
 import searchkit as sk
@@ -250,6 +251,10 @@ def main(argv: list[str] | None = None) -> int:
             f"{'':>7} CPU time (all threads): requests.get().json() {cpu_base:.3f} s, "
             f"list+frame {cpu_ours:.3f} s = {cpu_ours / cpu_base:.2f}x"
         )
+        emit(f"list.wall_ratio.{count}", listed / baseline, "x")
+        emit(f"list.cpu.get_json.{count}", cpu_base)
+        emit(f"list.cpu.ours.{count}", cpu_ours)
+        emit(f"list.cpu_ratio.{count}", cpu_ours / cpu_base, "x")
         if args.baseline:
             before = baseline_code(args.baseline, server.url, repeat)
             line += (
@@ -257,6 +262,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"({before['wall'] / baseline:.2f}x), {before['cpu']:.3f} s CPU "
                 f"({before['cpu'] / cpu_base:.2f}x)"
             )
+            emit(f"list.cpu_ratio_before.{count}", before["cpu"] / cpu_base, "x")
         print(line)
 
     server.body = body = build_body(args.memory_indexes)
@@ -270,6 +276,8 @@ def main(argv: list[str] | None = None) -> int:
         f"(target <= 40); peak while listing {peak / MiB:.0f} MiB = "
         f"{peak / len(body):.2f}x the body (target < 3), the body itself included"
     )
+    emit("list.bytes_per_point", held / points, "B")
+    emit("list.peak_x_body", peak / len(body), "x")
     del indexes
     _, peak_json, held_json = traced(lambda: requests.get(server.url, auth=auth).json())
     print(
