@@ -59,7 +59,11 @@ class Job:
 JOBS: dict[str, Job] = {
     "throughput": Job("throughput.py"),
     "startup": Job("startup.py"),
-    "list": Job("list.py", ("--indexes", "1000", "5000", "--memory-indexes", "1000")),
+    "list": Job(
+        "list.py",
+        ("--indexes", "1000", "5000", "--memory-indexes", "1000", "--lean-above", "1000"),
+        own_baseline=True,
+    ),
     "history": Job("history.py"),
     "forecast": Job("forecast.py", ("--speed",)),
     "s3": Job("s3.py", own_baseline=True),
@@ -186,6 +190,8 @@ def measure(args: argparse.Namespace, out: Path) -> None:
     for name in chosen:
         job = JOBS[name]
         extra = ["--baseline", str(wire)] if name == "list" else []
+        if name == "list" and base:
+            extra.append(str(base[0]))
         if name == "year":
             extra += ["--keep", args.year_store] if args.year_store else []
             if base:
@@ -198,8 +204,7 @@ def measure(args: argparse.Namespace, out: Path) -> None:
             label = f"round {round_}/{args.rounds}"
             run_job(name, "now", ROOT, sys.executable, extra, out, f"this code, {label}")
             if base and not job.own_baseline:
-                extra_base = [] if name == "list" else extra  # ebb8985 is measured once
-                run_job(name, "base", base[0], base[1], extra_base, out, f"{args.base}, {label}")
+                run_job(name, "base", base[0], base[1], extra, out, f"{args.base}, {label}")
 
 
 # ---- the table ---------------------------------------------------------------------------
@@ -213,17 +218,20 @@ def read_lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def values(out: Path) -> Found:
+def values(out: Path, base: str | None) -> Found:
     """Every figure of the run: (side, key) -> the values of its rounds."""
     found: Found = {}
     for side in ("now", "base"):
         for row in read_lines(out / f"{side}.jsonl"):
             if row["value"] is not None:
                 found.setdefault((side, row["key"]), []).append(row["value"])
-    # The year's and S3's own --baseline figures are the base's.
+    # What the scripts measured of the base themselves (--baseline: the year and S3 say
+    # "baseline", the wire path names the commit) are the base's figures.
+    marks = [".baseline."] + ([f".{base}."] if base else [])
     for (side, key), got in list(found.items()):
-        if side == "now" and ".baseline." in key:
-            found.setdefault(("base", key.replace(".baseline.", ".")), []).extend(got)
+        for mark in marks:
+            if side == "now" and mark in key:
+                found.setdefault(("base", key.replace(mark, ".")), []).extend(got)
     return found
 
 
@@ -333,10 +341,10 @@ def row_of(figure: Figure, found: Found, runs: list[dict[str, Any]], base: bool)
 
 def table(out: Path) -> None:
     """Print the summary table of the run in ``out``."""
-    found = values(out)
     meta = json.loads((out / "meta.json").read_text()) if (out / "meta.json").exists() else {}
     runs = read_lines(out / "runs.jsonl")
     base = meta.get("base")
+    found = values(out, base)
     header = ["README section", "figure", "README says", "now", "baseline (same run)"]
     header += ["ratio", "README range"]
     if base:

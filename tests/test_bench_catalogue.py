@@ -50,7 +50,7 @@ def emitted_patterns() -> list[re.Pattern[str]]:
                 patterns.append(re.compile(re.escape(key.value)))
             elif isinstance(key, ast.JoinedStr):
                 parts = [
-                    re.escape(part.value) if isinstance(part, ast.Constant) else ".+"
+                    re.escape(part.value) if isinstance(part, ast.Constant) else ".*"
                     for part in key.values
                 ]
                 patterns.append(re.compile("".join(parts)))
