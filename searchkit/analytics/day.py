@@ -27,8 +27,9 @@ from searchkit.analytics.usage import is_history
 from searchkit.frames.counting import ValueUnit
 
 if TYPE_CHECKING:
-    from searchkit.analytics.usage import Source
+    from searchkit.frames.sources import Source
     from searchkit.frames.zones import Instant
+    from searchkit.history.usage_history import History
 
 __all__ = ["MAX_KNOTS", "DayForecast", "forecast_day"]
 
@@ -52,7 +53,7 @@ class DayForecast:
     # Today's operations per index (bins' rows) and quarter-hour when today came from its
     # rollup, and the History to read one index's points from when they are not at hand.
     quarters: np.ndarray | None = None
-    source: Any = None
+    source: History | None = None
     _read: dict[int, tuple[np.ndarray, np.ndarray]] = field(
         default_factory=dict, compare=False, repr=False
     )
@@ -107,6 +108,7 @@ class DayForecast:
             done = ends < moment
             return ends[done], np.cumsum(np.nan_to_num(self.quarters[at]))[done]
         if at not in self._read:  # the rollup changed since: the index's own points
+            assert self.source is not None  # today came from a History's rollup
             one = replace(self.bins)
             last_day_points(self.source, one, np.asarray([at]), moment)
             self._read[at] = (one.last_points[1], np.cumsum(one.last_points[2]))
@@ -244,7 +246,7 @@ def forecast_day(
     return DayForecast(rows, bins, plan, _quarters(source, bins, rows), source)
 
 
-def _quarters(source: Any, bins: pf.Bins, rows: pd.DataFrame) -> np.ndarray | None:
+def _quarters(source: History, bins: pf.Bins, rows: pd.DataFrame) -> np.ndarray | None:
     """Today's operations per index (the rows of ``bins``) and quarter-hour, from its
     rollup; None when the rollup holds points after the forecast's instant (a collect
     extended it since) or is not current any more."""

@@ -38,7 +38,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.fs as pafs
 
-from searchkit._deprecation import legacy_arguments
+from searchkit._deprecation import legacy_arguments, warn_deprecated
 from searchkit.errors import mask_url
 from searchkit.frames.sources import Indexes
 from searchkit.frames.zones import Instant, TimeZone, resolve_zone, utc_instant
@@ -397,10 +397,9 @@ class History:
         table = trusted(self._layout, (None, None), wanted)
         return table.to_pandas()  # type: ignore[no-any-return]
 
-    @one_listing
     def hourly(self, first: str, last: str) -> dict[str, DaySums]:
-        """Return each UTC day's hours from ``first`` to ``last`` (``YYYY-MM-DD``) where its
-        rollup is current: what ``forecast_limits`` bins instead of the day's points."""
+        """Deprecated: ``sums(first, last, detail="hour")``, the one read of a rollup's sums."""
+        warn_deprecated('History.hourly is deprecated: call hist.sums(first, last, detail="hour")')
         return self.sums(first, last, detail="hour")
 
     @one_listing

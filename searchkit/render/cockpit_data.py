@@ -7,7 +7,7 @@ one public analytics call on the source the user gave, so the cockpit's rows are
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -16,7 +16,7 @@ from searchkit.analytics.usage import is_history, usage_frame
 from searchkit.frames.counting import ValueUnit
 
 if TYPE_CHECKING:
-    from searchkit.analytics.usage import Source
+    from searchkit.frames.sources import Source
     from searchkit.frames.zones import Instant
 
 __all__ = ["cockpit_forecast", "cockpit_usage", "newest_point", "source_text"]
@@ -45,7 +45,7 @@ def cockpit_usage(source: Source, *, field: str | None, value_unit: ValueUnit) -
     return usage_frame(source, field=field, value_unit=value_unit)
 
 
-def newest_point(source: Any) -> pd.Timestamp | None:
+def newest_point(source: Source) -> pd.Timestamp | None:
     """The newest stored point's time of a History (reading only its newest day);
     None for other sources (they are read whole on every refresh)."""
     if is_history(source):
@@ -54,7 +54,7 @@ def newest_point(source: Any) -> pd.Timestamp | None:
     return None
 
 
-def source_text(source: Any) -> str:
+def source_text(source: Source) -> str:
     """Name the source in a status line without a secret: a History's location, or what
     kind of object it is (an IndexList's tokens never reach the text)."""
     if is_history(source):

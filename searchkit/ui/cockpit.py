@@ -27,7 +27,8 @@ import traitlets
 
 from searchkit.errors import SearchKitError, ValidationError, describe_failure, mask_url
 from searchkit.frames.counting import ValueUnit
-from searchkit.frames.zones import resolve_zone
+from searchkit.frames.sources import Source
+from searchkit.frames.zones import Instant, TimeZone, zone_name
 from searchkit.render import cockpit_data as data
 from searchkit.render import cockpit_pictures as pictures
 from searchkit.render import cockpit_table as table
@@ -58,16 +59,15 @@ class QuotaCockpit(CockpitView):
 
     def __init__(
         self,
-        source: Any,
+        source: Source,
         *,
-        now: Any = None,
+        now: Instant | Callable[[], Instant] | None = None,
         field: str | None = None,
-        tz: str | None = None,
+        tz: TimeZone = None,
         value_unit: ValueUnit = "per_second",
         refresh_every: float | None = None,
     ) -> None:
-        tz = "UTC" if tz is None else tz
-        resolve_zone(tz)  # an unknown zone is refused here, before anything is built
+        name = zone_name(tz)  # an unknown zone is refused here, before anything is built
         self._source = source
         self._now = now
         self._value_unit = value_unit
@@ -83,7 +83,7 @@ class QuotaCockpit(CockpitView):
         self._newest: pd.Timestamp | None = None
         self._read_newest: pd.Timestamp | None = None
         self._timer: threading.Timer | None = None
-        super().__init__(field=field, tz=tz)
+        super().__init__(field=field, tz=name)
         threading.Thread(target=pictures.warm_up, name="searchkit-cockpit-warm-up").start()
         self.refresh(wait=False, force=True)
         if refresh_every:
@@ -156,6 +156,8 @@ class QuotaCockpit(CockpitView):
 
     def close(self) -> None:
         """Stop the interval and the worker thread, and close the widgets."""
+        if "_worker" not in vars(self):  # its arguments were refused: nothing started
+            return
         self._stop_timer()
         self._worker.close()
         super().close()
@@ -372,11 +374,11 @@ def _failure_text(exc: BaseException) -> str:
 
 
 def quota_cockpit(
-    source: Any,
+    source: Source,
     *,
-    now: Any = None,
+    now: Instant | Callable[[], Instant] | None = None,
     field: str | None = None,
-    tz: str | None = None,
+    tz: TimeZone = None,
     value_unit: ValueUnit = "per_second",
     refresh_every: float | None = None,
 ) -> QuotaCockpit:
@@ -397,7 +399,8 @@ def quota_cockpit(
         now: The instant to forecast from (as ``forecast_limits`` takes it), or a
             function returning it at each refresh (``emulator.now``); default the present.
         field: The limit (as ``forecast_limits`` takes it); selectable in the widget.
-        tz: Time zone of the times shown (the limits still reset at UTC midnight).
+        tz: Time zone of the times shown, an IANA name or its ``ZoneInfo``; None is UTC
+            (the limits still reset at UTC midnight).
         value_unit: See :func:`~searchkit.usage_frame`.
         refresh_every: Seconds between automatic refreshes (None: on request only).
 
