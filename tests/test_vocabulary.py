@@ -251,3 +251,27 @@ def test_no_source_is_typed_any():
                 if name in ("source", "history") and "Any" in words:
                     loose.append(f"{module}:{node.lineno} {name}: {ast.unparse(annotation)}")
     assert loose == []
+
+
+def test_the_methods_of_every_public_class_take_their_options_by_keyword():
+    # "Options after the first argument are keyword-only" holds for the methods of the
+    # classes searchkit exports too (Client, IndexList, Emulator, the widgets ...), not
+    # only for its functions (exceptions keep Python's own constructor convention).
+    loose = []
+    for name in sk.__all__:
+        cls = getattr(sk, name)
+        if not inspect.isclass(cls) or issubclass(cls, BaseException):
+            continue
+        for attr, member in vars(cls).items():
+            if attr.startswith("_") and attr != "__init__":
+                continue
+            function = getattr(member, "__func__", member)
+            if not inspect.isfunction(function):
+                continue
+            loose += [
+                f"{name}.{attr}({param.name})"
+                for param in parameters(function)[1:]
+                if param.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
+                and param.default is not inspect.Parameter.empty
+            ]
+    assert loose == []

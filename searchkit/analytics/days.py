@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from searchkit.history.dedupe import Points
     from searchkit.history.rollups import DaySums, Detail
 
-__all__ = ["AHEAD", "Day", "PointsReader", "PointsSource", "read_days"]
+__all__ = ["AHEAD", "Day", "PointsReader", "PointsSource", "answers_before", "read_days"]
 
 AHEAD = 2  # days read ahead of the one counted
 
@@ -57,6 +57,17 @@ class PointsReader:
         if (start, end) not in self._read:
             self._read[start, end] = self.source.points(start=start, end=end)
         return self._read[start, end]
+
+
+def answers_before(sums: DaySums | None, cut: int | None) -> bool:
+    """Whether a day's rollup ``sums`` answer for its points before ``cut`` (epoch ns; None:
+    all of them): they hold no point at or after it. The open day's rollup, which each
+    collect extends, holds the points written since a forecast's instant too; then the
+    day is read from its points, up to the instant. (Whether a rollup's quarters answer
+    a zone's periods is :func:`~searchkit.analytics.periods.plan`'s to say.)"""
+    if sums is None:
+        return False
+    return cut is None or not len(sums.ids) or int(sums.last_point.max()) < cut
 
 
 @dataclass(frozen=True)

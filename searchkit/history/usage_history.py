@@ -240,9 +240,25 @@ class History:
     @legacy_arguments(positional=("start", "end"))
     @one_listing
     def points(self, *, start: Instant | None = None, end: Instant | None = None) -> dedupe.Points:
-        """Return the points :meth:`throughput` would (``start`` inclusive, ``end``
-        exclusive), in its order and with its names, as arrays instead of a frame: for code
-        that sums a day at a time (``forecast_limits`` does). Raises as :meth:`throughput`.
+        """Return the points :meth:`throughput` would, as arrays instead of a frame.
+
+        The same points (one per account, index and time), order and names, read without
+        a text per point: for code that sums a day at a time (``forecast_limits`` does).
+
+        Args:
+            start: First instant (inclusive), as for :meth:`throughput`.
+            end: Last instant (exclusive).
+
+        Returns:
+            A :class:`~searchkit.history.dedupe.Points`: ``ids`` and ``names`` (one per
+            index), and per point its index's position in them (``codes``), its ``times``
+            (epoch ns, UTC) and ``values``.
+
+        Raises:
+            HistoryError: A stored file is foreign or corrupt, or the read would not fit
+                in memory (:mod:`searchkit.history.budget`).
+            ValidationError: ``start`` or ``end`` is no time, or ``end`` comes before
+                ``start``.
         """
         lo, hi, _, _ = span(start, end)
         return read_points(self._layout, lo, hi, self._current_names())

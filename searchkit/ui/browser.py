@@ -23,7 +23,7 @@ from searchkit.errors import (
     UnknownIndexError,
     describe_failure,
 )
-from searchkit.frames.zones import TimeZone, resolve_zone, zone_name
+from searchkit.frames.zones import TimeZone, zone_name
 from searchkit.model.index import IndexList, SearchIndex
 from searchkit.render.formats import KEY_LIMITS
 from searchkit.render.html import (
@@ -209,8 +209,8 @@ class IndexBrowser(StaticPicture, widgets.VBox):
         return str(self._tz.value)
 
     @tz.setter
-    def tz(self, zone: str) -> None:
-        resolve_zone(zone)  # ValidationError, with a suggestion, for an unknown zone
+    def tz(self, zone: TimeZone) -> None:
+        zone = zone_name(zone)  # ValidationError, with a suggestion, for an unknown zone
         with self._state:
             if zone not in self._tz.options:
                 self._tz.options = (*self._tz.options, zone)

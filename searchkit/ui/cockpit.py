@@ -25,6 +25,7 @@ from typing import Any
 import pandas as pd
 import traitlets
 
+from searchkit._units import format_duration
 from searchkit.errors import SearchKitError, ValidationError, describe_failure, mask_url
 from searchkit.frames.counting import ValueUnit
 from searchkit.frames.sources import Source
@@ -116,7 +117,7 @@ class QuotaCockpit(CockpitView):
             raise ValidationError(f"refresh_every must be seconds >= 0, got {seconds!r}")
         options = dict(self._interval.options)
         if seconds and seconds not in options.values():
-            label = f"{seconds:g} s"
+            label = format_duration(seconds) if seconds >= 1 else f"{seconds:g} s"
             self._interval.options = (*self._interval.options, (label, seconds))
         self._interval.value = seconds
 
@@ -338,16 +339,12 @@ class QuotaCockpit(CockpitView):
         if newest is not None and self._is_stale(newest):
             return (
                 f"Stale: the newest point is from {newest:%Y-%m-%d %H:%M} UTC, "
-                f"{_hours(day.as_of - newest)} before {day.as_of:%H:%M} UTC; today is not "
+                f"{format_duration((day.as_of - newest).total_seconds())} before "
+                f"{day.as_of:%H:%M} UTC; today is not "
                 "forecast until a collector writes again."
             )
         again = "" if fresh else " (nothing new since the last read)"
         return f"{count}, forecast as of {day.as_of:%Y-%m-%d %H:%M} UTC{point}{again}."
-
-
-def _hours(delta: pd.Timedelta) -> str:
-    minutes = delta.total_seconds() / 60
-    return f"{minutes / 60:.0f} h" if minutes >= 120 else f"{minutes:.0f} min"
 
 
 def _twice(read: Callable[[], Any]) -> Any:

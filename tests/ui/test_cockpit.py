@@ -320,3 +320,13 @@ def test_tz_is_taken_as_every_function_takes_it_and_a_zone_without_a_name_refuse
         sk.quota_cockpit(raw, now=NOW, tz=offset)
     with pytest.raises(sk.ValidationError, match=r"unknown time zone 'Berlin'"):
         sk.quota_cockpit(raw, now=NOW, tz="Berlin")
+
+
+def test_a_refresh_interval_of_its_own_is_named_as_every_duration_is(cockpit):
+    # One way to write a duration for people (issue 26 item 6): format_duration's.
+    cockpit.refresh_every = 90
+    try:
+        interval = part(cockpit, "sk-interval")
+        assert interval.options[-1] == ("1 min 30 s", 90.0) and interval.value == 90.0
+    finally:
+        cockpit.refresh_every = None
