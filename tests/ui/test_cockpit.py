@@ -402,3 +402,32 @@ def test_a_copy_of_the_store_gives_the_same_rows(store, tmp_path):
         assert cockpit.wait(HANG_S)
         expected = sk.forecast_limits(hist, now=now)
         pd.testing.assert_frame_equal(cockpit.rows[list(FORECAST_COLUMNS)], expected)
+
+
+def test_tz_is_taken_as_every_function_takes_it_and_a_zone_without_a_name_refused(raw):
+    # tz means and types the same everywhere (issue 26 item 4): a name or its ZoneInfo.
+    # The widgets' zone menus show a name, so a bare offset (which has none) is refused at
+    # once, not carried as "UTC+02:00" into a refresh that cannot read it back.
+    import zoneinfo
+
+    made = sk.quota_cockpit(raw, now=NOW, tz=zoneinfo.ZoneInfo("Asia/Kolkata"))
+    try:
+        assert made.wait(HANG_S)
+        assert made.tz == "Asia/Kolkata"
+    finally:
+        made.close()
+    offset = dt.timezone(dt.timedelta(hours=2))
+    with pytest.raises(sk.ValidationError, match=r"an IANA name .* got datetime.timezone"):
+        sk.quota_cockpit(raw, now=NOW, tz=offset)
+    with pytest.raises(sk.ValidationError, match=r"unknown time zone 'Berlin'"):
+        sk.quota_cockpit(raw, now=NOW, tz="Berlin")
+
+
+def test_a_refresh_interval_of_its_own_is_named_as_every_duration_is(cockpit):
+    # One way to write a duration for people (issue 26 item 6): format_duration's.
+    cockpit.refresh_every = 90
+    try:
+        interval = part(cockpit, "sk-interval")
+        assert interval.options[-1] == ("1 min 30 s", 90.0) and interval.value == 90.0
+    finally:
+        cockpit.refresh_every = None
