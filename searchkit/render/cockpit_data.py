@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 __all__ = ["cockpit_forecast", "cockpit_usage", "newest_point", "read_by_refresh", "source_text"]
 
 
-def read_by_refresh(source: Any) -> Any:
+def read_by_refresh(source: Source) -> Source:
     """What the cockpit's refreshes read: a History as a
     :class:`~searchkit.analytics.seen.SeenHistory` (each refresh reads only the files
     written since the last; the rows stay forecast_limits' on the store), anything else
