@@ -92,6 +92,10 @@ class Tally:
     steps: dict[str, float] = field(default_factory=dict)  # newest day with two points
     # The last ids coded and their codes: a history's days mostly list the same indexes.
     _coded: tuple[list[str], np.ndarray] = field(default=([], np.zeros(0, np.int64)))
+    # The last names and intervals noted (see _note), by the ids they were noted for.
+    _noted: tuple[list[str], list[object], np.ndarray] = field(
+        default=([], [], np.zeros(0, np.float64))
+    )
 
     def code(self, ids: list[str]) -> np.ndarray:
         if ids == self._coded[0]:
@@ -278,6 +282,10 @@ def _add_points(
 def _note(tally: Tally, ids: list[str], names: list[object], seconds: np.ndarray) -> None:
     """Keep each index's name of the newest day, and its interval of the newest day with
     two points."""
+    last_ids, last_names, last_seconds = tally._noted
+    if ids == last_ids and names == last_names and np.array_equal(seconds, last_seconds, True):
+        return  # the same as the day before (most days of a history): nothing changes
+    tally._noted = (ids, names, seconds)
     tally.names.update(zip(ids, names, strict=True))
     known = ~np.isnan(seconds)
     if known.all():
