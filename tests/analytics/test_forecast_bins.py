@@ -3,6 +3,7 @@ throughput frames made the straightforward way (the way they were made before)."
 
 from __future__ import annotations
 
+import itertools
 import pathlib
 from types import SimpleNamespace
 
@@ -370,7 +371,14 @@ def test_points_are_the_throughput_frame_as_arrays(messy, start, end):
 
 def test_nanmedian_is_numpy_s_masked_median_to_the_last_bit():
     rng = np.random.default_rng(3)
-    for shape in [(40, 30, 7), (9, 10, 24, 4), (50, 8), (6, 1), (3, 0)]:
+    for shape in [
+        (40, 30, 7),
+        (9, 10, 24, 4),
+        (50, 8),
+        (6, 1),
+        (3, 0),
+        *((300, n) for n in (2, 3, 5, 6)),
+    ]:
         values = rng.lognormal(size=shape) * 10.0 ** rng.integers(-3, 300, shape)
         values[rng.random(shape) < 0.4] = np.nan
         values[rng.random(shape) < 0.03] = np.inf
@@ -388,6 +396,20 @@ def test_nanmedian_is_numpy_s_masked_median_to_the_last_bit():
     with np.errstate(all="ignore"):
         want = np.asarray(np.ma.median(masked, axis=-1).filled(np.nan))
     assert np.array_equal(pf.nanmedian(view), want, equal_nan=True)
+
+
+def test_each_median_network_sorts_every_input_of_zeros_and_ones():
+    """A network of comparators that sorts every 0-1 input sorts every input (Knuth's
+    0-1 principle): so the short medians' networks sort."""
+    for size, network in pf._NETWORKS.items():
+        for bits in itertools.product((0, 1), repeat=size):
+            placed = list(bits)
+            for low, high in network:
+                placed[low], placed[high] = (
+                    min(placed[low], placed[high]),
+                    max(placed[low], placed[high]),
+                )
+            assert placed == sorted(bits), (size, bits)
 
 
 def test_a_reference_kept_for_the_same_past_days_is_the_one_worked_out_again():
