@@ -132,6 +132,16 @@ def _is_median_rank(node: ast.AST) -> bool:
     )
 
 
+def _exported(tree: ast.Module) -> set[str]:
+    """The names a module's ``__all__`` lists."""
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+            getattr(target, "id", "") == "__all__" for target in node.targets
+        ):
+            return set(ast.literal_eval(node.value))
+    return set()
+
+
 def findings(root: pathlib.Path = PACKAGE) -> list[str]:
     found = []
     for name, path in module_names(root).items():
@@ -140,6 +150,8 @@ def findings(root: pathlib.Path = PACKAGE) -> list[str]:
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for rule in sorted(_defined(tree) & RULES):
             found.append(f"{name} defines {rule}")
+        for rule in sorted(_exported(tree) & RULES):  # a second name for it: import it
+            found.append(f"{name} exports {rule}")
         for node in ast.walk(tree):
             for check, what in (
                 (_is_minute, "the default interval"),
@@ -182,7 +194,11 @@ def test_a_second_definition_is_found(tmp_path):
         "def spans(inside, lo):\n    np.add.at(inside, lo, 1)\n"  # a count, not a sum: fine
         "def middle(total):\n    return (total - 1) // 2\n"
     )
+    (package / "bins.py").write_text(
+        "from pkg.frames.counting import HOUR_NS\n__all__ = ['HOUR_NS', 'Bins']\n"
+    )
     assert findings(package) == [
+        "pkg.bins exports HOUR_NS",
         "pkg.usage defines invalid_values",
         "pkg.usage:11 writes an hour or quarter-hour bin by hand again",
         "pkg.usage:13 writes values summed into bins by hand again",
