@@ -148,8 +148,8 @@ def backtest_alerts(
     forecast buys on your own history.
 
     Args:
-        source: An IndexList, raw API JSON or a :class:`~searchkit.History` whose points
-            span days.
+        source: An IndexList, raw API JSON, a :class:`~searchkit.History` or a throughput
+            frame whose points span days.
         rules: The rules to replay (names unique).
         every: How often the collector evaluates (1 minute to 6 hours).
         limit: What breaches are judged against: None (default) each index's latest

@@ -114,8 +114,8 @@ def backtest_forecast(
     ``ratio_7_days`` (today so far x the last 7 days' rest / so-far ratio).
 
     Args:
-        source: An IndexList, the raw API JSON, or a :class:`~searchkit.History`, whose
-            points span several days.
+        source: An IndexList, the raw API JSON, a :class:`~searchkit.History`, or a
+            throughput frame (no limits in it), whose points span several days.
         hours: Times of day (UTC hours, fractions allowed) to forecast from.
         field: The limit, as in :func:`~searchkit.forecast_limits`.
         limit: What breaches are judged against: None (default) each index's latest

@@ -225,7 +225,7 @@ def forecast_day(
     """Forecast today for every index, keeping the curves a picture of the day draws.
 
     Args:
-        source: An IndexList, the raw API JSON, or a :class:`~searchkit.History`.
+        source: As :func:`~searchkit.forecast_limits` takes it.
         now, field, pace_window, value_unit: As :func:`~searchkit.forecast_limits` takes
             them.
 

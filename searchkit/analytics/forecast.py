@@ -197,7 +197,8 @@ def forecast_limits(
     Points after ``now`` are never looked at.
 
     Args:
-        source: An IndexList, the raw API JSON, or a :class:`~searchkit.History`.
+        source: An IndexList, the raw API JSON, a :class:`~searchkit.History`, or a
+            throughput frame (it carries no limits: ``limit`` is NaN, ``reason`` says so).
         now: The instant to forecast from (naive is UTC, a number is epoch seconds).
             Default: the present, or the end of the newest point's interval when the
             data end earlier; points dated in the future are left out and counted in
