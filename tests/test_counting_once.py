@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 import pathlib
 
-from tests.test_import_graph import PACKAGE, module_names
+from tests.test_import_graph import PACKAGE, module_names, parsed
 
 HOME = "searchkit.frames.counting"
 #: The rules' names (issue 26 item 1): defined in HOME only.
@@ -156,7 +156,7 @@ def findings(root: pathlib.Path = PACKAGE) -> list[str]:
     for name, path in module_names(root).items():
         if name == HOME.replace("searchkit", root.name, 1):
             continue
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = parsed(path)
         for rule in sorted(_defined(tree) & RULES):
             found.append(f"{name} defines {rule}")
         for rule in sorted(_exported(tree) & RULES):  # a second name for it: import it
@@ -181,7 +181,7 @@ def test_the_counting_rules_are_defined_once():
 
 
 def test_the_counting_module_defines_every_rule():
-    tree = ast.parse(module_names()[HOME].read_text(encoding="utf-8"))
+    tree = parsed(module_names()[HOME])
     assert _defined(tree) >= RULES
 
 

@@ -1,8 +1,9 @@
 """What the quota cockpit reads: today's forecast, the daily usage, the newest point.
 
 The cockpit (:mod:`searchkit.ui.cockpit`) calls only these, on its worker thread; each is
-one public analytics call on the source the user gave, so the cockpit's rows are exactly
-:func:`~searchkit.forecast_limits`' for the same source and ``now``.
+one public analytics call on the source the user gave (a History through
+:func:`read_by_refresh`: the same store, read only where it changed), so the cockpit's
+rows are exactly :func:`~searchkit.forecast_limits`' for the same source and ``now``.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from searchkit.analytics.day import DayForecast, forecast_day
+from searchkit.analytics.seen import SeenHistory
 from searchkit.analytics.usage import is_history, usage_frame
 from searchkit.frames.counting import ValueUnit
 
@@ -19,7 +21,15 @@ if TYPE_CHECKING:
     from searchkit.frames.sources import Source
     from searchkit.frames.zones import Instant
 
-__all__ = ["cockpit_forecast", "cockpit_usage", "newest_point", "source_text"]
+__all__ = ["cockpit_forecast", "cockpit_usage", "newest_point", "read_by_refresh", "source_text"]
+
+
+def read_by_refresh(source: Source) -> Source:
+    """What the cockpit's refreshes read: a History as a
+    :class:`~searchkit.analytics.seen.SeenHistory` (each refresh reads only the files
+    written since the last; the rows stay forecast_limits' on the store), anything else
+    as it is (read whole each time)."""
+    return SeenHistory(source) if is_history(source) else source
 
 
 def cockpit_forecast(

@@ -70,6 +70,7 @@ class QuotaCockpit(CockpitView):
     ) -> None:
         name = zone_name(tz)  # an unknown zone is refused here, before anything is built
         self._source = source
+        self._reading = data.read_by_refresh(source)  # a refresh reads only what is new
         self._now = now
         self._value_unit = value_unit
         self._state = threading.RLock()
@@ -187,7 +188,7 @@ class QuotaCockpit(CockpitView):
                 self._end_job()
 
     def _read(self, force: bool) -> None:
-        newest = data.newest_point(self._source)
+        newest = data.newest_point(self._reading)
         with self._state:
             field = self.field
             unchanged = not force and newest is not None and newest == self._read_newest
@@ -198,7 +199,7 @@ class QuotaCockpit(CockpitView):
         now = self._now() if callable(self._now) else self._now
         day = _twice(
             lambda: data.cockpit_forecast(
-                self._source, now=now, field=field, value_unit=self._value_unit
+                self._reading, now=now, field=field, value_unit=self._value_unit
             )
         )
         with self._state:

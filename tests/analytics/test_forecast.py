@@ -18,6 +18,7 @@ from tests.analytics_data import raw_index
 pytestmark = pytest.mark.filterwarnings("error::pandas.errors.Pandas4Warning")
 
 UTC = "UTC"
+GO_FORMAT = "%Y-%m-%d %H:%M:%S +0000 UTC"  # go()'s
 
 
 def shaped(rate_of_hour, hour: int) -> float:
@@ -41,14 +42,19 @@ def days_of(
     first = pd.Timestamp(start, tz=UTC)
     points = []
     for day in range(days + 1):
+        minutes = []
         for minute in range(0, 1440, every):
             if day == days and today_until is not None and minute >= today_until * 60:
                 break
             if day == days and skip_today and skip_today[0] * 60 <= minute < skip_today[1] * 60:
                 continue
-            factor = today_factor if day == days else 1.0
-            when = first + pd.Timedelta(days=day, minutes=minute)
-            points.append({"x": go(when), "y": rate_of_hour(minute // 60, when) * factor})
+            minutes.append(minute)
+        factor = today_factor if day == days else 1.0
+        # A day's instants and their texts at once (as go() writes them, a point at a time).
+        whens = first + pd.Timedelta(days=day) + pd.to_timedelta(minutes, unit="min")
+        texts = whens.strftime(GO_FORMAT)
+        for minute, when, text in zip(minutes, whens, texts, strict=True):
+            points.append({"x": text, "y": rate_of_hour(minute // 60, when) * factor})
     return {
         "id": f"id-{name}",
         "name": name,
