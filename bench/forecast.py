@@ -49,6 +49,7 @@ sys.path.insert(0, str(HERE.parent))
 from figures import emit  # noqa: E402
 
 from searchkit.analytics import backtest as bt  # noqa: E402
+from searchkit.analytics import bins as pb  # noqa: E402
 from searchkit.analytics import profile as pf  # noqa: E402
 
 # What each stored trace is (sources in bench/forecast_traces/README.md); every
@@ -145,7 +146,7 @@ def synthetic_traces(count: int = 24, days: int = 42, seed: int = 16) -> pd.Data
 
 def backtest_frame(tp: pd.DataFrame) -> bt.Backtest:
     """The backtest of a throughput frame, each trace's limit its median daily total."""
-    bins = pf.bins_from_frame(tp, "per_second")
+    bins = pb.bins_from_frame(tp, "per_second")
     limit = bt.day_limits(bins, pd.DataFrame(), "max_daily_queries", "median")
     return bt.replay(bins, limit, bt.BACKTEST_HOURS, pf.WINDOW)
 

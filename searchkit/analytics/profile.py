@@ -16,32 +16,16 @@ from typing import Any
 
 import numpy as np
 
-from searchkit.analytics.bins import (
-    DAY,
-    DAY_NS,
-    HOUR_NS,
-    NO_TIME,
-    Bins,
-    bins_from_frame,
-    bins_from_history,
-)
 from searchkit.frames.counting import median_ranks
 
 __all__ = [
     "COMPLETE_HOURS",
-    "DAY",
-    "DAY_NS",
-    "HOUR_NS",
     "MIN_CALIBRATION",
-    "NO_TIME",
     "WIDE_BAND",
     "WINDOW",
-    "Bins",
     "Forecast",
     "Reference",
     "band",
-    "bins_from_frame",
-    "bins_from_history",
     "crossing",
     "future_share",
     "log_errors",
