@@ -32,14 +32,22 @@ format: $(STAMP)
 JOBS ?= 2
 PARALLEL := $(if $(filter 0,$(JOBS)),,-n $(JOBS) --dist loadfile --no-loadscope-reorder)
 
+# Bytecode is cached (__pycache__/, git-ignored) even where the environment sets
+# PYTHONDONTWRITEBYTECODE: without it every worker compiles searchkit and rewrites the
+# asserts of every test module again on each run (about 3 s of CPU a worker).
+SUITE_ENV := PYTHONDONTWRITEBYTECODE=
+
 test: lint
-	$(PY) -m pytest $(PARALLEL) tests notebooks --nbval --nbval-sanitize-with notebooks/sanitize.cfg
+	$(SUITE_ENV) $(PY) -m pytest $(PARALLEL) tests notebooks --nbval --nbval-sanitize-with notebooks/sanitize.cfg
 
 # The edit loop: everything but the browser, the load tests, slow tests and the notebooks.
 FAST_TESTS := tests --ignore=tests/browser --ignore=tests/load -m "not slow and not browser"
+# Without nbval's plugin (importing it builds jsonschema's URI grammars: about 2.5 s of CPU
+# in the controller and again in each worker) or anyio's (no test uses it).
+FAST_PLUGINS := -p no:nbval -p no:anyio
 
 test-fast: $(STAMP)
-	$(PY) -m pytest $(PARALLEL) $(FAST_TESTS)
+	$(SUITE_ENV) $(PY) -m pytest $(PARALLEL) $(FAST_PLUGINS) $(FAST_TESTS)
 
 # Every figure the README gives, re-measured in one run and printed beside the baseline it is
 # compared with (measured in the same run), then one table of them all against what the README
