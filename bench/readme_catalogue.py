@@ -784,23 +784,23 @@ FIGURES += [
     Figure(
         Y, "the store on disk", "2.31 GiB", "year.disk_gib", about(2.31), better="none", unit=" GiB"
     ),
-    Figure(Y, "usage_frame(hist), UTC", "5.27-6.91 s", "year.usage.s", (5.27, 6.91)),
+    Figure(Y, "usage_frame(hist), UTC", "1.23-1.89 s", "year.usage.s", (1.23, 1.89)),
     Figure(
         Y,
         "usage_frame, UTC: memory",
-        "+239 MiB",
+        "+300-306 MiB",
         "year.usage.mib",
-        about(239),
+        (300, 306),
         unit=" MiB",
         fmt=".0f",
     ),
-    Figure(Y, "usage_frame, UTC: CPU", "1.97-2.08 s", "year.usage.cpu", (1.97, 2.08)),
+    Figure(Y, "usage_frame, UTC: CPU", "1.48-2.26 s", "year.usage.cpu", (1.48, 2.26)),
 ]
-# Wall and CPU seconds each zone took (load 12.6-14.7; bench/history.py --year --repeat 2).
+# Wall and CPU seconds each zone took (load 2.8-5.8; bench/history.py --year --repeat 2).
 for zone, wall, cpu in (
-    ("America/New_York", (8.53, 12.62), (2.96, 3.71)),
-    ("Asia/Kolkata", (9.84, 11.10), (2.82, 3.71)),
-    ("Pacific/Chatham", (6.94, 7.97), (2.91, 2.94)),
+    ("America/New_York", (1.81, 2.52), (2.27, 2.48)),
+    ("Asia/Kolkata", (2.77, 2.94), (2.61, 2.74)),
+    ("Pacific/Chatham", (3.34, 3.95), (2.23, 2.45)),
 ):
     FIGURES += [
         Figure(
@@ -813,9 +813,9 @@ for zone, wall, cpu in (
         Figure(
             Y,
             f"usage_frame, {zone}: memory",
-            "+290-368 MiB",
+            "+311-381 MiB",
             f"year.usage.{zone}.mib",
-            (290, 368),
+            (311, 381),
             unit=" MiB",
             fmt=".0f",
         ),
@@ -831,14 +831,16 @@ for what, label, cases in (
     (
         "plot",
         "plot_utilization drawn",
-        (("", (5.55, 6.28), (2.14, 2.81)), ("America/New_York", (10.21, 16.60), (3.73, 4.95)),
-         ("Asia/Kolkata", (11.08, 13.14), (3.79, 3.91))),
+        (("", (2.20, 4.36), (1.93, 2.25)), ("America/New_York", (5.12, 5.70), (3.22, 3.27)),
+         ("Asia/Kolkata", (5.97, 7.97), (3.46, 4.81)),
+         ("Pacific/Chatham", (5.45, 17.28), (3.40, 5.10))),
     ),
     (
         "cockpit",
         "quota_cockpit ready",
-        (("", (5.04, 6.10), (1.51, 2.32)), ("America/New_York", (7.89, 8.23), (1.51, 2.32)),
-         ("Asia/Kolkata", (5.51, 5.91), (1.51, 2.32))),
+        (("", (3.36, 3.66), (1.23, 2.59)), ("America/New_York", (2.86, 3.73), (1.23, 2.59)),
+         ("Asia/Kolkata", (2.41, 3.36), (1.23, 2.59)),
+         ("Pacific/Chatham", (1.74, 2.94), (1.23, 2.59))),
     ),
 ):  # fmt: skip
     for zone, wall, cpu in cases:
@@ -859,16 +861,6 @@ for what, label, cases in (
                 cpu,
             ),
         ]
-FIGURES += [
-    Figure(Y, "plot_utilization drawn, Pacific/Chatham", "7.60 s", "year.plot.Pacific/Chatham.s",
-           about(7.60)),
-    Figure(Y, "plot_utilization drawn, Pacific/Chatham: CPU", "3.52 s",
-           "year.plot.Pacific/Chatham.cpu", about(3.52)),
-    Figure(Y, "quota_cockpit ready, Pacific/Chatham", "4.85 s", "year.cockpit.Pacific/Chatham.s",
-           about(4.85)),
-    Figure(Y, "quota_cockpit ready, Pacific/Chatham: CPU", "1.79 s",
-           "year.cockpit.Pacific/Chatham.cpu", about(1.79)),
-]  # fmt: skip
 FIGURES += [
     Figure(Y, "History.info()", "1.26-1.48 s (54.5-86.4 s before)", "year.info.s", (1.26, 1.48)),
     Figure(
