@@ -2,8 +2,10 @@
 
 :meth:`~searchkit.History.collect` is this round on its history's layout: the limits
 snapshot (stored on change), the points not stored yet (a file per UTC day), the gaps
-since the last round, the record of each index's newest point, then the closed days'
-compaction and the open day's rollup (:func:`~searchkit.history.compaction.after_collect`).
+since the last round, the record of each index's newest point, then the rollups of the days
+written (:func:`~searchkit.history.compaction.after_collect`). The days closed before the
+round are merged while it waits for its list
+(:func:`~searchkit.history.compaction.before_list`).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from searchkit.history.collecting import (
     points_by_index,
     unstored,
 )
-from searchkit.history.compaction import after_collect
+from searchkit.history.compaction import after_collect, before_list
 from searchkit.history.crossings import daily_limits
 from searchkit.history.gaps import Gap
 from searchkit.history.layout import Layout
@@ -50,8 +52,12 @@ def collect_round(
     compact: bool = True,
 ) -> CollectSummary:
     """Collect once into ``layout`` (see :meth:`~searchkit.History.collect`)."""
-    listed = client.list_indexes() if indexes is None else indexes
-    collected_at = utc_instant(now, "now") or pd.Timestamp(time.time_ns(), unit="ns", tz="UTC")
+    given = utc_instant(now, "now")
+    started = given or pd.Timestamp(time.time_ns(), unit="ns", tz="UTC")
+    # The days closed before this round are merged while it waits for its list.
+    with before_list(layout, f"{started:%Y-%m-%d}", merge=compact) as merged:
+        listed = client.list_indexes() if indexes is None else indexes
+    collected_at = given or pd.Timestamp(time.time_ns(), unit="ns", tz="UTC")
     collected_at = collected_at.floor("us")  # as stored (see layout.WRITE_OPTIONS)
     stamp = int(collected_at.value)
     skipped = refusals.Skipped()
@@ -74,7 +80,9 @@ def collect_round(
         notes += advance_record(layout, record, listed)
     today = f"{collected_at:%Y-%m-%d}"
     crossed = daily_limits(limits)  # the limits whose crossings today's rollup keeps
-    after_collect(layout, today, files, new, days, merge=compact, limits=crossed)
+    notes += after_collect(
+        layout, today, files, new, days, merge=compact, limits=crossed, merged=merged
+    )
     return CollectSummary(
         collected_at=collected_at,
         indexes=len(limits),
