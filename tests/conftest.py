@@ -82,6 +82,16 @@ def _no_searchkit_environment(monkeypatch):
         monkeypatch.delenv(name, raising=False)
 
 
+@pytest.fixture(autouse=True)
+def _merges_settled() -> Iterator[None]:
+    # A collect across midnight leaves the closed day's merge on a thread: it ends with
+    # its test (its store, its S3 server), never in the next one.
+    yield
+    from searchkit.history.compaction import settle_all
+
+    settle_all()
+
+
 def _options(request: pytest.FixtureRequest, default: dict[str, Any]) -> dict[str, Any]:
     """The options of a marker named after the requesting fixture, else ``default``."""
     marker = request.node.get_closest_marker(request.fixturename)

@@ -3,9 +3,9 @@
 :meth:`~searchkit.History.collect` is this round on its history's layout: the limits
 snapshot (stored on change), the points not stored yet (a file per UTC day), the gaps
 since the last round, the record of each index's newest point, then the rollups of the days
-written (:func:`~searchkit.history.compaction.after_collect`). The days closed before the
-round are merged while it waits for its list
-(:func:`~searchkit.history.compaction.before_list`).
+written and the closed days' compaction
+(:func:`~searchkit.history.compaction.after_collect`): the day the round closes is merged
+on a thread after it returns (:func:`~searchkit.history.compaction.merge_later`).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from searchkit.history.collecting import (
     points_by_index,
     unstored,
 )
-from searchkit.history.compaction import after_collect, before_list
+from searchkit.history.compaction import after_collect, settle
 from searchkit.history.crossings import daily_limits
 from searchkit.history.gaps import Gap
 from searchkit.history.layout import Layout
@@ -53,10 +53,8 @@ def collect_round(
 ) -> CollectSummary:
     """Collect once into ``layout`` (see :meth:`~searchkit.History.collect`)."""
     given = utc_instant(now, "now")
-    started = given or pd.Timestamp(time.time_ns(), unit="ns", tz="UTC")
-    # The days closed before this round are merged while it waits for its list.
-    with before_list(layout, f"{started:%Y-%m-%d}", merge=compact) as merged:
-        listed = client.list_indexes() if indexes is None else indexes
+    earlier = settle(layout)  # the merge the round before left running, if any
+    listed = client.list_indexes() if indexes is None else indexes
     collected_at = given or pd.Timestamp(time.time_ns(), unit="ns", tz="UTC")
     collected_at = collected_at.floor("us")  # as stored (see layout.WRITE_OPTIONS)
     stamp = int(collected_at.value)
@@ -80,9 +78,8 @@ def collect_round(
         notes += advance_record(layout, record, listed)
     today = f"{collected_at:%Y-%m-%d}"
     crossed = daily_limits(limits)  # the limits whose crossings today's rollup keeps
-    notes += after_collect(
-        layout, today, files, new, days, merge=compact, limits=crossed, merged=merged
-    )
+    after_collect(layout, today, files, new, days, merge=compact, limits=crossed)
+    notes += [] if earlier is None else earlier.notes()
     return CollectSummary(
         collected_at=collected_at,
         indexes=len(limits),

@@ -1,20 +1,23 @@
 """Compaction: a day's files merged into one, its rollup recomputed, one compactor at a time.
 
-A collect round merges the days that closed before it (:func:`before_list`), on a thread
-while it waits for its list of indexes: a day's merge reads and writes the whole day
-(about 0.5 s of CPU for 1.44M points), as long as a round's other work. The day that
-closes during a round (the round across midnight brings its last points) is merged by the
-next round; its rollup is brought up to date by the round that wrote it
-(:mod:`~searchkit.history.open_day`), so readers answer it from its rollup meanwhile.
+The day a collect round closes (the round across midnight brings its last points) is
+merged after the round returns, on a thread (:func:`merge_later`): the merge reads and
+writes the whole day (about 0.5 s of CPU for 1.44M points, as long as a round's other
+work), so the round costs what the others do, and the merge runs while the collector waits
+for its next round. The day's rollup is current already (each round extends it: see
+:mod:`~searchkit.history.open_day`), so readers answer it from the rollup meanwhile; they
+are safe beside a merge as beside any compactor (the merged file is written whole before
+the files it replaces are deleted). The next round, :meth:`~searchkit.History.compact` and
+:meth:`~searchkit.History.refresh_rollups` first wait for it (:func:`settle`), and so does
+the interpreter before it exits (the thread is not a daemon).
 """
 
 from __future__ import annotations
 
 import collections
-import contextlib
-import re
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import pandas as pd
 import pyarrow as pa
@@ -27,13 +30,14 @@ from searchkit.history.layout import STALE, Layout, file_seconds
 
 __all__ = [
     "CLOSED_DAYS",
-    "Merged",
+    "Merging",
     "after_collect",
-    "before_list",
     "compact_all",
     "compact_day",
     "current_sources",
-    "merge_closed",
+    "merge_later",
+    "settle",
+    "settle_all",
 ]
 
 #: The closed days before a round that it merges when they hold more than one file: a
@@ -42,18 +46,16 @@ __all__ = [
 CLOSED_DAYS = 7
 
 
-class Merged:
-    """What :func:`before_list` did: the counts of its merges, and the error that stopped
-    them (see :meth:`notes`)."""
+@dataclass
+class Merging:
+    """A merge a round left running: its thread, and the error that stopped it."""
 
-    def __init__(self) -> None:
-        self.counts: collections.Counter[str] = collections.Counter()
-        self.error: BaseException | None = None
+    thread: threading.Thread
+    error: BaseException | None = None
 
     def notes(self) -> list[str]:
-        """The round's warning when a merge met a file it cannot read (a foreign or corrupt
-        file in a closed day: the round still stored its points); any other error is
-        raised, once the round has stored its points."""
+        """The next round's warning when the merge met a file it cannot read (a foreign or
+        corrupt file in a closed day: nothing is lost); any other error is raised."""
         if self.error is None:
             return []
         if not isinstance(self.error, HistoryError):
@@ -64,62 +66,64 @@ class Merged:
         ]
 
 
-@contextlib.contextmanager
-def before_list(layout: Layout, today: str, *, merge: bool) -> Iterator[Merged]:
-    """Merge the closed days before ``today`` (:func:`merge_closed`) on a thread while the
-    body runs (a round's list: nothing in it touches the history), and wait for it at the
-    end of the body, whatever the body raised. Without ``merge``, nothing."""
-    merged = Merged()
-    if not merge:
-        yield merged
-        return
-
-    def run() -> None:
-        try:
-            merge_closed(layout, today, merged.counts)
-        except BaseException as exc:  # raised by after_collect, in the round's thread
-            merged.error = exc
-
-    worker = threading.Thread(target=run, name="searchkit-compaction", daemon=True)
-    worker.start()
-    try:
-        yield merged
-    finally:
-        worker.join()
+_MERGING: dict[str, Merging] = {}  # by store (see _key), in this process
+_MERGING_LOCK = threading.Lock()
 
 
-def merge_closed(layout: Layout, today: str, counts: collections.Counter[str]) -> None:
-    """Compact yesterday (its points, its limits) and every other day of the
-    :data:`CLOSED_DAYS` before ``today`` that holds more than one file of points.
+def _key(layout: Layout) -> str:
+    return f"{layout.fs.type_name}:{layout.root}"
 
-    Yesterday's points wait while no round has stored a file since midnight (none is
-    stamped later: ``part-<collected_at>-...``): this round brings yesterday's last points
-    (a file more), and the next merges the day once; its rollup, extended by this round,
-    answers for it meanwhile.
+
+def settle(layout: Layout) -> Merging | None:
+    """Wait for the merge a round left running on this store (in this process); return
+    it (its :meth:`Merging.notes`), or None when there was none."""
+    with _MERGING_LOCK:
+        merging = _MERGING.pop(_key(layout), None)
+    if merging is not None and merging.thread is not threading.current_thread():
+        merging.thread.join()
+    return merging
+
+
+def settle_all() -> None:
+    """Wait for every merge the rounds of this process left running."""
+    with _MERGING_LOCK:
+        running = list(_MERGING.values())
+        _MERGING.clear()
+    for merging in running:
+        merging.thread.join()
+
+
+def merge_later(layout: Layout, today: str) -> Merging | None:
+    """Merge, on a thread, each of the :data:`CLOSED_DAYS` before ``today`` that holds more
+    than one file of points (yesterday, when the round just closed it); then bring the
+    rollups of the days forecasts read up to date. None when no day needs it.
+
+    The thread works on a layout of its own (the round's listings are not shared).
     """
     yesterday = _day_before(today)
     first = f"{pd.Timestamp(today) - pd.Timedelta(days=CLOSED_DAYS):%Y-%m-%d}"
-    listed = layout.files("throughput", first, today)
-    held = collections.Counter(day for day, _, _ in listed)
-    chosen = {day for day, files in held.items() if files > 1 and day < yesterday}
-    midnight = pd.Timestamp(today, tz="UTC").value
-    if held[yesterday] == 1 or any(_stamp(path) >= midnight for _, path, _ in listed):
-        chosen.add(yesterday)
-    for day in sorted(chosen):
-        compact_day(layout, "throughput", day, counts)
-    compact_day(layout, "limits", yesterday, counts)
-    if counts["rollups_written"]:
-        rollups.refresh_recent(layout, yesterday)
+    held = collections.Counter(day for day, _, _ in layout.files("throughput", first, yesterday))
+    days = sorted(day for day, files in held.items() if files > 1)
+    if not days:
+        return None
+    own = Layout(layout.location, layout.fs, layout.root)
 
+    def run() -> None:
+        counts: collections.Counter[str] = collections.Counter()
+        try:
+            for day in days:
+                compact_day(own, "throughput", day, counts)
+            if counts["rollups_written"]:
+                rollups.refresh_recent(own, yesterday)
+        except BaseException as exc:  # the next round reports it (Merging.notes)
+            merging.error = exc
 
-def _stamp(path: str) -> int:
-    """The collect time a file's name carries (``part-<stamp>-...``), or -1."""
-    found = re.match(r"part-(\d+)-", path.rpartition("/")[2])
-    return int(found.group(1)) if found else -1
-
-
-def _day_before(day: str) -> str:
-    return f"{pd.Timestamp(day) - pd.Timedelta(days=1):%Y-%m-%d}"
+    merging = Merging(threading.Thread(target=run, name="searchkit-compaction"))
+    settle(layout)  # one merge at a time per store
+    with _MERGING_LOCK:
+        _MERGING[_key(layout)] = merging
+    merging.thread.start()
+    return merging
 
 
 def after_collect(
@@ -131,19 +135,18 @@ def after_collect(
     *,
     merge: bool,
     limits: Mapping[str, Sequence[float]] | None = None,
-    merged: Merged | None = None,
-) -> list[str]:
+) -> None:
     """What a collect round does after writing ``files`` (``new`` points, of UTC ``days``):
 
     bring the rollup of each day it wrote to up to date, extended with the points it wrote
     (:mod:`searchkit.history.open_day`: the open day's sums without reading it again);
     ``limits``: each index's limits whose crossings the rollup keeps
-    (:mod:`searchkit.history.crossings`). With ``merge``, the closed days were merged
-    before the list (``merged``); yesterday, if written now, is merged by the next round,
-    an older day written now (late points) at once; without, the rollups of the closed
-    days it wrote and of yesterday are brought up to date. When a closed day's rollup was
-    written (once a day), so are the rollups of the days forecasts read. Returns the
-    round's warnings (:meth:`Merged.notes`).
+    (:mod:`searchkit.history.crossings`). With ``merge``: compact an older closed day it
+    wrote (late points) and yesterday's limits at once, and leave the days of the week
+    before with more than one file of points (yesterday, at the round across midnight) to
+    :func:`merge_later`; without, bring the rollups of the closed days it wrote and of
+    yesterday up to date. When a closed day's rollup was written (once a day), so are the
+    rollups of the days forecasts read.
     """
     written = [] if days is None else pc.unique(days).to_pylist()
     counts: collections.Counter[str] = collections.Counter()
@@ -153,15 +156,23 @@ def after_collect(
         if path is not None and open_day.advance(layout, day, path, part, limits):
             counts["rollups_written"] += day < today
     yesterday = _day_before(today)
-    if merge:  # yesterday waits for the next round (see merge_closed); an older day not
-        for day in sorted(d for d in written if d < yesterday):
+    if merge:
+        # A day of one file: its rollup made current if it is not (cheap when it is).
+        single = len(layout.files("throughput", yesterday, yesterday)) == 1
+        for day in sorted(d for d in written if d < yesterday) + [yesterday] * single:
             compact_day(layout, "throughput", day, counts)
+        compact_day(layout, "limits", yesterday, counts)
     else:
         closed = sorted(d for d in {*written, yesterday} if d < today)
         counts["rollups_written"] += sum(rollups.refresh(layout, day) for day in closed)
     if counts["rollups_written"]:
         rollups.refresh_recent(layout, yesterday)
-    return [] if merged is None else merged.notes()
+    if merge:
+        merge_later(layout, today)
+
+
+def _day_before(day: str) -> str:
+    return f"{pd.Timestamp(day) - pd.Timedelta(days=1):%Y-%m-%d}"
 
 
 def current_sources(layout: Layout, first: str | None = None) -> dict[str, str]:

@@ -14,6 +14,7 @@ import pytest
 
 import searchkit as sk
 from searchkit.emulator import Emulator
+from searchkit.history.compaction import settle_all
 from searchkit.history.layout import THROUGHPUT_SCHEMA, HistoryWarning
 from searchkit.history.usage_history import History
 from tests.history.conftest import data_files as files
@@ -174,6 +175,7 @@ def test_rollups_written_before_they_held_hours_are_rewritten_by_the_next_collec
     for _ in range(11):  # every 6 hours, 2026-11-20 12:00 .. 2026-11-23 00:00
         hist.collect(client, now=emu.now())
         emu.advance(6 * HOUR)
+    settle_all()  # the merge of the day the last round closed
     days = ["2026-11-20", "2026-11-21", "2026-11-22"]
     assert sorted(hist.hourly(days[0], days[-1])) == days
     for path in files(tmp_path / "h", "rollups"):  # as a searchkit without hours wrote them
