@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from searchkit.history.dedupe import Points
     from searchkit.history.rollups import DaySums, Detail
 
-__all__ = ["AHEAD", "HELD", "Day", "PointsReader", "PointsSource", "read_days"]
+__all__ = ["AHEAD", "HELD", "Day", "PointsReader", "PointsSource", "answers_before", "read_days"]
 
 AHEAD = 2  # days read ahead of the one counted
 #: The most spans' points held at once: the one counted, AHEAD read ahead, the one kept.
@@ -84,6 +84,17 @@ class PointsReader:
             if self._kept is None or self._kept[0][0] <= start:
                 self._kept = ((start, end), points)
         return points
+
+
+def answers_before(sums: DaySums | None, cut: int | None) -> bool:
+    """Whether a day's rollup ``sums`` answer for its points before ``cut`` (epoch ns; None:
+    all of them): they hold no point at or after it. The open day's rollup, which each
+    collect extends, holds the points written since a forecast's instant too; then the
+    day is read from its points, up to the instant. (Whether a rollup's quarters answer
+    a zone's periods is :func:`~searchkit.analytics.periods.plan`'s to say.)"""
+    if sums is None:
+        return False
+    return cut is None or not len(sums.ids) or int(sums.last_point.max()) < cut
 
 
 @dataclass(frozen=True)

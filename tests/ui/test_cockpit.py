@@ -15,6 +15,8 @@ import shutil
 
 import matplotlib
 import pandas as pd
+import pyarrow as pa
+import pyarrow.fs as pafs
 import pytest
 
 import searchkit as sk
@@ -173,9 +175,9 @@ def test_header_and_rows_line_up(raw):
     assert header.index("limit") + len("limit") == line.index("50,000") + len("50,000")
 
 
-def test_the_widget_state_and_display_hold_no_token():
-    with Emulator(demo=True, seed=2026, window_minutes=3 * 1440) as emu, emu.client() as c:
-        indexes = c.list_indexes()
+@pytest.mark.emulator(demo=True, seed=2026, window_minutes=3 * 1440)
+def test_the_widget_state_and_display_hold_no_token(client):
+    indexes = client.list_indexes()
     cockpit = sk.quota_cockpit(indexes)
     try:
         assert cockpit.wait(HANG_S)
@@ -195,15 +197,26 @@ def test_the_widget_state_and_display_hold_no_token():
 START = dt.datetime(2026, 11, 17, 12, 0, tzinfo=dt.timezone.utc)
 
 
+#: The demo set, a day of points a list, from START on a clock the tests move.
+EMULATOR = {"demo": True, "seed": 2026, "clock": START, "window_minutes": 1440}
+pytestmark = pytest.mark.emulator(**EMULATOR)  # ``emulator`` here, unless a test says else
+
+
+def three_days(folder: pathlib.Path) -> None:
+    """Collect the three days after START, once a day, into ``folder``."""
+    with Emulator(**EMULATOR) as emu, emu.client() as client:
+        hist = sk.History(folder)
+        for _ in range(3):
+            emu.advance(86_400)
+            hist.collect(client, now=emu.now())
+
+
 @pytest.fixture
-def store(tmp_path):
-    with Emulator(demo=True, seed=2026, clock=START, window_minutes=1440) as emu:
-        with emu.client() as client:
-            hist = sk.History(tmp_path / "store")
-            for _ in range(3):
-                emu.advance(86_400)
-                hist.collect(client, now=emu.now())
-            yield hist, emu, client
+def store(tmp_path, made_once, emulator, client):
+    """Three days collected (``made_once``), with the emulator's clock where they left it."""
+    hist = sk.History(made_once("cockpit-three-days", three_days, tmp_path / "store"))
+    emulator.advance(3 * 86_400)
+    return hist, emulator, client
 
 
 def test_refresh_reads_a_new_collect_and_keeps_the_selection(store):
@@ -230,6 +243,94 @@ def test_refresh_reads_a_new_collect_and_keeps_the_selection(store):
         # The refreshed rows are a fresh forecast_limits' at the same instant, to the bit.
         fresh = sk.forecast_limits(hist, now=emu.now())
         pd.testing.assert_frame_equal(cockpit.rows[list(FORECAST_COLUMNS)], fresh)
+    finally:
+        cockpit.close()
+
+
+class Opened(pafs.FileSystemHandler):
+    """The local filesystem, noting each file opened for reading (a footer or a read)."""
+
+    def __init__(self) -> None:
+        self._fs = pafs.LocalFileSystem()
+        self.opened: list[str] = []
+
+    def get_type_name(self) -> str:
+        return "opened"
+
+    def equals(self, other: object) -> bool:
+        return other is self
+
+    def normalize_path(self, path: str) -> str:
+        return path
+
+    def get_file_info(self, paths: list[str]) -> list[pafs.FileInfo]:
+        return self._fs.get_file_info(paths)
+
+    def get_file_info_selector(self, selector: pafs.FileSelector) -> list[pafs.FileInfo]:
+        return self._fs.get_file_info(selector)
+
+    def open_input_file(self, path: str) -> pa.NativeFile:
+        self.opened.append(path)
+        return self._fs.open_input_file(path)
+
+    def open_input_stream(self, path: str) -> pa.NativeFile:
+        self.opened.append(path)
+        return self._fs.open_input_stream(path)
+
+    def create_dir(self, path: str, recursive: bool) -> None:
+        self._fs.create_dir(path, recursive=recursive)
+
+    def delete_dir(self, path: str) -> None:
+        self._fs.delete_dir(path)
+
+    def delete_dir_contents(self, path: str, missing_dir_ok: bool = False) -> None:
+        self._fs.delete_dir_contents(path, missing_dir_ok=missing_dir_ok)
+
+    def delete_root_dir_contents(self) -> None:
+        raise OSError("not here")
+
+    def delete_file(self, path: str) -> None:
+        self._fs.delete_file(path)
+
+    def move(self, src: str, dest: str) -> None:
+        self._fs.move(src, dest)
+
+    def copy_file(self, src: str, dest: str) -> None:
+        self._fs.copy_file(src, dest)
+
+    def open_output_stream(self, path: str, metadata: object = None) -> pa.NativeFile:
+        return self._fs.open_output_stream(path)
+
+    def open_append_stream(self, path: str, metadata: object = None) -> pa.NativeFile:
+        return self._fs.open_append_stream(path)
+
+
+@pytest.mark.parametrize(
+    "options", [{}, {"field": "max_daily_queries", "value_unit": "per_minute", "now": True}]
+)
+def test_a_refresh_reads_only_the_collect_written_since_and_gives_forecast_limits(store, options):
+    """After a collect, a refresh opens one file: the collect's new points (not today's
+    rollup, the closed days, the limits); its rows are forecast_limits' on the store read
+    afresh, to the bit (the present, or the collector's clock)."""
+    hist, emu, client = store
+    handler = Opened()
+    now = emu.now if options.pop("now", False) else None
+    seen = sk.History(hist.root, filesystem=pafs.PyFileSystem(handler))
+    cockpit = sk.quota_cockpit(seen, now=now, **options)
+    try:
+        assert cockpit.wait(HANG_S)
+        assert handler.opened  # the first read: the store
+        today = pathlib.Path(hist.root, "throughput", "day=2026-11-20")
+        before = set(today.glob("*.parquet"))
+        emu.advance(600)
+        hist.collect(client, now=emu.now())
+        (written,) = set(today.glob("*.parquet")) - before
+        handler.opened.clear()
+        cockpit.refresh()
+        assert cockpit.message.endswith("newest point 2026-11-20 12:09 UTC.")
+        assert handler.opened == [str(written)]
+        fresh = sk.forecast_limits(hist, now=None if now is None else now(), **options)
+        pd.testing.assert_frame_equal(cockpit.rows[list(FORECAST_COLUMNS)], fresh, check_exact=True)
     finally:
         cockpit.close()
 
@@ -301,3 +402,32 @@ def test_a_copy_of_the_store_gives_the_same_rows(store, tmp_path):
         assert cockpit.wait(HANG_S)
         expected = sk.forecast_limits(hist, now=now)
         pd.testing.assert_frame_equal(cockpit.rows[list(FORECAST_COLUMNS)], expected)
+
+
+def test_tz_is_taken_as_every_function_takes_it_and_a_zone_without_a_name_refused(raw):
+    # tz means and types the same everywhere (issue 26 item 4): a name or its ZoneInfo.
+    # The widgets' zone menus show a name, so a bare offset (which has none) is refused at
+    # once, not carried as "UTC+02:00" into a refresh that cannot read it back.
+    import zoneinfo
+
+    made = sk.quota_cockpit(raw, now=NOW, tz=zoneinfo.ZoneInfo("Asia/Kolkata"))
+    try:
+        assert made.wait(HANG_S)
+        assert made.tz == "Asia/Kolkata"
+    finally:
+        made.close()
+    offset = dt.timezone(dt.timedelta(hours=2))
+    with pytest.raises(sk.ValidationError, match=r"an IANA name .* got datetime.timezone"):
+        sk.quota_cockpit(raw, now=NOW, tz=offset)
+    with pytest.raises(sk.ValidationError, match=r"unknown time zone 'Berlin'"):
+        sk.quota_cockpit(raw, now=NOW, tz="Berlin")
+
+
+def test_a_refresh_interval_of_its_own_is_named_as_every_duration_is(cockpit):
+    # One way to write a duration for people (issue 26 item 6): format_duration's.
+    cockpit.refresh_every = 90
+    try:
+        interval = part(cockpit, "sk-interval")
+        assert interval.options[-1] == ("1 min 30 s", 90.0) and interval.value == 90.0
+    finally:
+        cockpit.refresh_every = None
