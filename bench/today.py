@@ -217,7 +217,22 @@ def bench_midnight(indexes: int, baseline: str | None, repeat: int) -> None:
                 text=True,
                 env=env,
             ).stdout
-            print(f"{label} (run {turn + 1}): " + _ratios(json.loads(out)))
+            found = json.loads(out)
+            print(f"{label} (run {turn + 1}): " + _ratios(found))
+            _emit_rounds("today.rounds" if source is None else "today.rounds.baseline", found)
+
+
+def _emit_rounds(key: str, found: dict[str, list]) -> None:
+    """The midnight round's ratios to its list (wall, CPU) and the other rounds' median."""
+    at = found["at"]
+    midnight = at.index("00:00")
+    others = [i for i, when in enumerate(at) if when not in ("00:00", "00:10")]
+    wall = [r / li for r, li in zip(found["round"], found["list"], strict=True)]
+    cpu = [r / li for r, li in zip(found["round_cpu"], found["list_cpu"], strict=True)]
+    emit(f"{key}.midnight", wall[midnight], "x")
+    emit(f"{key}.midnight_cpu", cpu[midnight], "x")
+    emit(f"{key}.others_median", float(np.median([wall[i] for i in others])), "x")
+    emit(f"{key}.merge_cpu", found["after_cpu"][midnight])
 
 
 def _ratios(found: dict[str, list]) -> str:
