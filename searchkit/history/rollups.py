@@ -462,7 +462,7 @@ def table_sums(
             continue  # see above; an id in two accounts: the points' rule merges them
         label = str(np.datetime64(int(days[head]), "D"))
         day_ids = ids[part].tolist()
-        sums, points, *invalid = (values[part] for values in found)
+        sums, points, *invalid = (values.rows(head, end) for values in found)
         out[label] = DaySums(
             day=label,
             ids=day_ids,
