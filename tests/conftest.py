@@ -8,12 +8,17 @@
 - ``server``: a misbehaving local HTTP server to script (:class:`tests.faults.harness.FaultServer`),
   options as for ``emulator`` (``server_options``, ``@pytest.mark.server``).
 - ``configured``: the environment pointing at ``emulator`` (``SEARCHKIT_*``), for the CLI.
+- ``smtp``: a real SMTP server on loopback, ``(controller, inbox)`` (tests/alerts/smtp.py).
+- ``made_once``: a folder (a store collected over days, say) made once per worker and
+  copied by each test that uses it, instead of being made again for every test.
 """
 
 from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import pathlib
+import shutil
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -159,3 +164,38 @@ def configured(emulator: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.setenv("SEARCHKIT_USERNAME", emulator.username)
     monkeypatch.setenv("SEARCHKIT_PASSWORD", emulator.password)
     return emulator
+
+
+@pytest.fixture
+def smtp() -> Iterator[Any]:
+    """A real SMTP server on 127.0.0.1: ``(controller, inbox)``."""
+    from tests.alerts.smtp import smtp_server
+
+    with smtp_server() as started:
+        yield started
+
+
+@pytest.fixture(scope="session")
+def _made_folders(tmp_path_factory: pytest.TempPathFactory) -> dict[str, pathlib.Path]:
+    return {}
+
+
+@pytest.fixture
+def made_once(
+    tmp_path_factory: pytest.TempPathFactory, _made_folders: dict[str, pathlib.Path]
+) -> Callable[[str, Callable[[pathlib.Path], object], pathlib.Path], pathlib.Path]:
+    """``made_once(name, make, to)``: copy to ``to`` the folder ``make(folder)`` fills.
+
+    ``make`` runs on this worker's first call with ``name``; later calls copy what it made
+    (every file, as written). A test changes its copy, never the original.
+    """
+
+    def copy(name: str, make: Callable[[pathlib.Path], object], to: pathlib.Path) -> pathlib.Path:
+        if name not in _made_folders:
+            folder = tmp_path_factory.mktemp("made") / name
+            make(folder)
+            _made_folders[name] = folder
+        shutil.copytree(_made_folders[name], to)
+        return to
+
+    return copy

@@ -15,10 +15,22 @@ either.
 from __future__ import annotations
 
 import ast
+import functools
 import pathlib
 from collections.abc import Iterator
 
 PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "searchkit"
+
+
+def parsed(path: pathlib.Path) -> ast.Module:
+    """The syntax tree of ``path`` as it is now (each text parsed once: the rules below walk
+    the whole package, several times; the trees are only read)."""
+    return _parse(str(path), path.read_text(encoding="utf-8"))
+
+
+@functools.cache
+def _parse(filename: str, text: str) -> ast.Module:
+    return ast.parse(text, filename=filename)
 
 
 def module_names(root: pathlib.Path = PACKAGE) -> dict[str, pathlib.Path]:
@@ -91,7 +103,7 @@ def import_graph(root: pathlib.Path = PACKAGE, *, deferred: bool = False) -> dic
     lazy = {f"{root.name}.{name}": module for name, module in lazy_exports(root).items()}
     graph: dict[str, set[str]] = {name: set() for name in modules}
     for name, path in modules.items():
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        tree = parsed(path)
         for node in (_deferred_too if deferred else _load_time_imports)(tree.body):
             if isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
@@ -261,7 +273,7 @@ def _imports_with_names(root: pathlib.Path = PACKAGE) -> Iterator[tuple[str, str
     """Yield (module, imported module, imported name) for every ``from`` import, deferred too."""
     modules = module_names(root)
     for name, path in modules.items():
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        tree = parsed(path)
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom):
                 source = _resolve(name, path.name == "__init__.py", node)
@@ -348,11 +360,10 @@ def sizes(root: pathlib.Path = PACKAGE) -> dict[str, int]:
     """Return the modules over MAX_MODULE_LINES and functions over MAX_FUNCTION_LINES, sized."""
     over = {}
     for name, path in module_names(root).items():
-        text = path.read_text(encoding="utf-8")
-        lines = text.count("\n")
+        lines = path.read_text(encoding="utf-8").count("\n")
         if lines > MAX_MODULE_LINES:
             over[name] = lines
-        for node in ast.walk(ast.parse(text)):
+        for node in ast.walk(parsed(path)):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 length = node.end_lineno - node.lineno + 1
                 if length > MAX_FUNCTION_LINES:

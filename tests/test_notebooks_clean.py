@@ -11,11 +11,17 @@ import json
 import re
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import nbformat
 import pytest
 
 from searchkit.emulator import Emulator
+
+if TYPE_CHECKING:
+    # Imported where a test reads a notebook: nbformat's validator builds jsonschema's
+    # grammars (rfc3987-syntax, ~2 s of CPU), which every xdist worker would otherwise pay
+    # while it only collects this file.
+    import nbformat
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 EXPECTED = (
@@ -40,6 +46,8 @@ EXTRA_INDEXES = 20
 
 
 def load(name: str) -> nbformat.NotebookNode:
+    import nbformat
+
     return nbformat.read(NOTEBOOKS / name, as_version=4)
 
 
@@ -97,6 +105,8 @@ def test_the_example_notebooks_are_there():
 
 @pytest.mark.parametrize("name", EXPECTED)
 def test_notebook_is_valid_and_was_run_top_to_bottom(name):
+    import nbformat
+
     nb = load(name)
     nbformat.validate(nb)
     counts = [cell.execution_count for cell in code_cells(nb)]

@@ -25,6 +25,7 @@ from searchkit.analytics.bins import (
     bins_from_frame,
     bins_from_history,
 )
+from searchkit.frames.counting import median_ranks
 
 __all__ = [
     "COMPLETE_HOURS",
@@ -115,8 +116,7 @@ def nanmedian(values: np.ndarray) -> np.ndarray:
     if len(some):
         ordered = np.sort(flat[some], axis=-1)
         present = count[some]
-        high = present // 2
-        low = np.where(present % 2 == 1, high, high - 1)
+        low, high = median_ranks(present)
         at = np.arange(len(some))
         with np.errstate(invalid="ignore", over="ignore"):
             median[some] = (ordered[at, low] + ordered[at, high]) / 2.0
@@ -146,8 +146,9 @@ def _short_median(values: np.ndarray) -> np.ndarray:
         np.maximum(low, high, out=high)
         ranks[low_at], spare = spare, low
     # The middle two of the values present (the middle one twice for an odd count).
-    below = np.choose(np.maximum(count - 1, 0) // 2, ranks[: (size + 1) // 2])
-    above = np.choose(np.minimum(count // 2, size - 1), ranks[: size // 2 + 1])
+    first, second = median_ranks(np.maximum(count, 1))
+    below = np.choose(first, ranks[: (size + 1) // 2])
+    above = np.choose(second, ranks[: size // 2 + 1])
     with np.errstate(invalid="ignore", over="ignore"):
         median: np.ndarray = (below + above) / 2.0
     median[count == 0] = np.nan

@@ -55,6 +55,7 @@ from searchkit.frames.counting import (
     HOURS,
     QUARTER_NS,
     QUARTERS,
+    bin_slots,
     binned,
     clean_values,
     invalid_values,
@@ -365,7 +366,7 @@ def _bins(
 ) -> list[pa.Array]:
     """A day's ``size`` bins of ``width`` ns per index from its sorted unique points (all
     of that day): the value sums and valid points (see the module)."""
-    slot = (nanos - period) // width
+    slot = bin_slots(nanos, period, width)
     types = [pa.list_(pa.float64()), pa.list_(pa.int64())]
     # Summed by np.bincount in time order: the points' bins wherever they are made.
     sums, valid, _ = binned(codes * size + slot, clean_values(raw, bad), bad, count * size)

@@ -30,7 +30,7 @@ from searchkit.render.themes import Theme, ThemeName, index_slots, line_look, th
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
-    from searchkit.analytics.usage import Source
+    from searchkit.frames.sources import Source
     from searchkit.frames.zones import Instant
 
 __all__ = ["draw_day", "find_index", "limit_words", "plot_forecast", "retheme_day"]

@@ -1,7 +1,8 @@
-"""Fixtures of the alert delivery tests: a real SMTP server on loopback, a store, notices.
+"""Fixtures of the alert delivery tests: a store, notices; the receivers' options.
 
-Webhook receivers are the fault harness (``tests/faults/harness.py``): a real HTTP server on
-127.0.0.1 that answers 200, 500 or 404, hangs, or drops the connection, as scripted.
+Webhook receivers are ``server`` (tests/conftest.py, the fault harness): a real HTTP server
+on 127.0.0.1 that answers 200, 500 or 404, hangs, or drops the connection, as scripted.
+E-mail goes to ``smtp`` (tests/conftest.py), a real SMTP server on loopback.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import pytest
 from searchkit.alerts.notices import Notice
 from searchkit.history.usage_history import History
 
-from .smtp import SMTP_PASSWORD, SMTP_USER, smtp_server
+from .smtp import SMTP_PASSWORD, SMTP_USER
 
 __all__ = ["HOOK_TOKEN", "SMTP_PASSWORD", "SMTP_USER", "firing"]
 
@@ -50,7 +51,6 @@ def store(tmp_path):
 
 
 @pytest.fixture
-def smtp():
-    """A real SMTP server on 127.0.0.1: ``(controller, inbox)``."""
-    with smtp_server() as server:
-        yield server
+def server_options():
+    """Here ``server`` is a webhook receiver that may hang up to 30 s (a round's budget)."""
+    return {"max_hang": 30}

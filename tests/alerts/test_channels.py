@@ -27,22 +27,16 @@ DESCRIPTION = (
 )
 
 
-@pytest.fixture
-def receiver():
-    with FaultServer(max_hang=30) as server:
-        yield server
-
-
 def hook(server: FaultServer, **options) -> WebhookChannel:
     return WebhookChannel(f"{server.url}/services/{HOOK_TOKEN}", name="ops", **options)
 
 
-def test_the_webhook_posts_alertmanager_version_4_with_the_key_as_fingerprint(receiver):
-    receiver.script("POST", then=reply(200, {"ok": True}))
-    outcome = hook(receiver).send(firing(), timeout=5)
+def test_the_webhook_posts_alertmanager_version_4_with_the_key_as_fingerprint(server):
+    server.script("POST", then=reply(200, {"ok": True}))
+    outcome = hook(server).send(firing(), timeout=5)
 
     assert (outcome.result, outcome.status) == ("sent", 200)
-    [seen] = receiver.seen("POST")
+    [seen] = server.seen("POST")
     assert seen.path == f"/services/{HOOK_TOKEN}"
     assert seen.header("content-type") == "application/json"
     labels = {
@@ -90,29 +84,29 @@ def test_the_webhook_posts_alertmanager_version_4_with_the_key_as_fingerprint(re
     }
 
 
-def test_a_resolved_incident_is_status_resolved_with_its_end(receiver):
-    receiver.script("POST", then=reply(200))
+def test_a_resolved_incident_is_status_resolved_with_its_end(server):
+    server.script("POST", then=reply(200))
     notice = firing(state="resolved", at=firing().at.replace(hour=18))
-    hook(receiver).send(notice, timeout=5)
-    body = json.loads(receiver.seen("POST")[0].body)
+    hook(server).send(notice, timeout=5)
+    body = json.loads(server.seen("POST")[0].body)
     assert body["status"] == "resolved"
     assert body["alerts"][0]["startsAt"] == "2026-11-20T09:10:00Z"
     assert body["alerts"][0]["endsAt"] == "2026-11-20T18:10:00Z"
     assert body["alerts"][0]["fingerprint"] == "inc-1"
 
 
-def test_the_slack_format_sends_the_same_words_as_incoming_webhook_text(receiver):
-    receiver.script("POST", then=reply(200, "ok"))
-    outcome = hook(receiver, format="slack").send(firing(), timeout=5)
+def test_the_slack_format_sends_the_same_words_as_incoming_webhook_text(server):
+    server.script("POST", then=reply(200, "ok"))
+    outcome = hook(server, format="slack").send(firing(), timeout=5)
     assert outcome.result == "sent"
     first, _, rest = DESCRIPTION.partition("\n")
-    assert json.loads(receiver.seen("POST")[0].body) == {"text": f"*{first}*\n{rest}"}
+    assert json.loads(server.seen("POST")[0].body) == {"text": f"*{first}*\n{rest}"}
 
 
-def test_slack_markup_in_an_index_name_is_escaped(receiver):
-    receiver.script("POST", then=reply(200, "ok"))
-    hook(receiver, format="slack").send(firing(name="<!channel> & co"), timeout=5)
-    text = json.loads(receiver.seen("POST")[0].body)["text"]
+def test_slack_markup_in_an_index_name_is_escaped(server):
+    server.script("POST", then=reply(200, "ok"))
+    hook(server, format="slack").send(firing(name="<!channel> & co"), timeout=5)
+    text = json.loads(server.seen("POST")[0].body)["text"]
     assert "&lt;!channel&gt; &amp; co" in text
     assert "<!channel>" not in text
 
@@ -139,11 +133,11 @@ def test_slack_markup_in_an_index_name_is_escaped(receiver):
     ],
     ids=["500", "429", "404", "302", "hang", "drop"],
 )
-def test_a_receiver_that_fails_is_judged_retry_or_misconfigured(receiver, action, result, detail):
-    receiver.script("POST", then=action)
-    outcome = hook(receiver).send(firing(), timeout=0.5)
+def test_a_receiver_that_fails_is_judged_retry_or_misconfigured(server, action, result, detail):
+    server.script("POST", then=action)
+    outcome = hook(server).send(firing(), timeout=0.5)
     assert (outcome.result, outcome.detail) == (result, detail)
-    assert receiver.count("POST") == 1  # one attempt: retries happen in later rounds
+    assert server.count("POST") == 1  # one attempt: retries happen in later rounds
 
 
 def test_a_refused_connection_is_a_failure_to_retry():
@@ -156,11 +150,9 @@ def test_a_refused_connection_is_a_failure_to_retry():
     )
 
 
-def test_the_send_timeout_is_the_smaller_of_the_channel_s_and_the_round_s(receiver):
-    receiver.script("POST", then=hang())
-    assert hook(receiver, timeout=0.3).send(firing(), timeout=60).detail == (
-        "no answer within 0.3 s"
-    )
+def test_the_send_timeout_is_the_smaller_of_the_channel_s_and_the_round_s(server):
+    server.script("POST", then=hang())
+    assert hook(server, timeout=0.3).send(firing(), timeout=60).detail == ("no answer within 0.3 s")
 
 
 def test_a_webhook_url_shows_only_its_scheme_and_host():

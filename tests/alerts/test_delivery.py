@@ -12,7 +12,6 @@ import threading
 
 import duckdb
 import pandas as pd
-import pytest
 
 from searchkit.alerts.channels import LogChannel, WebhookChannel
 from searchkit.alerts.claims import Claims, claim_digest
@@ -83,12 +82,6 @@ class Clock:
         self.now += seconds
 
 
-@pytest.fixture
-def receiver():
-    with FaultServer(max_hang=30) as server:
-        yield server
-
-
 def hook(server: FaultServer, name: str = "ops") -> WebhookChannel:
     return WebhookChannel(f"{server.url}/hook/{HOOK_TOKEN}", name=name)
 
@@ -101,21 +94,21 @@ def posted_keys(server: FaultServer) -> list[tuple[str, str]]:
     return out
 
 
-def test_a_recorded_transition_is_sent_once_and_recorded_as_sent(store, receiver):
-    receiver.script("POST", then=reply(200))
+def test_a_recorded_transition_is_sent_once_and_recorded_as_sent(store, server):
+    server.script("POST", then=reply(200))
     journal = Journal(store, collector="c1")
     clock = Clock()
     journal.append([transition_row(transition(), 1)], now=clock())
 
-    first = deliver(journal, [hook(receiver)], clock=clock)
+    first = deliver(journal, [hook(server)], clock=clock)
     clock.advance(600)
-    second = deliver(journal, [hook(receiver)], clock=clock)
+    second = deliver(journal, [hook(server)], clock=clock)
 
     assert [(d.key, d.seq, d.channel, d.attempt, d.outcome) for d in first.sent] == [
         ("a1b2c3d4e5f60718", 1, "ops", 1, "sent")
     ]
     assert (second.sent, second.failed, second.waiting) == ([], [], 0)
-    assert posted_keys(receiver) == [("a1b2c3d4e5f60718", "firing")]
+    assert posted_keys(server) == [("a1b2c3d4e5f60718", "firing")]
     rows = plain(
         journal.read(), ["record", "key", "seq", "channel", "attempt", "outcome", "status"]
     )
@@ -125,8 +118,8 @@ def test_a_recorded_transition_is_sent_once_and_recorded_as_sent(store, receiver
     ]
 
 
-def test_a_receiver_that_is_down_is_retried_with_backoff_in_later_rounds(store, receiver):
-    receiver.script("POST", reply(500), drop(), then=reply(200))
+def test_a_receiver_that_is_down_is_retried_with_backoff_in_later_rounds(store, server):
+    server.script("POST", reply(500), drop(), then=reply(200))
     journal = Journal(store)
     clock = Clock()
     journal.append([transition_row(transition(), 1)], now=clock())
@@ -134,14 +127,14 @@ def test_a_receiver_that_is_down_is_retried_with_backoff_in_later_rounds(store, 
     outcomes = []
     for minutes in (0, 0.5, 1, 1.5, 3, 3.5):
         clock.now = T0.value / 1e9 + minutes * 60
-        report = deliver(journal, [hook(receiver)], clock=clock)
+        report = deliver(journal, [hook(server)], clock=clock)
         outcomes.append(
             [d.outcome for d in report.sent + report.failed] or f"waiting {report.waiting}"
         )
 
     # 500 at 0 min: retry after 1 min; dropped at 1 min: retry after 2 more; sent at 3 min.
     assert outcomes == [["failed"], "waiting 1", ["failed"], "waiting 1", ["sent"], "waiting 0"]
-    assert receiver.count("POST") == 3
+    assert server.count("POST") == 3
     failed = journal.read().query("outcome == 'failed'")
     assert failed["next_try"].tolist() == [
         T0 + pd.Timedelta(minutes=1),
@@ -154,15 +147,15 @@ def test_a_receiver_that_is_down_is_retried_with_backoff_in_later_rounds(store, 
     assert [backoff(n) for n in (1, 2, 3)] == [60.0, 120.0, 240.0]
 
 
-def test_a_4xx_is_recorded_misconfigured_and_never_retried(store, receiver):
-    receiver.script("POST", then=reply(404, "no such hook"))
+def test_a_4xx_is_recorded_misconfigured_and_never_retried(store, server):
+    server.script("POST", then=reply(404, "no such hook"))
     journal = Journal(store)
     clock = Clock()
     journal.append([transition_row(transition(), 1)], now=clock())
 
-    first = deliver(journal, [hook(receiver)], clock=clock)
+    first = deliver(journal, [hook(server)], clock=clock)
     clock.advance(7200)
-    later = deliver(journal, [hook(receiver)], clock=clock)
+    later = deliver(journal, [hook(server)], clock=clock)
 
     assert [(d.channel, d.message) for d in first.misconfigured] == [
         (
@@ -176,40 +169,40 @@ def test_a_4xx_is_recorded_misconfigured_and_never_retried(store, receiver):
         "the URL and the format (not retried) (a1b2c3d4e5f60718 #1 not sent, not retried)"
     ]
     assert (later.sent, later.failed, later.misconfigured) == ([], [], [])
-    assert receiver.count("POST") == 1
+    assert server.count("POST") == 1
 
 
-def test_a_hanging_receiver_costs_the_round_its_budget_and_no_more_attempts(store, receiver):
-    receiver.script("POST", then=hang())
+def test_a_hanging_receiver_costs_the_round_its_budget_and_no_more_attempts(store, server):
+    server.script("POST", then=hang())
     journal = Journal(store)
     clock = Clock()
     rows = [transition_row(transition(key=f"k{n}"), 1) for n in range(3)]
     journal.append(rows, now=clock())
 
-    report = deliver(journal, [hook(receiver)], budget=0.5, clock=clock)
+    report = deliver(journal, [hook(server)], budget=0.5, clock=clock)
 
     # The first send waits out the whole budget; the other two wait for the next round.
     assert [d.key for d in report.failed] == ["k0"]
     assert re.fullmatch(r"no answer within 0\.[0-5] s", report.failed[0].message)
     assert report.deferred == 2
     assert report.lines()[-1] == "2 notification(s) left for the next round (budget spent)"
-    assert receiver.count("POST") == 1
+    assert server.count("POST") == 1
 
 
-def test_a_channel_down_does_not_hold_back_another(store, receiver):
-    receiver.script("POST", then=reply(503))
+def test_a_channel_down_does_not_hold_back_another(store, server):
+    server.script("POST", then=reply(503))
     journal = Journal(store)
     clock = Clock()
     journal.append([transition_row(transition(), 1)], now=clock())
-    report = deliver(journal, [hook(receiver), LogChannel(name="log")], clock=clock)
+    report = deliver(journal, [hook(server), LogChannel(name="log")], clock=clock)
     assert [(d.channel, d.outcome) for d in report.failed + report.sent] == [
         ("ops", "failed"),
         ("log", "sent"),
     ]
 
 
-def test_an_incident_s_transitions_reach_a_channel_in_order(store, receiver):
-    receiver.script("POST", reply(500), then=reply(200))
+def test_an_incident_s_transitions_reach_a_channel_in_order(store, server):
+    server.script("POST", reply(500), then=reply(200))
     journal = Journal(store)
     clock = Clock()
     journal.append(
@@ -219,32 +212,32 @@ def test_an_incident_s_transitions_reach_a_channel_in_order(store, receiver):
         ],
         now=clock(),
     )
-    first = deliver(journal, [hook(receiver)], clock=clock)
+    first = deliver(journal, [hook(server)], clock=clock)
     clock.advance(60)
-    second = deliver(journal, [hook(receiver)], clock=clock)
+    second = deliver(journal, [hook(server)], clock=clock)
     clock.advance(60)
-    third = deliver(journal, [hook(receiver)], clock=clock)
+    third = deliver(journal, [hook(server)], clock=clock)
 
     assert [(d.seq, d.outcome) for d in first.failed + first.sent] == [(1, "failed")]
     assert [(d.seq, d.outcome) for d in second.sent] == [(1, "sent")]
     assert [(d.seq, d.outcome) for d in third.sent] == [(2, "sent")]
-    assert posted_keys(receiver) == [
+    assert posted_keys(server) == [
         ("a1b2c3d4e5f60718", "firing"),
         ("a1b2c3d4e5f60718", "firing"),
         ("a1b2c3d4e5f60718", "breached"),
     ]
 
 
-def test_a_transition_recorded_twice_by_two_collectors_is_sent_once(store, receiver):
-    receiver.script("POST", then=reply(200))
+def test_a_transition_recorded_twice_by_two_collectors_is_sent_once(store, server):
+    server.script("POST", then=reply(200))
     clock = Clock()
     Journal(store, collector="a").append([transition_row(transition(), 1)], now=clock())
     Journal(store, collector="b").append([transition_row(transition(), 1)], now=clock())
-    deliver(Journal(store), [hook(receiver)], clock=clock)
-    assert posted_keys(receiver) == [("a1b2c3d4e5f60718", "firing")]
+    deliver(Journal(store), [hook(server)], clock=clock)
+    assert posted_keys(server) == [("a1b2c3d4e5f60718", "firing")]
 
 
-def racing_collectors(store, receiver: FaultServer, clock: Clock, count: int = 4) -> list:
+def racing_collectors(store, server: FaultServer, clock: Clock, count: int = 4) -> list:
     """``count`` collectors (threads) that each read the journal, then all deliver at once."""
     start = threading.Barrier(count)
     reports = []
@@ -253,7 +246,7 @@ def racing_collectors(store, receiver: FaultServer, clock: Clock, count: int = 4
         journal = Journal(store, collector=name)
         records = journal.read()  # all read before any sends
         start.wait()
-        reports.append(deliver(journal, [hook(receiver)], records=records, clock=clock))
+        reports.append(deliver(journal, [hook(server)], records=records, clock=clock))
 
     threads = [threading.Thread(target=collector, args=(f"c{n}",)) for n in range(count)]
     for thread in threads:
@@ -263,20 +256,20 @@ def racing_collectors(store, receiver: FaultServer, clock: Clock, count: int = 4
     return reports
 
 
-def test_two_collectors_delivering_at_once_send_one_notification(store, receiver):
-    receiver.script("POST", then=reply(200))
+def test_two_collectors_delivering_at_once_send_one_notification(store, server):
+    server.script("POST", then=reply(200))
     clock = Clock()
     rows = [transition_row(transition(key=f"k{n}"), 1) for n in range(5)]
     Journal(store).append(rows, now=clock())
-    reports = racing_collectors(store, receiver, clock)
+    reports = racing_collectors(store, server, clock)
 
-    assert sorted(posted_keys(receiver)) == [(f"k{n}", "firing") for n in range(5)]
+    assert sorted(posted_keys(server)) == [(f"k{n}", "firing") for n in range(5)]
     assert sum(len(r.sent) for r in reports) == 5
     assert sum(r.elsewhere for r in reports) == 15
 
 
-def test_a_claim_whose_collector_died_is_taken_over_after_the_lease(store, receiver):
-    receiver.script("POST", then=reply(200))
+def test_a_claim_whose_collector_died_is_taken_over_after_the_lease(store, server):
+    server.script("POST", then=reply(200))
     journal = Journal(store)
     clock = Clock()
     journal.append([transition_row(transition(), 1)], now=clock())
@@ -285,20 +278,20 @@ def test_a_claim_whose_collector_died_is_taken_over_after_the_lease(store, recei
     digest = claim_digest("a1b2c3d4e5f60718", "1", "ops")
     assert claims.claim(digest, 1, {"who": "dead"}) is True
 
-    young = deliver(journal, [hook(receiver)], lease=3600, clock=clock)
-    old = deliver(journal, [hook(receiver)], lease=0, clock=clock)
+    young = deliver(journal, [hook(server)], lease=3600, clock=clock)
+    old = deliver(journal, [hook(server)], lease=0, clock=clock)
 
     assert (young.elsewhere, young.sent) == (1, [])
     assert [(d.attempt, d.outcome) for d in old.sent] == [(2, "sent")]
-    assert posted_keys(receiver) == [("a1b2c3d4e5f60718", "firing")]
+    assert posted_keys(server) == [("a1b2c3d4e5f60718", "firing")]
 
 
-def test_the_journal_is_a_parquet_dataset_duckdb_reads(store, receiver):
-    receiver.script("POST", then=reply(200))
+def test_the_journal_is_a_parquet_dataset_duckdb_reads(store, server):
+    server.script("POST", then=reply(200))
     journal = Journal(store)
     clock = Clock()
     journal.append([transition_row(transition(), 1)], now=clock())
-    deliver(journal, [hook(receiver)], clock=clock)
+    deliver(journal, [hook(server)], clock=clock)
 
     files = f"{store.root}/alerts/day=*/*.parquet"
     rows = duckdb.execute(
@@ -314,16 +307,16 @@ def test_the_journal_is_a_parquet_dataset_duckdb_reads(store, receiver):
     assert {str(r[5]) for r in rows} == {str(day)}
 
 
-def test_a_rule_s_incidents_go_only_to_the_channels_it_names(store, receiver):
-    receiver.script("POST", then=reply(200))
+def test_a_rule_s_incidents_go_only_to_the_channels_it_names(store, server):
+    server.script("POST", then=reply(200))
     journal = Journal(store)
     clock = Clock()
     journal.append([transition_row(transition(), 1)], now=clock())
     report = deliver(
         journal,
-        [hook(receiver), LogChannel(name="log")],
+        [hook(server), LogChannel(name="log")],
         clock=clock,
         routes={"forecast >= 100%": {"log"}},
     )
     assert [(d.channel, d.outcome) for d in report.sent] == [("log", "sent")]
-    assert receiver.count("POST") == 0
+    assert server.count("POST") == 0

@@ -26,16 +26,26 @@ WEEK_START = dt.datetime(2026, 11, 11, tzinfo=dt.timezone.utc)
 DAY = pd.Timestamp("2026-11-21", tz="UTC")
 
 
+#: The demo set, a day of points a list, on a clock the tests move.
+EMULATOR = {"demo": True, "seed": 2026, "clock": WEEK_START, "window_minutes": 1440}
+pytestmark = pytest.mark.emulator(**EMULATOR)  # ``emulator`` (tests/conftest.py)
+
+
+def ten_days(folder) -> None:
+    """Collect the ten days after WEEK_START, once a day, into ``folder``."""
+    with Emulator(**EMULATOR) as emu, emu.client() as client:
+        history = History(folder)
+        for _ in range(10):
+            emu.advance(86_400)
+            history.collect(client, now=emu.now())
+
+
 @pytest.fixture
-def week(tmp_path):
-    """The demo set with ten stored days; the clock at 2026-11-21 00:00 UTC."""
-    with Emulator(demo=True, seed=2026, clock=WEEK_START, window_minutes=1440) as emu:
-        with emu.client() as client:
-            history = History(tmp_path / "store")
-            for _ in range(10):
-                emu.advance(86_400)
-                history.collect(client, now=emu.now())
-            yield emu, client, history
+def week(tmp_path, made_once, emulator, client):
+    """The demo set with ten stored days (``made_once``); the clock at 2026-11-21 00:00 UTC."""
+    history = History(made_once("ten-days", ten_days, tmp_path / "store"))
+    emulator.advance(10 * 86_400)  # where the ten collects left the clock
+    return emulator, client, history
 
 
 def alerts(receiver: FaultServer) -> AlertsConfig:

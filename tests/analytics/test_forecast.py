@@ -18,6 +18,7 @@ from tests.analytics_data import raw_index
 pytestmark = pytest.mark.filterwarnings("error::pandas.errors.Pandas4Warning")
 
 UTC = "UTC"
+GO_FORMAT = "%Y-%m-%d %H:%M:%S +0000 UTC"  # go()'s
 
 
 def shaped(rate_of_hour, hour: int) -> float:
@@ -41,14 +42,19 @@ def days_of(
     first = pd.Timestamp(start, tz=UTC)
     points = []
     for day in range(days + 1):
+        minutes = []
         for minute in range(0, 1440, every):
             if day == days and today_until is not None and minute >= today_until * 60:
                 break
             if day == days and skip_today and skip_today[0] * 60 <= minute < skip_today[1] * 60:
                 continue
-            factor = today_factor if day == days else 1.0
-            when = first + pd.Timedelta(days=day, minutes=minute)
-            points.append({"x": go(when), "y": rate_of_hour(minute // 60, when) * factor})
+            minutes.append(minute)
+        factor = today_factor if day == days else 1.0
+        # A day's instants and their texts at once (as go() writes them, a point at a time).
+        whens = first + pd.Timedelta(days=day) + pd.to_timedelta(minutes, unit="min")
+        texts = whens.strftime(GO_FORMAT)
+        for minute, when, text in zip(minutes, whens, texts, strict=True):
+            points.append({"x": text, "y": rate_of_hour(minute // 60, when) * factor})
     return {
         "id": f"id-{name}",
         "name": name,
@@ -418,3 +424,24 @@ def test_the_days_before_any_complete_one_change_no_number(monkeypatch, now, win
     whole = sk.forecast_limits(raw, now=now, pace_window=window)
     assert trimmed["projected"].notna().all()
     pd.testing.assert_frame_equal(trimmed, whole, check_exact=True)
+
+
+def test_a_throughput_frame_is_forecast_per_index_with_its_limit_said_missing():
+    # A throughput frame is a source like the others (issue 26 item 4): it carries no
+    # limits, so each index gets its forecast with limit NaN and the reason saying so,
+    # as usage_frame does; before, the frame gave no row at all.
+    raw = [
+        index("steady", "2026-11-20 00:00", 360, 1.0, queries=10_000, updates=0),
+        index("busy", "2026-11-20 00:00", 360, 3.0, queries=10_000, updates=0),
+    ]
+    frame = sk.throughput_frame(raw)
+    got = sk.forecast_limits(frame, now="2026-11-20 06:00")
+    want = sk.forecast_limits(raw, now="2026-11-20 06:00")
+
+    assert got.index.tolist() == ["id-steady", "id-busy"]
+    assert got["name"].tolist() == ["steady", "busy"]
+    assert got["used"].tolist() == want["used"].tolist() == [21_600.0, 64_800.0]
+    assert got["projected"].tolist() == want["projected"].tolist()
+    assert got["limit"].isna().all() and want["limit"].tolist() == [10_000.0, 10_000.0]
+    assert got["reason"].tolist() == ["the service did not report this limit"] * 2
+    assert got["hit_at"].isna().all()

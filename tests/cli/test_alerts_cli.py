@@ -10,6 +10,7 @@ sending and recording where the test says.
 from __future__ import annotations
 
 import json
+import os
 import pathlib
 import signal
 import textwrap
@@ -20,30 +21,23 @@ from searchkit.alerts.journal import Journal
 from searchkit.emulator import Emulator
 from searchkit.history.usage_history import History
 from tests.alerts.conftest import HOOK_TOKEN
-from tests.alerts.smtp import SMTP_PASSWORD, SMTP_USER, smtp_server
+from tests.alerts.smtp import SMTP_PASSWORD, SMTP_USER
 from tests.cli.processes import finish, searchkit, service_env
 from tests.faults.harness import FaultServer, reply
 
 PAUSE = "SEARCHKIT_ALERTS_TEST_PAUSE_BEFORE_RECORD"
 
 
-@pytest.fixture(scope="module")
-def demo():
-    with Emulator(demo=True, seed=11) as emu:
-        yield emu
+def answers_ok(receiver: FaultServer) -> None:
+    receiver.script("POST", then=reply(200, {"status": "ok"}))
 
 
-@pytest.fixture
-def smtp():
-    with smtp_server() as server:
-        yield server
-
-
-@pytest.fixture
-def receiver():
-    with FaultServer() as server:
-        server.script("POST", then=reply(200, {"status": "ok"}))
-        yield server
+pytestmark = [
+    # ``emulator`` (tests/conftest.py): the demo set on the real clock, one for the module.
+    pytest.mark.emulator(demo=True, seed=11, shared=True),
+    # ``server``: the webhook receiver, answering 200.
+    pytest.mark.server(setup=answers_ok),
+]
 
 
 def rules_file(tmp_path: pathlib.Path, extra: str = "", lease: str = "2min") -> pathlib.Path:
@@ -92,23 +86,39 @@ def mail_channel(port: int, name: str = "mail", login: str = "") -> str:
     )
 
 
+def in_process(monkeypatch, capsys, env: dict[str, str], *args: str) -> tuple[int, str, str]:
+    """``searchkit ARGS`` run in this process (``main``) with ``env``: status, out, err.
+
+    For what a process of its own proves nothing more: refusals before or after the first
+    round. Killed, racing and secret-keeping collectors run as ``searchkit`` processes.
+    """
+    from searchkit.cli.main import main
+
+    for name, value in env.items():
+        if os.environ.get(name) != value:
+            monkeypatch.setenv(name, value)
+    status = main(list(args))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
 def fingerprints(receiver: FaultServer) -> list[str]:
     return [json.loads(s.body)["alerts"][0]["fingerprint"] for s in receiver.seen("POST")]
 
 
 def test_a_collector_killed_between_send_and_record_resends_with_the_same_key(
-    demo, receiver, tmp_path
+    emulator, server, tmp_path
 ):
     store = str(tmp_path / "store")
     rules = str(rules_file(tmp_path, lease="0.001s"))
     paused = searchkit(
-        environment(demo, receiver, **{PAUSE: "1"}),
+        environment(emulator, server, **{PAUSE: "1"}),
         "collect", "--store", store, "--alerts", rules,
     )  # fmt: skip
     try:
         line = paused.stderr.readline()
         assert line == "alerts: paused after 1 send(s), before recording them\n"
-        assert receiver.count("POST") == 1
+        assert server.count("POST") == 1
     finally:
         paused.send_signal(signal.SIGKILL)
         finish(paused)
@@ -117,66 +127,63 @@ def test_a_collector_killed_between_send_and_record_resends_with_the_same_key(
     assert sorted(set(records["record"])) == ["hit_rate", "state", "transition"]  # none sent
 
     out, err = finish(
-        searchkit(environment(demo, receiver), "collect", "--store", store, "--alerts", rules)
+        searchkit(environment(emulator, server), "collect", "--store", store, "--alerts", rules)
     )
     again, _ = finish(
-        searchkit(environment(demo, receiver), "collect", "--store", store, "--alerts", rules)
+        searchkit(environment(emulator, server), "collect", "--store", store, "--alerts", rules)
     )
 
-    first, second = receiver.seen("POST")
+    first, second = server.seen("POST")
     assert first.body == second.body  # the same message, the same key: the receiver drops it
-    assert fingerprints(receiver) == [records.query("record == 'transition'")["key"].iloc[0]] * 2
+    assert fingerprints(server) == [records.query("record == 'transition'")["key"].iloc[0]] * 2
     assert "alerts: no change; " in out and out.rstrip().endswith("sent 1, failed 0")
     assert err == ""
-    assert again.rstrip().endswith("sent 0, failed 0") and receiver.count("POST") == 2
+    assert again.rstrip().endswith("sent 0, failed 0") and server.count("POST") == 2
     sent = Journal(History(store)).read().query("record == 'delivery'")
     assert sent[["attempt", "outcome", "channel"]].values.tolist() == [[2, "sent", "ops"]]
 
 
-def test_two_collectors_on_one_store_send_one_notification(demo, receiver, tmp_path):
+def test_two_collectors_on_one_store_send_one_notification(emulator, server, tmp_path):
     store = str(tmp_path / "store")
     rules = str(rules_file(tmp_path))
-    env = environment(demo, receiver)
+    env = environment(emulator, server)
     first = searchkit(env, "collect", "--store", store, "--alerts", rules)
     second = searchkit(env, "collect", "--store", store, "--alerts", rules)
     outputs = [finish(first), finish(second)]
 
     assert (first.returncode, second.returncode) == (0, 0)
-    assert len(fingerprints(receiver)) == 1
+    assert len(fingerprints(server)) == 1
     assert all("round 1: alerts: " in out for out, _ in outputs)
     deliveries = Journal(History(store)).read().query("record == 'delivery'")
     assert deliveries["outcome"].tolist() == ["sent"]
 
 
-def test_a_hostile_rules_file_stops_the_collector_before_it_collects(demo, receiver, tmp_path):
+def test_a_hostile_rules_file_stops_the_collector_before_it_collects(
+    emulator, server, tmp_path, monkeypatch, capsys
+):
     store = tmp_path / "store"
     bad = tmp_path / "bad.toml"
     bad.write_text('[[rule]]\nname = "x"\nat = -1\n')
-    out, err = finish(
-        searchkit(
-            environment(demo, receiver), "collect", "--store", str(store), "--alerts", str(bad)
-        )
-    )
-    assert out == ""
+    status, out, err = in_process(
+        monkeypatch, capsys, environment(emulator, server),
+        "collect", "--store", str(store), "--alerts", str(bad),
+    )  # fmt: skip
+    assert (status, out) == (2, "")
     assert err.startswith(f"searchkit: configuration error: {bad}, line 3: rule 1: at ")
     assert err.count("\n") == 1
     assert not store.exists()
 
 
-def test_a_glob_that_matches_no_index_stops_the_collector_naming_the_line(demo, receiver, tmp_path):
+def test_a_glob_that_matches_no_index_stops_the_collector_naming_the_line(
+    emulator, server, tmp_path, monkeypatch, capsys
+):
     rules = tmp_path / "alerts.toml"
     rules.write_text('[[rule]]\nname = "typo"\nindexes = "suport-*"\n')
-    out, err = finish(
-        searchkit(
-            environment(demo, receiver),
-            "collect",
-            "--store",
-            str(tmp_path / "store"),
-            "--alerts",
-            str(rules),
-        )
-    )
-    assert out.startswith("round 1: ")
+    status, out, err = in_process(
+        monkeypatch, capsys, environment(emulator, server),
+        "collect", "--store", str(tmp_path / "store"), "--alerts", str(rules),
+    )  # fmt: skip
+    assert status == 2 and out.startswith("round 1: ")
     assert err == (
         f"searchkit: configuration error: --alerts: {rules}, line 1: rule 'typo': "
         "indexes='suport-*' matches none of the 6 indexes (code-snippets, docs-search, "
@@ -184,54 +191,49 @@ def test_a_glob_that_matches_no_index_stops_the_collector_naming_the_line(demo, 
     )
 
 
-def test_alerts_test_sends_one_message_to_each_channel(demo, receiver, tmp_path, smtp):
+def test_alerts_test_sends_one_message_to_each_channel(emulator, server, tmp_path, smtp):
     controller, inbox = smtp
     extra = mail_channel(controller.port) + '\n[[channel]]\ntype = "log"\n'
     rules = str(rules_file(tmp_path, extra=extra))
     env = environment(
-        demo, receiver, SEARCHKIT_SMTP_USERNAME=SMTP_USER, SEARCHKIT_SMTP_PASSWORD=SMTP_PASSWORD
+        emulator, server, SEARCHKIT_SMTP_USERNAME=SMTP_USER, SEARCHKIT_SMTP_PASSWORD=SMTP_PASSWORD
     )
     out, err = finish(
         searchkit(env, "alerts", "--store", str(tmp_path), "--rules", rules, "--test")
     )
 
     assert out.splitlines() == [
-        f"ops (alertmanager webhook http://127.0.0.1:{receiver.port}/••••••••): sent: HTTP 200",
+        f"ops (alertmanager webhook http://127.0.0.1:{server.port}/••••••••): sent: HTTP 200",
         f"mail (e-mail via 127.0.0.1:{controller.port} (no TLS (loopback), login "
         f"{SMTP_USER}) to ops@example.test): sent: accepted by the server",
         "log-3 (log line (WARNING, logger searchkit.alerts)): sent: logged",
     ]
     assert err.startswith("[TEST] searchkit alerts: a test message | This is a test")
-    [body] = [json.loads(s.body) for s in receiver.seen("POST")]
+    [body] = [json.loads(s.body) for s in server.seen("POST")]
     assert body["alerts"][0]["annotations"]["state"] == "test"
     assert len(inbox.messages) == 1
 
 
-def test_alerts_test_exits_1_when_a_channel_refuses(demo, tmp_path):
-    with FaultServer() as receiver:
-        receiver.script("POST", then=reply(404))
-        rules = str(rules_file(tmp_path))
-        out, _ = finish(
-            searchkit(
-                environment(demo, receiver),
-                "alerts",
-                "--store",
-                str(tmp_path),
-                "--rules",
-                rules,
-                "--test",
-            )
-        )
+@pytest.mark.server(setup=lambda receiver: receiver.script("POST", then=reply(404)))
+def test_alerts_test_exits_1_when_a_channel_refuses(
+    emulator, server, tmp_path, monkeypatch, capsys
+):
+    rules = str(rules_file(tmp_path))
+    status, out, _ = in_process(
+        monkeypatch, capsys, environment(emulator, server),
+        "alerts", "--store", str(tmp_path), "--rules", rules, "--test",
+    )  # fmt: skip
+    assert status == 1
     assert out == (
-        f"ops (alertmanager webhook http://127.0.0.1:{receiver.port}/••••••••): misconfigured: "
+        f"ops (alertmanager webhook http://127.0.0.1:{server.port}/••••••••): misconfigured: "
         "HTTP 404: the receiver refused the message; check the URL and the format (not retried)\n"
     )
 
 
-def test_no_secret_reaches_a_payload_a_record_a_log_or_the_output(demo, tmp_path, smtp):
+def test_no_secret_reaches_a_payload_a_record_a_log_or_the_output(emulator, tmp_path, smtp):
     """Webhook tokens and SMTP passwords stay masked; index tokens never enter anything."""
     controller, inbox = smtp
-    with demo.client() as client:
+    with emulator.client() as client:
         indexes = client.list_indexes()
     index_tokens = [
         str(getattr(i, f).get_secret_value()) for i in indexes for f in ("token", "read_only_token")
@@ -248,7 +250,7 @@ def test_no_secret_reaches_a_payload_a_record_a_log_or_the_output(demo, tmp_path
     with FaultServer() as receiver:
         receiver.script("POST", reply(500, {"error": f"down {HOOK_TOKEN}"}), then=reply(404))
         env = environment(
-            demo,
+            emulator,
             receiver,
             SEARCHKIT_SMTP_USERNAME=SMTP_USER,
             SEARCHKIT_SMTP_PASSWORD=SMTP_PASSWORD,

@@ -439,7 +439,10 @@ class FaultServer:
         self._tcp = _TCPServer(("127.0.0.1", port), _Handler, bind_and_activate=True)
         self._tcp.owner = self
         self._thread = threading.Thread(
-            target=self._tcp.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+            # stop() waits for the loop to notice: a short poll keeps that wait short.
+            target=self._tcp.serve_forever,
+            kwargs={"poll_interval": 0.01},
+            daemon=True,
         )
 
     @property

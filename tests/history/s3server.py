@@ -80,7 +80,7 @@ class CountingMotoServer(ThreadedMotoServer):  # type: ignore[misc]
             self._ip_address, self._port, counting, True, request_handler=MotoRequestHandler
         )
         self._server_ready_event.set()
-        self._server.serve_forever()
+        self._server.serve_forever(poll_interval=0.01)  # stop() waits for a poll
 
 
 @contextlib.contextmanager

@@ -8,14 +8,12 @@ import pytest
 
 from searchkit.errors import HistoryError, ValidationError
 from searchkit.history.usage_history import History
-from tests.history.test_history_storage import collect_across_midnight
 
 
 def test_an_unbounded_read_over_the_limit_is_refused_and_a_bounded_one_runs(
-    tmp_path, emu, client, monkeypatch
+    tmp_path, across_midnight, monkeypatch
 ):
-    hist = History(tmp_path / "h")
-    collect_across_midnight(hist, emu, client)  # 1,080 points on the 20th, 360 on the 21st
+    hist = across_midnight()  # 1,080 points on the 20th, 360 on the 21st
     monkeypatch.setenv("SEARCHKIT_READ_LIMIT", "100kB")
 
     with pytest.raises(HistoryError) as caught:

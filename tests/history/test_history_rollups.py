@@ -13,7 +13,6 @@ import pyarrow.parquet as pq
 import pytest
 
 import searchkit as sk
-from searchkit.emulator import Emulator
 from searchkit.history.layout import THROUGHPUT_SCHEMA, HistoryWarning
 from searchkit.history.usage_history import History
 from tests.history.conftest import data_files as files
@@ -32,14 +31,6 @@ def closed_rows(hist: History) -> pd.DataFrame:
     """The current rollup rows of the closed day."""
     rows = hist.rollups()
     return rows[rows["period"] == pd.Timestamp(CLOSED[4:], tz="UTC")]
-
-
-def collect_across_midnight(hist: History, emu: Emulator, client: sk.Client) -> None:
-    """Collect every 10 minutes from 23:00 to 01:00, leaving every file as written."""
-    emu.advance(11 * HOUR)  # 23:00
-    for _ in range(13):
-        hist.collect(client, now=emu.now(), compact=False)
-        emu.advance(600)
 
 
 def late_points(path: pathlib.Path, values: list[float], collected_at: int) -> None:
@@ -69,10 +60,8 @@ def without_rollups(tmp_path: pathlib.Path, root: pathlib.Path) -> History:
     return History(copy)
 
 
-def test_collect_without_compaction_writes_the_closed_days_rollup(tmp_path, emu, client):
-    hist = History(tmp_path / "h")
-
-    collect_across_midnight(hist, emu, client)
+def test_collect_without_compaction_writes_the_closed_days_rollup(tmp_path, across_midnight):
+    hist = across_midnight(compact=False)  # what 13 collects leave, every file as written
 
     days = [p.parent.name for p in files(tmp_path / "h")]
     assert days.count(CLOSED) == 7  # the closed day's files stay as collected
@@ -90,12 +79,11 @@ def test_collect_without_compaction_writes_the_closed_days_rollup(tmp_path, emu,
     )
 
 
-def test_rollups_are_written_to_decode_fast_and_read_as_any_parquet(tmp_path, emu, client):
+def test_rollups_are_written_to_decode_fast_and_read_as_any_parquet(tmp_path, across_midnight):
     # A year's zones read 35M quarter sums: the lists are LZ4 (LZ4_RAW, which Spark and
     # DuckDB read) and the sums without a dictionary page (they hardly repeat); the other
     # columns stay zstd with dictionaries, as every file's.
-    hist = History(tmp_path / "h")
-    collect_across_midnight(hist, emu, client)
+    hist = across_midnight(compact=False)
     (rollup,) = closed_rollups(tmp_path / "h")
     meta = pq.ParquetFile(rollup).metadata.row_group(0)
     chunks = {meta.column(i).path_in_schema: meta.column(i) for i in range(meta.num_columns)}
@@ -118,9 +106,8 @@ def test_rollups_are_written_to_decode_fast_and_read_as_any_parquet(tmp_path, em
     assert got == [(closed_rows(hist)["points"].sum(), 6 * 96)]
 
 
-def test_rollups_equal_the_points_with_late_points_and_duplicates(tmp_path, emu, client):
-    hist = History(tmp_path / "h")
-    collect_across_midnight(hist, emu, client)
+def test_rollups_equal_the_points_with_late_points_and_duplicates(tmp_path, across_midnight):
+    hist = across_midnight(compact=False)
     folder = tmp_path / "h/throughput" / CLOSED
     late_points(folder / "part-7-late.parquet", [2.0, 3.0], 7)
     late_points(folder / "part-9-later.parquet", [4.0, 6.0], 9)  # the same points, later
@@ -141,10 +128,9 @@ def test_rollups_equal_the_points_with_late_points_and_duplicates(tmp_path, emu,
 
 
 def test_the_next_collect_recomputes_the_rollup_of_a_day_that_got_late_points(
-    tmp_path, emu, client
+    tmp_path, emu, client, across_midnight
 ):
-    hist = History(tmp_path / "h")
-    collect_across_midnight(hist, emu, client)
+    hist = across_midnight(compact=False, emu=emu)
     before = set(closed_rows(hist)["index_id"])
     late_points(tmp_path / "h/throughput" / CLOSED / "part-7-late.parquet", [2.0, 3.0], 7)
     assert closed_rows(hist).empty
@@ -155,9 +141,8 @@ def test_the_next_collect_recomputes_the_rollup_of_a_day_that_got_late_points(
     assert len(closed_rollups(tmp_path / "h")) == 1  # the stale rollup was replaced
 
 
-def test_two_writers_rollups_of_the_same_files_count_once(tmp_path, emu, client):
-    hist = History(tmp_path / "h")
-    collect_across_midnight(hist, emu, client)
+def test_two_writers_rollups_of_the_same_files_count_once(tmp_path, across_midnight):
+    hist = across_midnight(compact=False)
     expected = sk.usage_frame(hist)
     [rolled] = closed_rollups(tmp_path / "h")
     shutil.copy(rolled, rolled.with_name("part-1-racing-writer.parquet"))
@@ -175,19 +160,19 @@ def test_rollups_written_before_they_held_hours_are_rewritten_by_the_next_collec
         hist.collect(client, now=emu.now())
         emu.advance(6 * HOUR)
     days = ["2026-11-20", "2026-11-21", "2026-11-22"]
-    assert sorted(hist.hourly(days[0], days[-1])) == days
+    assert sorted(hist.sums(days[0], days[-1], detail="hour")) == days
     for path in files(tmp_path / "h", "rollups"):  # as a searchkit without hours wrote them
         table = pq.read_table(path)
         old = table.drop_columns(["hourly_value_sum", "hourly_points", "last_point", "digest"])
         pq.write_table(old, path)
-    assert hist.hourly(days[0], days[-1]) == {}
+    assert hist.sums(days[0], days[-1], detail="hour") == {}
     old_files = {path.name for path in files(tmp_path / "h", "rollups")}
 
     # 06:00: yesterday's stale rollup is rewritten, and so the days before it (and today's,
     # rolled up again from its points: an old rollup cannot be extended)
     hist.collect(client, now=emu.now())
 
-    assert sorted(hist.hourly(days[0], days[-1])) == days
+    assert sorted(hist.sums(days[0], days[-1], detail="hour")) == days
     rewritten = {path.name for path in files(tmp_path / "h", "rollups")}
     assert len(rewritten) == 4 and not rewritten & old_files
     closed = {
@@ -243,9 +228,8 @@ def test_an_index_s_interval_comes_from_its_newest_day_with_two_points(tmp_path)
     }
 
 
-def test_a_corrupt_rollup_never_blocks_the_points_and_is_rewritten(tmp_path, emu, client):
-    hist = History(tmp_path / "h")
-    collect_across_midnight(hist, emu, client)
+def test_a_corrupt_rollup_never_blocks_the_points_and_is_rewritten(tmp_path, across_midnight):
+    hist = across_midnight(compact=False)
     expected = sk.usage_frame(without_rollups(tmp_path, tmp_path / "h"))
     [rolled] = closed_rollups(tmp_path / "h")
     rolled.write_bytes(b"PAR1 not a parquet file")  # truncated, or written by something else
@@ -268,9 +252,8 @@ def test_a_corrupt_rollup_never_blocks_the_points_and_is_rewritten(tmp_path, emu
         assert hist.compact()["days_skipped"] == 0
 
 
-def test_a_corrupt_rollup_of_a_compacted_day_is_rewritten_by_compaction(tmp_path, emu, client):
-    hist = History(tmp_path / "h")
-    collect_across_midnight(hist, emu, client)
+def test_a_corrupt_rollup_of_a_compacted_day_is_rewritten_by_compaction(tmp_path, across_midnight):
+    hist = across_midnight(compact=False)
     hist.compact()  # one file a day, and its rollup
     [rolled] = [p for p in files(tmp_path / "h", "rollups") if p.parent.name == CLOSED]
     rolled.write_bytes(b"garbage")
@@ -286,9 +269,8 @@ def test_a_corrupt_rollup_of_a_compacted_day_is_rewritten_by_compaction(tmp_path
         assert hist.compact()["rollups_written"] == 0
 
 
-def test_a_rollup_that_does_not_add_up_is_ignored_named_and_rewritten(tmp_path, emu, client):
-    hist = History(tmp_path / "h")
-    collect_across_midnight(hist, emu, client)
+def test_a_rollup_that_does_not_add_up_is_ignored_named_and_rewritten(tmp_path, across_midnight):
+    hist = across_midnight(compact=False)
     points_only = without_rollups(tmp_path, tmp_path / "h")
     [rolled] = closed_rollups(tmp_path / "h")
     table = pq.read_table(rolled)

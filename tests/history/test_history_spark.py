@@ -21,7 +21,7 @@ import pytest
 import searchkit as sk
 from searchkit.history.layout import THROUGHPUT_SCHEMA, WRITE_OPTIONS
 from searchkit.history.usage_history import History
-from tests.history.test_history_storage import collect_across_midnight
+from tests.history.conftest import collect_across_midnight
 
 README = pathlib.Path(__file__).parents[2] / "README.md"
 STORE = "usage-history"

@@ -17,7 +17,6 @@ import pytest
 
 import searchkit as sk
 from searchkit import HistoryWarning
-from searchkit.emulator import Emulator
 from searchkit.history.layout import THROUGHPUT_SCHEMA
 from searchkit.history.usage_history import History
 from tests.history.conftest import data_files as files
@@ -33,14 +32,6 @@ README_SQL = """
     )
     SELECT index_id, time, value FROM points ORDER BY index_id, time
 """
-
-
-def collect_across_midnight(hist: History, emu: Emulator, client: sk.Client, **kw) -> None:
-    """Collect every 10 minutes from 23:00 to 01:00, as `collect --every 10m` would."""
-    emu.advance(11 * HOUR)  # 23:00
-    for _ in range(13):
-        hist.collect(client, now=emu.now(), **kw)
-        emu.advance(600)
 
 
 def write_points(path: pathlib.Path, value: float, collected_at: int) -> None:
@@ -59,10 +50,8 @@ def write_points(path: pathlib.Path, value: float, collected_at: int) -> None:
     pq.write_table(table, path)
 
 
-def test_collect_compacts_the_day_that_closed_and_leaves_today_alone(tmp_path, emu, client):
-    hist = History(tmp_path / "h")
-
-    collect_across_midnight(hist, emu, client)
+def test_collect_compacts_the_day_that_closed_and_leaves_today_alone(tmp_path, across_midnight):
+    across_midnight()  # what 13 collects leave, each compacting what it can
 
     days = [p.parent.name for p in files(tmp_path / "h")]
     assert days.count("day=2026-11-20") == 1  # 8 collects of the closed day, merged
@@ -75,9 +64,8 @@ def test_collect_compacts_the_day_that_closed_and_leaves_today_alone(tmp_path, e
     assert [p.parent.name for p in files(tmp_path / "h", "limits")].count("day=2026-11-20") == 1
 
 
-def test_usage_from_rollups_equals_usage_from_the_points(tmp_path, emu, client):
-    compacted, raw = History(tmp_path / "a"), History(tmp_path / "b")
-    collect_across_midnight(compacted, emu, client)
+def test_usage_from_rollups_equals_usage_from_the_points(tmp_path, across_midnight):
+    compacted, raw = across_midnight(tmp_path / "a"), History(tmp_path / "b")
     for day in (tmp_path / "a/throughput").iterdir():
         shutil.copytree(day, tmp_path / "b/throughput" / day.name)
     shutil.copytree(tmp_path / "a/limits", tmp_path / "b/limits")
@@ -90,9 +78,8 @@ def test_usage_from_rollups_equals_usage_from_the_points(tmp_path, emu, client):
         )
 
 
-def test_late_points_make_a_days_rollup_stale_until_the_next_compaction(tmp_path, emu, client):
-    hist = History(tmp_path / "h")
-    collect_across_midnight(hist, emu, client)
+def test_late_points_make_a_days_rollup_stale_until_the_next_compaction(tmp_path, across_midnight):
+    hist = across_midnight()
     before = sk.usage_frame(hist)
     late = tmp_path / "h/throughput/day=2026-11-20/part-9-late.parquet"
     write_points(late, 1e9, 9)  # an index no rollup knows, on the closed day
@@ -247,10 +234,9 @@ def test_timestamps_are_stored_as_microseconds_every_engine_reads(tmp_path, emu,
     assert schema.field("collected_at").type == pa.timestamp("us", tz="UTC")
 
 
-def test_dask_reads_the_store_and_agrees_on_the_total(tmp_path, emu, client):
+def test_dask_reads_the_store_and_agrees_on_the_total(tmp_path, across_midnight):
     dd = pytest.importorskip("dask.dataframe")
-    hist = History(tmp_path / "h")
-    collect_across_midnight(hist, emu, client)
+    hist = across_midnight()
 
     points = dd.read_parquet(str(tmp_path / "h/throughput")).compute()
 
@@ -509,5 +495,5 @@ def test_a_lock_from_another_host_is_kept_for_an_hour_and_says_so(tmp_path):
     assert [str(w.message) for w in caught] == [
         "throughput day 2026-11-20 skipped: another compactor holds its lock (pid 1 on host "
         "'elsewhere.example', since 2026-11-20 10:00:00 UTC); a lock whose holder cannot be "
-        "checked from here is taken over once it is 60 minutes old"
+        "checked from here is taken over once it is 1 h old"
     ]

@@ -20,7 +20,7 @@ import searchkit as sk
 from searchkit.history.layout import THROUGHPUT_SCHEMA, HistoryWarning
 from searchkit.history.usage_history import History
 from tests.history.conftest import data_files as files
-from tests.history.test_history_rollups import CLOSED, collect_across_midnight, without_rollups
+from tests.history.test_history_rollups import CLOSED, without_rollups
 
 DAY = "2026-11-20"
 WARNED = r"rollups that do not add up ignored: 2026-11-20"
@@ -44,10 +44,9 @@ def usage_equal(hist: History, points_only: History, **options) -> None:
 
 
 @pytest.fixture
-def store(tmp_path, emu, client):
+def store(tmp_path, across_midnight):
     """A store with one closed day's rollup (6 indexes, 7 files) and its points-only copy."""
-    hist = History(tmp_path / "h")
-    collect_across_midnight(hist, emu, client)
+    hist = across_midnight(compact=False)
     return hist, without_rollups(tmp_path, tmp_path / "h")
 
 
@@ -121,7 +120,7 @@ def test_hours_that_do_not_give_the_day_are_not_used_by_the_forecast(store, tmp_
     rewrite(rolled, table.set_column(at, "hourly_value_sum", hours))
 
     with pytest.warns(HistoryWarning, match=WARNED):
-        assert hist.hourly(DAY, DAY) == {}
+        assert hist.sums(DAY, DAY, detail="hour") == {}
     with pytest.warns(HistoryWarning, match=WARNED):
         forecast = sk.forecast_limits(hist, now="2026-11-21 01:00")
     pd.testing.assert_frame_equal(
@@ -129,11 +128,10 @@ def test_hours_that_do_not_give_the_day_are_not_used_by_the_forecast(store, tmp_
     )
 
 
-def test_a_throughput_file_rewritten_in_place_makes_its_rollup_stale(tmp_path, emu, client):
+def test_a_throughput_file_rewritten_in_place_makes_its_rollup_stale(tmp_path, across_midnight):
     """A deletion with DuckDB's COPY ... TO the file's own path: same name, other points."""
     duckdb = pytest.importorskip("duckdb")
-    hist = History(tmp_path / "h")
-    collect_across_midnight(hist, emu, client)
+    hist = across_midnight(compact=False)
     hist.compact()  # one file a day, and its rollup names it
     [day_file] = [p for p in files(tmp_path / "h") if p.parent.name == CLOSED]
     before = os.stat(day_file)
@@ -222,12 +220,13 @@ def stray_point(folder, like: dict, at: str) -> None:
     )
 
 
-def test_the_open_day_s_rollup_is_checked_before_a_collect_extends_it(tmp_path, emu, client):
+def test_the_open_day_s_rollup_is_checked_before_a_collect_extends_it(
+    tmp_path, emu, client, across_midnight
+):
     """Each collect round extends today's rollup with the points it wrote: a rollup whose
     row was removed by hand is not extended (that index would restart from the new
     points): the day is rolled up from its points, named by its files as they are."""
-    hist = History(tmp_path / "h")
-    collect_across_midnight(hist, emu, client)  # ends at 2026-11-21 01:00
+    hist = across_midnight(compact=False, emu=emu)  # collected up to 2026-11-21 01:00
     today = "2026-11-21"
     [rolled] = [p for p in files(tmp_path / "h", "rollups") if p.parent.name == f"day={today}"]
     table = pq.read_table(rolled)

@@ -201,9 +201,9 @@ def test_header_and_rows_line_up(raw):
     assert header.index("limit") + len("limit") == line.index("50,000") + len("50,000")
 
 
-def test_the_widget_state_and_display_hold_no_token():
-    with Emulator(demo=True, seed=2026, window_minutes=3 * 1440) as emu, emu.client() as c:
-        indexes = c.list_indexes()
+@pytest.mark.emulator(demo=True, seed=2026, window_minutes=3 * 1440)
+def test_the_widget_state_and_display_hold_no_token(client):
+    indexes = client.list_indexes()
     cockpit = sk.quota_cockpit(indexes)
     try:
         assert cockpit.wait(HANG_S)
@@ -223,15 +223,26 @@ def test_the_widget_state_and_display_hold_no_token():
 START = dt.datetime(2026, 11, 17, 12, 0, tzinfo=dt.timezone.utc)
 
 
+#: The demo set, a day of points a list, from START on a clock the tests move.
+EMULATOR = {"demo": True, "seed": 2026, "clock": START, "window_minutes": 1440}
+pytestmark = pytest.mark.emulator(**EMULATOR)  # ``emulator`` here, unless a test says else
+
+
+def three_days(folder: pathlib.Path) -> None:
+    """Collect the three days after START, once a day, into ``folder``."""
+    with Emulator(**EMULATOR) as emu, emu.client() as client:
+        hist = sk.History(folder)
+        for _ in range(3):
+            emu.advance(86_400)
+            hist.collect(client, now=emu.now())
+
+
 @pytest.fixture
-def store(tmp_path):
-    with Emulator(demo=True, seed=2026, clock=START, window_minutes=1440) as emu:
-        with emu.client() as client:
-            hist = sk.History(tmp_path / "store")
-            for _ in range(3):
-                emu.advance(86_400)
-                hist.collect(client, now=emu.now())
-            yield hist, emu, client
+def store(tmp_path, made_once, emulator, client):
+    """Three days collected (``made_once``), with the emulator's clock where they left it."""
+    hist = sk.History(made_once("cockpit-three-days", three_days, tmp_path / "store"))
+    emulator.advance(3 * 86_400)
+    return hist, emulator, client
 
 
 def test_refresh_reads_a_new_collect_and_keeps_the_selection(store):
@@ -417,3 +428,32 @@ def test_a_copy_of_the_store_gives_the_same_rows(store, tmp_path):
         assert cockpit.wait(HANG_S)
         expected = sk.forecast_limits(hist, now=now)
         pd.testing.assert_frame_equal(cockpit.rows[list(FORECAST_COLUMNS)], expected)
+
+
+def test_tz_is_taken_as_every_function_takes_it_and_a_zone_without_a_name_refused(raw):
+    # tz means and types the same everywhere (issue 26 item 4): a name or its ZoneInfo.
+    # The widgets' zone menus show a name, so a bare offset (which has none) is refused at
+    # once, not carried as "UTC+02:00" into a refresh that cannot read it back.
+    import zoneinfo
+
+    made = sk.quota_cockpit(raw, now=NOW, tz=zoneinfo.ZoneInfo("Asia/Kolkata"))
+    try:
+        assert made.wait(HANG_S)
+        assert made.tz == "Asia/Kolkata"
+    finally:
+        made.close()
+    offset = dt.timezone(dt.timedelta(hours=2))
+    with pytest.raises(sk.ValidationError, match=r"an IANA name .* got datetime.timezone"):
+        sk.quota_cockpit(raw, now=NOW, tz=offset)
+    with pytest.raises(sk.ValidationError, match=r"unknown time zone 'Berlin'"):
+        sk.quota_cockpit(raw, now=NOW, tz="Berlin")
+
+
+def test_a_refresh_interval_of_its_own_is_named_as_every_duration_is(cockpit):
+    # One way to write a duration for people (issue 26 item 6): format_duration's.
+    cockpit.refresh_every = 90
+    try:
+        interval = part(cockpit, "sk-interval")
+        assert interval.options[-1] == ("1 min 30 s", 90.0) and interval.value == 90.0
+    finally:
+        cockpit.refresh_every = None
