@@ -16,32 +16,16 @@ from typing import Any
 
 import numpy as np
 
-from searchkit.analytics.bins import (
-    DAY,
-    DAY_NS,
-    HOUR_NS,
-    NO_TIME,
-    Bins,
-    bins_from_frame,
-    bins_from_history,
-)
 from searchkit.frames.counting import median_ranks
 
 __all__ = [
     "COMPLETE_HOURS",
-    "DAY",
-    "DAY_NS",
-    "HOUR_NS",
     "MIN_CALIBRATION",
-    "NO_TIME",
     "WIDE_BAND",
     "WINDOW",
-    "Bins",
     "Forecast",
     "Reference",
     "band",
-    "bins_from_frame",
-    "bins_from_history",
     "crossing",
     "future_share",
     "log_errors",
@@ -146,9 +130,9 @@ def _short_median(values: np.ndarray) -> np.ndarray:
         np.maximum(low, high, out=high)
         ranks[low_at], spare = spare, low
     # The middle two of the values present (the middle one twice for an odd count).
-    first, second = median_ranks(np.maximum(count, 1))
-    below = np.choose(first, ranks[: (size + 1) // 2])
-    above = np.choose(second, ranks[: size // 2 + 1])
+    first, second = median_ranks(count)
+    below = np.choose(np.maximum(first, 0), ranks[: (size + 1) // 2])
+    above = np.choose(np.minimum(second, size - 1), ranks[: size // 2 + 1])
     with np.errstate(invalid="ignore", over="ignore"):
         median: np.ndarray = (below + above) / 2.0
     median[count == 0] = np.nan

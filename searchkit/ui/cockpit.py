@@ -399,7 +399,8 @@ def quota_cockpit(
 
     Args:
         source: A :class:`~searchkit.History` (refreshes read it again when it holds a
-            newer point), an IndexList or raw API JSON.
+            newer point), an IndexList, raw API JSON or a throughput frame: anything
+            :func:`~searchkit.forecast_limits` takes.
         now: The instant to forecast from (as ``forecast_limits`` takes it), or a
             function returning it at each refresh (``emulator.now``); default the present.
         field: The limit (as ``forecast_limits`` takes it); selectable in the widget.
