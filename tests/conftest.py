@@ -9,6 +9,8 @@
   options as for ``emulator`` (``server_options``, ``@pytest.mark.server``).
 - ``configured``: the environment pointing at ``emulator`` (``SEARCHKIT_*``), for the CLI.
 - ``smtp``: a real SMTP server on loopback, ``(controller, inbox)`` (tests/alerts/smtp.py).
+- ``s3_server``: moto's S3 server on loopback counting its requests, one per worker
+  (tests/history/s3server.py); ``s3_endpoint`` is its URL. Each test makes its own bucket.
 - ``made_once``: a folder (a store collected over days, say) made once per worker and
   copied by each test that uses it, instead of being made again for every test.
 """
@@ -173,6 +175,23 @@ def smtp() -> Iterator[Any]:
 
     with smtp_server() as started:
         yield started
+
+
+@pytest.fixture(scope="session")
+def s3_server() -> Iterator[Any]:
+    """moto's S3 server on 127.0.0.1, counting the requests it answers; one per worker."""
+    pytest.importorskip("moto")
+    pytest.importorskip("boto3")
+    from tests.history.s3server import running
+
+    with running() as started:
+        yield started
+
+
+@pytest.fixture
+def s3_endpoint(s3_server: Any) -> str:
+    """The URL of ``s3_server``."""
+    return str(s3_server.endpoint)
 
 
 @pytest.fixture(scope="session")

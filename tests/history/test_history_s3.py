@@ -12,15 +12,9 @@ from searchkit.history.usage_history import History
 pytest.importorskip("moto")
 pytest.importorskip("boto3")
 
-from tests.history.s3server import new_bucket, options, running
+from tests.history.s3server import new_bucket, options
 
 NOON = dt.datetime(2026, 11, 20, 12, 0, tzinfo=dt.timezone.utc)
-
-
-@pytest.fixture(scope="module")
-def s3_endpoint():
-    with running() as server:
-        yield server.endpoint
 
 
 @pytest.fixture
