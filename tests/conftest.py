@@ -4,7 +4,8 @@
   are ``emulator_options`` (a directory's conftest may override that fixture) or, on a test
   or a module, ``@pytest.mark.emulator(**options)``; ``shared=True`` there starts one for
   the whole module, ``setup=callable`` prepares it once.
-- ``client``: a client of ``emulator`` without retries (tests/faults: of ``server``).
+- ``client``: a client of ``emulator`` without retries; its options are ``client_options``
+  (tests/faults: a client of ``server`` with the harness's account).
 - ``server``: a misbehaving local HTTP server to script (:class:`tests.faults.harness.FaultServer`),
   options as for ``emulator`` (``server_options``, ``@pytest.mark.server``).
 - ``configured``: the environment pointing at ``emulator`` (``SEARCHKIT_*``), for the CLI.
@@ -139,9 +140,27 @@ def emulator(request: pytest.FixtureRequest, emulator_options: dict[str, Any]) -
 
 
 @pytest.fixture
-def client(emulator: Any) -> Iterator[Any]:
-    """A client of ``emulator``, without retries (default timeouts: a busy machine is slow)."""
-    with emulator.client(max_retries=0) as c:
+def client_options() -> dict[str, Any]:
+    """The ``client`` fixture's options here (a conftest may override it): ``of`` names the
+    fixture it talks to, ``emulator`` (as its account) or ``server``; the rest are
+    :class:`searchkit.Client`'s."""
+    return {"of": "emulator", "max_retries": 0}
+
+
+@pytest.fixture
+def client(request: pytest.FixtureRequest, client_options: dict[str, Any]) -> Iterator[Any]:
+    """A client of ``emulator`` without retries (default timeouts: a busy machine is slow),
+    or what ``client_options`` says."""
+    import searchkit as sk
+
+    options = dict(client_options)
+    of = options.pop("of")
+    target = request.getfixturevalue(of)
+    if of == "emulator":  # as the emulator's own account
+        made = target.client(**options)
+    else:
+        made = sk.Client(base_url=target.url, **options)
+    with made as c:
         yield c
 
 

@@ -102,16 +102,16 @@ def counted(server: CountingMotoServer, call) -> dict[str, int]:
 
 @pytest.mark.parametrize("days", [3, 9])
 @pytest.mark.emulator(demo=True, seed=3, clock=NOON, window_minutes=60)
-def test_reads_list_each_dataset_once_whatever_the_days(tmp_path, s3_server, emu, days):
-    hist = s3_store(tmp_path, s3_server, emu, days)
+def test_reads_list_each_dataset_once_whatever_the_days(tmp_path, s3_server, emulator, days):
+    hist = s3_store(tmp_path, s3_server, emulator, days)
 
     forecast = counted(s3_server, lambda: sk.forecast_limits(hist))
     usage = counted(s3_server, lambda: sk.usage_frame(hist))
     info = counted(s3_server, hist.info)
     read = counted(s3_server, hist.throughput)
-    emu.advance(600)
-    with emu.client() as client:
-        collect = counted(s3_server, lambda: hist.collect(client, now=emu.now()))
+    emulator.advance(600)
+    with emulator.client() as client:
+        collect = counted(s3_server, lambda: hist.collect(client, now=emulator.now()))
 
     # One LIST per dataset read, whatever the days; a HEAD and one GET per file read:
     # forecast_limits reads each day's rollup (today's too: the collect keeps it current),
