@@ -49,23 +49,22 @@ FAST_PLUGINS := -p no:nbval -p no:anyio
 test-fast: $(STAMP)
 	$(SUITE_ENV) $(PY) -m pytest $(PARALLEL) $(FAST_PLUGINS) $(FAST_TESTS)
 
-# Every figure the README gives, each printed beside the baseline it is compared with, measured
-# in the same run: parsing, start-up, the wire path, the history at scale, the forecast, S3
-# requests and row-group pruning (about 15 minutes on 2 cores). The slow ones, the 30-day
-# collected layout and the year (about 25 minutes more, 2.1 GiB written), run unless
-# `make bench QUICK=1`.
+# Every figure the README gives, re-measured in one run and printed beside the baseline it is
+# compared with (measured in the same run), then one table of them all against what the README
+# says (bench/readme_figures.py; each script hands its figures over through bench/figures.py):
+# parsing, start-up, the wire path (beside ebb8985, before the layered redesign), the history
+# at scale, the forecast, S3 requests, pruning, today's rollup and the alerts' speed (about
+# 25 minutes on 2 cores). Unless QUICK=1: the accuracy tables, the 30-day collected layout and
+# the year (about 40 minutes more, 2.3 GiB written unless YEAR_STORE=DIR holds it already).
+# BASE=COMMIT measures the same figures for that commit's code too (a git worktree under
+# .bench/trees), each script alternately for this code and that one (ROUNDS=N times), and adds
+# that commit's figure and the ratio to the table; YEAR_BASE_STORE=DIR is a year store that
+# commit's code wrote. ONLY=list,history runs just those jobs (bench/readme_figures.py --help).
 bench: $(STAMP)
-	$(PY) bench/throughput.py
-	$(PY) bench/startup.py
-	$(PY) bench/list.py --indexes 1000 5000 --memory-indexes 1000
-	$(PY) bench/history.py
-	$(PY) bench/forecast.py --speed
-	$(PY) bench/s3.py
-	$(PY) bench/pruning.py
-ifndef QUICK
-	$(PY) bench/history.py --layouts --indexes 1000 --days 30
-	$(PY) bench/history.py --year --days 365 --indexes 1000
-endif
+	$(PY) bench/readme_figures.py $(if $(QUICK),--quick) $(if $(BASE),--base $(BASE)) \
+		$(if $(ROUNDS),--rounds $(ROUNDS)) $(if $(ONLY),--only $(ONLY)) \
+		$(if $(YEAR_STORE),--year-store $(YEAR_STORE)) \
+		$(if $(YEAR_BASE_STORE),--year-base-store $(YEAR_BASE_STORE))
 
 # Re-run the example notebooks in place (after changing what they show), then drop the
 # per-cell execution timestamps so a re-run changes only what really changed. The plots are

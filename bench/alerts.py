@@ -48,6 +48,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
+from figures import emit  # noqa: E402
 from forecast import read_trace, synthetic_traces, trace_names  # noqa: E402
 
 from searchkit.alerts import backtest as ab  # noqa: E402
@@ -136,9 +137,17 @@ def _hours(value: object) -> float:
     return float("nan") if pd.isna(value) else pd.Timedelta(value).total_seconds() / 3600
 
 
-def show(title: str, backtest: ab.AlertBacktest) -> bool:
+def show(title: str, backtest: ab.AlertBacktest, key: str | None = None) -> bool:
     print(f"\n{title}")
     table = backtest.table().drop(columns=["basis", "band", "at"])
+    for rule, row in table.iterrows() if key else ():  # the README's table: every rule
+        name = "default" if rule == DEFAULT_RULE.name else "".join(filter(str.isalnum, str(rule)))
+        emit(f"{key}.{name}.alerted", row["alerted"], "")
+        emit(f"{key}.{name}.breaches", row["breaches"], "")
+        emit(f"{key}.{name}.lead_median", row["lead_h_median"], "h")
+        emit(f"{key}.{name}.lead_p10", row["lead_h_p10"], "h")
+        emit(f"{key}.{name}.false_per_week", row["false_per_index_week"], "")
+        emit(f"{key}.{name}.repeats", row["repeats"], "")
     print(table.to_string())
     ok, lines = verdict(backtest.summary)
     print(f"  default rule dominates the best threshold rule: {'YES' if ok else 'NO'}")
@@ -163,7 +172,9 @@ def accuracy() -> None:
                 f"real: {label} ({', '.join(members)})", pooled([parts[m] for m in members])
             )
         verdicts[f"{level} real pooled"] = show(
-            f"real: all {len(names)} traces pooled", pooled(list(parts.values()))
+            f"real: all {len(names)} traces pooled",
+            pooled(list(parts.values())),
+            f"alerts.accuracy.{level}",
         )
         verdicts[f"{level} synthetic"] = show(
             "synthetic: 24 traces x 42 days", replay(synthetic, q)
@@ -195,6 +206,7 @@ def backtest_speed(indexes: int) -> None:
         f"day, {len(RULES)} rules, {rows:,} index-days replayed): {took:.1f} s (target < 60 s); "
         f"backtest_forecast of the same store (7 hours a day): {forecast:.1f} s"
     )
+    emit("alerts.backtest.s", took)
 
 
 def evaluate_overhead(indexes: int, repeat: int = 3, days: int = 14) -> None:
@@ -205,9 +217,9 @@ def evaluate_overhead(indexes: int, repeat: int = 3, days: int = 14) -> None:
     10 minutes apart, each timed, and after each the evaluation (``observe``: the
     forecast of the watched limit, ``evaluate``: the incidents) timed apart.
     """
+    from searchkit import History
     from searchkit.alerts.incidents import evaluate, observe
     from searchkit.emulator import Emulator
-    from searchkit.history.usage_history import History
 
     end = pd.Timestamp("2026-11-20 15:00", tz="UTC")
     start = end - pd.Timedelta(days=days - 1)
@@ -245,6 +257,10 @@ def evaluate_overhead(indexes: int, repeat: int = 3, days: int = 14) -> None:
         f"evaluation adds {min(steps) / min(rounds):.0%} (target <= 20%); "
         f"{len(states)} incidents open"
     )
+    emit("alerts.evaluate.s", min(steps))
+    emit("alerts.evaluate.observe_s", min(observed))
+    emit("alerts.evaluate.round_s", min(rounds))
+    emit("alerts.evaluate.share", min(steps) / min(rounds) * 100, "%")
 
 
 def _timed(function: Any, spent: list[float]) -> Any:
@@ -270,12 +286,12 @@ def collect_overhead(indexes: int, repeat: int = 3) -> None:
     """
     import logging
 
+    from searchkit import History
     from searchkit.alerts import watch
     from searchkit.alerts.channels import LogChannel, WebhookChannel
     from searchkit.alerts.config import AlertsConfig
     from searchkit.alerts.watch import alert_round
     from searchkit.emulator import Emulator
-    from searchkit.history.usage_history import History
     from tests.faults.harness import FaultServer, reply
 
     logging.getLogger("searchkit.alerts").setLevel(logging.ERROR)  # the log line, unprinted
@@ -332,6 +348,10 @@ def collect_overhead(indexes: int, repeat: int = 3) -> None:
         f"{len(first.transitions)} and sent {len(first.delivery.sent)} messages: "
         f"{first_time:.2f} s"
     )
+    emit("alerts.round.s", best)
+    emit("alerts.round.collect_s", min(rounds))
+    emit("alerts.round.share", best / min(rounds) * 100, "%")
+    emit("alerts.round.rest_s", rest)
 
 
 def main() -> None:

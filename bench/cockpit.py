@@ -22,13 +22,21 @@ The cockpit's present is a clock: 15:00, then 15:10 once the extra collect lands
 process spent (all its threads): on a shared machine the wall time follows the load, the
 CPU time much less.
 
+With ``--baseline SRC`` (a source tree: ``git archive REV searchkit | tar -x -C SRC``), the
+same measurements of that code, interleaved with this code's (``--rounds`` of each, each
+in a fresh process on the same store reset to NOW), as ranges, with the ratio of the
+medians. ``--without-crossings``: today's rollup as a collector that knew no limit leaves
+it (the points of the indexes past their limit are read for their crossing instant).
+
 Usage: .venv/bin/python bench/cockpit.py [--indexes 1000] [--days 30] [--keep DIR]
+           [--baseline SRC] [--rounds N] [--without-crossings]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -48,15 +56,32 @@ NOW = written.END + pd.Timedelta(hours=15)
 TICKS = 90  # 10-minute collects of today before NOW
 
 
-def write_today(root: Path, indexes: int, ticks: range) -> None:
-    """Today's points as 10-minute collect files (one file per collect, not compacted),
-    each round's file followed by the collector's extension of today's rollup."""
+def _layout(root: Path):
     import pyarrow.fs as pafs
 
-    from searchkit.history import open_day
-    from searchkit.history.layout import THROUGHPUT_SCHEMA, Layout, stored
+    from searchkit.history.layout import Layout
 
-    layout = Layout(str(root), pafs.LocalFileSystem(), str(root))
+    return Layout(str(root), pafs.LocalFileSystem(), str(root))
+
+
+def _crossed(root: Path) -> dict[str, list[float]]:
+    """The limits whose crossings the collector keeps in today's rollup (collect_round:
+    ``daily_limits`` of the limits it just listed)."""
+    import searchkit as sk
+    from searchkit.history.crossings import daily_limits
+
+    return daily_limits(sk.History(root).limits())
+
+
+def write_today(root: Path, indexes: int, ticks: range) -> None:
+    """Today's points as 10-minute collect files (one file per collect, not compacted),
+    each round's file followed by the collector's extension of today's rollup, with the
+    crossings of the limits it saw (as ``searchkit collect`` leaves it)."""
+    from searchkit.history import open_day
+    from searchkit.history.layout import THROUGHPUT_SCHEMA, stored
+
+    layout = _layout(root)
+    crossed = _crossed(root)
 
     ids = [str(uuid.UUID(int=i + 1, version=4)) for i in range(indexes)]
     names = [f"index-{i:04d}" for i in range(indexes)]
@@ -81,7 +106,7 @@ def write_today(root: Path, indexes: int, ticks: range) -> None:
             schema=THROUGHPUT_SCHEMA,
         )
         path = layout.write("throughput", f"{first:%Y-%m-%d}", stored(table), stamp)
-        open_day.advance(layout, f"{first:%Y-%m-%d}", path, table)
+        open_day.advance(layout, f"{first:%Y-%m-%d}", path, table, crossed)
 
 
 def _resident_mib() -> float:
@@ -197,14 +222,63 @@ def _state_bytes(cockpit) -> int:
     return sum(len(json.dumps(w.get_state(), default=repr)) for w in _tree(cockpit))
 
 
-def run(root: Path, what: str) -> dict[str, float]:
+def reset_today(root: Path, crossings: bool = True) -> None:
+    """Today as the collector left it at NOW: an earlier measurement's extra collect file
+    removed, and today's rollup rolled up from its points (with the crossings of the
+    limits the collector saw, unless ``crossings`` is false: a collector that knew no
+    limit)."""
+    from searchkit.history import reader, rollups
+
+    day = f"{written.END:%Y-%m-%d}"
+    for extra in (root / "throughput" / f"day={day}").glob("part-*.parquet"):
+        if int(extra.name.split("-")[1]) > NOW.value:
+            extra.unlink()
+    layout = _layout(root)
+    points = reader.read(layout, "throughput", days=(day, day))
+    source = rollups.sources(layout, day, day)[day]
+    limits = _crossed(root) if crossings else None
+    rollups.replace(layout, day, rollups.rollup(points, day, source, limits=limits), points)
+
+
+def run(root: Path, what: str, code: str | None = None) -> dict[str, float]:
+    """Measure in a fresh process; ``code``: a source tree to import searchkit from."""
+    env = dict(os.environ)
+    if code:
+        env["PYTHONPATH"] = code  # ahead of the installed searchkit
     result = subprocess.run(
         [sys.executable, __file__, "--measure", str(root), what],
         capture_output=True,
         text=True,
         check=True,
+        env=env,
     )
     return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def _span(values: list[float], scale: float = 1.0, digits: int = 2) -> str:
+    low, high = min(values) * scale, max(values) * scale
+    if len(values) == 1 or f"{low:.{digits}f}" == f"{high:.{digits}f}":
+        return f"{low:.{digits}f}"
+    return f"{low:.{digits}f}-{high:.{digits}f}"
+
+
+# (key, label, scale, digits, unit, target)
+_FIGURES = (
+    ("floor", "forecast_limits alone", 1, 2, "s", ""),
+    ("ready", "ready (table + first picture)", 1, 2, "s", "< 2 s"),
+    ("ready_cpu", "  its CPU", 1, 2, "s", ""),
+    ("warm_cpu", "  a second cockpit in the kernel, CPU", 1, 2, "s", ""),
+    ("scored", "backtest column filled at", 1, 2, "s", ""),
+    ("select_median", "select a row -> picture, median of 10", 1000, 0, "ms", "< 300 ms"),
+    ("select_cpu", "  its CPU", 1000, 0, "ms", ""),
+    ("daily_first", "daily view, first (reads usage_frame)", 1000, 0, "ms", ""),
+    ("daily_next", "daily view, next row", 1000, 0, "ms", ""),
+    ("refresh", "refresh after one more collect", 1, 2, "s", "< 1 s"),
+    ("refresh_cpu", "  its CPU", 1, 2, "s", ""),
+    ("refresh_nothing_new", "refresh with nothing new", 1000, 0, "ms", ""),
+    ("resident_mib", "kernel peak resident memory", 1, 0, "MiB", "< 500 MB"),
+    ("state_bytes", "widget state (pictures, one page of rows)", 1 / 1024, 0, "KiB", ""),
+)
 
 
 def main() -> None:
@@ -212,6 +286,17 @@ def main() -> None:
     parser.add_argument("--indexes", type=int, default=1000)
     parser.add_argument("--days", type=int, default=30)
     parser.add_argument("--keep", help="write the store here (or reuse one written there)")
+    parser.add_argument(
+        "--baseline",
+        help="a source tree (git archive REV searchkit | tar -x -C DIR) measured in the same "
+        "run, interleaved with this code",
+    )
+    parser.add_argument("--rounds", type=int, default=1, help="measurements of each code")
+    parser.add_argument(
+        "--without-crossings",
+        action="store_true",
+        help="today's rollup without crossings (a collector that knew no limit)",
+    )
     parser.add_argument("--measure", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure:
@@ -223,42 +308,33 @@ def main() -> None:
         written.write_dataset(root, args.indexes, args.days - 1, rollups=True)
         write_today(root, args.indexes, range(TICKS))
         print(f"store written in {time.perf_counter() - started:.0f} s")
-    for extra in (root / "throughput" / f"day={written.END:%Y-%m-%d}").glob("part-*.parquet"):
-        if int(extra.name.split("-")[1]) > NOW.value:  # an earlier run's refresh: undone
-            extra.unlink()
-    import searchkit as sk
-
-    # Today's rollup as the collector left it at NOW (written again when a refresh was undone).
-    sk.History(root).refresh_rollups([f"{written.END:%Y-%m-%d}"])
+    crossings = not args.without_crossings
     print(
         f"store: {args.indexes:,} indexes x {args.days} days ({args.days - 1} compacted with "
-        f"rollups, today as {TICKS} ten-minute collect files up to {NOW:%H:%M} UTC)"
+        f"rollups, today as {TICKS} ten-minute collect files up to {NOW:%H:%M} UTC, its "
+        f"rollup {'with' if crossings else 'WITHOUT'} the crossings of the limits the "
+        f"collector saw); load before: {os.getloadavg()[0]:.1f}"
     )
-    floor = run(root, "floor")
-    got = run(root, "cockpit")
-    print(
-        f"ready (table + first picture): {got['ready']:.2f} s, {got['ready_cpu']:.2f} s of CPU "
-        f"(target < 2 s) = "
-        f"{got['ready'] / floor['seconds']:.2f}x forecast_limits alone ({floor['seconds']:.2f} s);"
-        f" backtest column filled at {got['scored']:.2f} s; a second cockpit in the same "
-        f"kernel (imports done): {got['warm']:.2f} s, {got['warm_cpu']:.2f} s of CPU"
-    )
-    print(
-        f"select a row -> picture: median {got['select_median'] * 1000:.0f} ms "
-        f"({got['select_cpu'] * 1000:.0f} ms of CPU), max "
-        f"{got['select_max'] * 1000:.0f} ms (target < 300 ms); daily view first "
-        f"{got['daily_first'] * 1000:.0f} ms (reads usage_frame), next "
-        f"{got['daily_next'] * 1000:.0f} ms"
-    )
-    print(
-        f"refresh after one more collect: {got['refresh']:.2f} s "
-        f"({got['refresh_cpu']:.2f} s of CPU; target < 1 s); with "
-        f"nothing new: {got['refresh_nothing_new'] * 1000:.0f} ms"
-    )
-    print(
-        f"kernel peak resident memory {got['resident_mib']:.0f} MiB (target < 500 MB); "
-        f"widget state {got['state_bytes'] / 1024:.0f} KiB (pictures and one page of rows)"
-    )
+    codes = {"this code": None} | ({"baseline": args.baseline} if args.baseline else {})
+    got: dict[str, list[dict[str, float]]] = {label: [] for label in codes}
+    for _ in range(args.rounds):
+        for label, code in codes.items():  # interleaved: A B A B ...
+            reset_today(root, crossings)
+            figures = run(root, "cockpit", code)
+            reset_today(root, crossings)
+            figures["floor"] = run(root, "floor", code)["seconds"]
+            got[label].append(figures)
+    print(f"load after: {os.getloadavg()[0]:.1f} (the machine may be shared: CPU beside wall)")
+    header = f"{'':44s}" + "".join(f"{label:>22s}" for label in codes)
+    print(header + ("   ratio" if args.baseline else "") + "  target")
+    for key, label, scale, digits, unit, target in _FIGURES:
+        cells = [_span([r[key] for r in got[name]], scale, digits) + f" {unit}" for name in codes]
+        line = f"{label:44s}" + "".join(f"{cell:>22s}" for cell in cells)
+        if args.baseline:
+            mine = statistics.median(r[key] for r in got["this code"])
+            theirs = statistics.median(r[key] for r in got["baseline"])
+            line += f"{mine / theirs:7.2f}x" if theirs else "        "
+        print(line + ("  " + target if target else ""))
 
 
 if __name__ == "__main__":

@@ -46,6 +46,8 @@ HERE = pathlib.Path(__file__).resolve().parent
 TRACES = HERE / "forecast_traces"
 sys.path.insert(0, str(HERE.parent))
 
+from figures import emit  # noqa: E402
+
 from searchkit.analytics import backtest as bt  # noqa: E402
 from searchkit.analytics import profile as pf  # noqa: E402
 
@@ -148,7 +150,7 @@ def backtest_frame(tp: pd.DataFrame) -> bt.Backtest:
     return bt.replay(bins, limit, bt.BACKTEST_HOURS, pf.WINDOW)
 
 
-def show(title: str, backtest: bt.Backtest) -> None:
+def show(title: str, backtest: bt.Backtest, key: str | None = None) -> None:
     print(f"\n{title}")
     print(backtest.summary.to_string(float_format=lambda v: f"{v:.3f}"))
     summary = backtest.summary
@@ -161,6 +163,13 @@ def show(title: str, backtest: bt.Backtest) -> None:
         f"(target <= 0.80); F1 - best baseline: {ours['f1'] - best_f1:+.3f} "
         f"(target >= +0.02); coverage {ours['coverage']:.1%} (target 72-90%)"
     )
+    if key:  # the README's table: the forecast and the best baseline (by mean error)
+        best = base["mean_abs_error"].idxmin()
+        for row, label in ((ours, "forecast"), (base.loc[best], "best_baseline")):
+            emit(f"{key}.{label}.mean_error", row["mean_abs_error"] * 100, "%")
+            emit(f"{key}.{label}.median_error", row["median_abs_error"] * 100, "%")
+            emit(f"{key}.{label}.f1", row["f1"], "")
+        emit(f"{key}.forecast.coverage", ours["coverage"] * 100, "%")
 
 
 def statsmodels_candidates(tp: pd.DataFrame, hours: tuple[int, ...]) -> pd.DataFrame:
@@ -242,6 +251,11 @@ def versus_baselines(summary: pd.DataFrame) -> dict[str, float]:
 def real_traces_table(backtests: dict[str, bt.Backtest]) -> None:
     """One line per real trace (the last is the pooled one): the targets of issue 16."""
     table = pd.DataFrame({name: versus_baselines(b.summary) for name, b in backtests.items()}).T
+    for name, row in table.iterrows():
+        if name in REAL:  # each trace (not the pooled line): the README's before -> after
+            emit(f"forecast.trace.{name}.mae_ratio", row["mae_ratio"], "x")
+            emit(f"forecast.trace.{name}.f1_diff", row["f1_diff"], "")
+            emit(f"forecast.trace.{name}.coverage", row["coverage"] * 100, "%")
     print(
         "\nreal traces, forecast against the best baseline of each "
         "(targets: MAE ratio <= 0.80, F1 diff >= +0.02, coverage 72-90%):"
@@ -269,13 +283,19 @@ def accuracy(with_statsmodels: bool) -> None:
         show(f"real: {name} ({REAL.get(name, 'not described in REAL')})", backtests[name])
     pooled = f"pooled ({len(names)} traces)"
     backtests[pooled] = backtest_frame(real)
-    show(f"real: {pooled}", backtests[pooled])
+    show(f"real: {pooled}", backtests[pooled], "forecast.accuracy.real")
     real_traces_table(backtests)
     synthetic = synthetic_traces()
+    replayed = backtest_frame(synthetic)
     show(
         "synthetic: 24 traces x 42 days (cycles, bursts, shifts, holidays, gaps)",
-        backtest_frame(synthetic),
+        replayed,
+        "forecast.accuracy.synthetic",
     )
+    mine = versus_baselines(replayed.summary)
+    emit("forecast.trace.synthetic.mae_ratio", mine["mae_ratio"], "x")
+    emit("forecast.trace.synthetic.f1_diff", mine["f1_diff"], "")
+    emit("forecast.trace.synthetic.coverage", mine["coverage"] * 100, "%")
     if with_statsmodels:
         started = time.perf_counter()
         candidates = statsmodels_candidates(real, bt.BACKTEST_HOURS)
@@ -356,6 +376,12 @@ def speed(indexes: int, repeat: int = 3) -> None:
             f"{min(points_only) / min(plain):.2f}; the same frame to the last bit\n"
             f"  writing the {len(closed)} rollups (refresh_rollups): {refresh:.2f} s"
         )
+        emit("forecast.limits.s", min(took))
+        emit("forecast.limits.plain_s", min(plain))
+        emit("forecast.limits.vs_plain", min(took) / min(plain), "x")
+        emit("forecast.limits_points.s", min(points_only))
+        emit("forecast.limits_points.vs_plain", min(points_only) / min(plain), "x")
+        emit("forecast.rollup_per_day.s", refresh / len(closed))
         long = pathlib.Path(tmp) / "twenty-eight"
         write_dataset(long, indexes, 28)
         sk.History(str(long)).refresh_rollups(sk.History(str(long)).days()[:-1])
@@ -366,6 +392,7 @@ def speed(indexes: int, repeat: int = 3) -> None:
             f"backtest_forecast, {indexes} indexes x 28 days x 7 hours: {took_backtest:.2f} s "
             f"(target < 60 s), {len(result.results)} forecasts replayed"
         )
+        emit("forecast.backtest.s", took_backtest)
 
 
 def main() -> None:

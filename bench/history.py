@@ -43,6 +43,7 @@ Usage: .venv/bin/python bench/history.py [--indexes 1000] [--days 30] [--keep DI
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import os
 import shutil
@@ -52,11 +53,13 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
+from figures import emit
 
 END = pd.Timestamp("2026-11-20", tz="UTC")
 MINUTES = 1440
@@ -67,9 +70,18 @@ def write_dataset(
     root: Path, indexes: int, days: int, rollups: bool = False
 ) -> tuple[list[str], float]:
     """Write one sorted file a day; with ``rollups``, each day's rollup too (as compaction)."""
-    from searchkit.history.encoding import write_options
     from searchkit.history.layout import THROUGHPUT_SCHEMA, WRITE_OPTIONS, stored
     from searchkit.history.rollups import rollup, signature
+
+    try:
+        from searchkit.history.encoding import write_options
+    except ImportError:  # a tree from before rollups had an encoding of their own (22d64ca)
+
+        def write_options(kind: str, schema: pa.Schema) -> dict[str, Any]:
+            return WRITE_OPTIONS
+
+    # A rollup names its files by (name, size, mtime) now, by name alone before 67cd4d6.
+    by_name = "names" in inspect.signature(signature).parameters
 
     ids = [str(uuid.UUID(int=i + 1, version=4)) for i in range(indexes)]
     names = [f"index-{i:04d}" for i in range(indexes)]
@@ -104,7 +116,8 @@ def write_dataset(
             rolled = root / "rollups" / f"day={first:%Y-%m-%d}"
             rolled.mkdir(parents=True)
             written = (folder / name).stat()  # a rollup names its file by size and time
-            source = signature([(name, written.st_size, written.st_mtime_ns // 10**9)])
+            file = (name, written.st_size, written.st_mtime_ns // 10**9)
+            source = signature([name] if by_name else [file])
             summary = stored(rollup(table, f"{first:%Y-%m-%d}", source))
             pq.write_table(summary, rolled / name, **write_options("rollups", summary.schema))
     write_limits(root, ids, names)
@@ -239,9 +252,15 @@ def measure(root: str, what: str, engine: str, arg: str) -> dict[str, float]:
 
         hist = History(root)
         before_kib = _resident_kib()
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         if what == "one-index":
             frame = hist.throughput(names=[arg])
+        elif what == "refusal":  # a read past the machine's memory, refused before its data
+            try:
+                frame = hist.throughput(start=pd.Timestamp(arg, tz="UTC"))
+            except Exception as error:  # HistoryError: its words say the size
+                print(str(error), file=sys.stderr)
+                frame = None  # rows: -1, refused
         elif what == "usage":  # arg: the zone ("-": the default, UTC)
             import searchkit as sk
 
@@ -293,7 +312,7 @@ def measure(root: str, what: str, engine: str, arg: str) -> dict[str, float]:
         con.execute("SET threads = 2")
         glob = f"{root}/throughput/*/*.parquet"
         before_kib = _resident_kib()
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         if what == "one-index":
             query = DUCKDB_QUERY.format(where="name = ?")
             frame = con.execute(query, [glob, arg]).df()
@@ -302,11 +321,12 @@ def measure(root: str, what: str, engine: str, arg: str) -> dict[str, float]:
             query = DUCKDB_QUERY.format(where="day = ? AND time >= ? AND time < ?")
             params = [glob, f"{day:%Y-%m-%d}", day, day + pd.Timedelta(days=1)]
             frame = con.execute(query, params).df()
-    seconds = time.perf_counter() - started
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
     peak_kib = _status_kib("VmHWM")
     return {
         "seconds": seconds,
-        "rows": len(frame),
+        "cpu": cpu,
+        "rows": -1 if frame is None else len(frame),
         "peak_mib": peak_kib / 1024,
         "read_mib": (peak_kib - before_kib) / 1024,
     }
@@ -335,9 +355,11 @@ def run_measure(
     return best
 
 
-def bench_collect(root: Path, indexes: int, rounds: int) -> tuple[float, list[float], int]:
+def bench_collect(
+    root: Path, indexes: int, rounds: int, key: str = "history.collect"
+) -> tuple[float, list[float], int]:
+    from searchkit import History
     from searchkit.emulator import Emulator
-    from searchkit.history.usage_history import History
 
     clock = END.timestamp() - 3600
     with Emulator(seed=1, clock=clock) as emu:
@@ -365,6 +387,8 @@ def bench_collect(root: Path, indexes: int, rounds: int) -> tuple[float, list[fl
         f"{np.median(steady):.2f} s vs {np.median(lists):.2f} s = "
         f"{np.median(steady) / np.median(lists):.2f}x"
     )
+    emit(f"{key}.steady", np.median(steady))
+    emit(f"{key}.vs_list", np.median(steady) / np.median(lists), "x")
     return cold, steady, first.new_points
 
 
@@ -406,6 +430,12 @@ def bench_layouts(root: Path, indexes: int, days: int, baseline: str | None) -> 
             f"{stored['after'] / 2**20 / (points / 1e6):.2f} = "
             f"{stored['before'] / stored['after']:.2f}x"
         )
+        if label == "this code":
+            emit("layouts.uncompacted_bare.s", loose["seconds"])
+            emit("layouts.compacted.s", tight["seconds"])
+            emit("layouts.compacted.mib", tight["read_mib"], "MiB")
+            emit("layouts.mib_per_million.before", stored["before"] / 2**20 / (points / 1e6), "MiB")
+            emit("layouts.mib_per_million.after", stored["after"] / 2**20 / (points / 1e6), "MiB")
     rolled, tight = results["rolled"], results["this code compacted"]
     print(
         f"this code: usage_frame uncompacted with the collector's rollups of its closed days "
@@ -413,6 +443,11 @@ def bench_layouts(root: Path, indexes: int, days: int, baseline: str | None) -> 
         f"{rolled['seconds'] / tight['seconds']:.2f}x the compacted store (those rollups took "
         f"{results['refresh']['seconds']:.1f} s to write, {days} days at once)"
     )
+    emit("layouts.rolled.s", rolled["seconds"])
+    emit("layouts.rolled.mib", rolled["read_mib"], "MiB")
+    emit("layouts.rolled_vs_compacted", rolled["seconds"] / tight["seconds"], "x")
+    emit("layouts.refresh.s", results["refresh"]["seconds"])
+    emit("layouts.plain.s", plain)
     print(
         f"the raw points' floor, plain pyarrow + pandas day totals over the compacted files: "
         f"{plain:.2f} s; compacted usage_frame (rollups) = {tight['seconds'] / plain:.2f}x it"
@@ -442,10 +477,15 @@ def bench_year(
         f"dataset: {indexes:,} indexes x {days} days x {MINUTES} points = {points / 1e6:.1f}M "
         f"points, compacted with rollups, {size / 2**30:.2f} GiB, {written}"
     )
+    emit("year.disk_gib", size / 2**30, "GiB")
     old_root = baseline_root or root
 
     def side_by_side(label: str, what: str, arg: str, target: str) -> dict[str, float]:
         ours = run_measure(root, what, "searchkit", arg, 1)
+        key = f"year.{what}" + ("" if arg == "-" else f".{arg}")
+        emit(f"{key}.s", ours["seconds"])
+        emit(f"{key}.cpu", ours["cpu"])
+        emit(f"{key}.mib", ours["read_mib"], "MiB")
         line = (
             f"{label}: {ours['seconds']:.2f} s, {int(ours['rows']):,} rows, "
             f"+{ours['read_mib']:.0f} MiB ({target})"
@@ -456,6 +496,9 @@ def bench_year(
                 f"; baseline code {old['seconds']:.2f} s, {int(old['rows']):,} rows, "
                 f"+{old['read_mib']:.0f} MiB = {old['seconds'] / ours['seconds']:.1f}x slower"
             )
+            emit(f"{key}.baseline.s", old["seconds"])
+            emit(f"{key}.baseline.cpu", old.get("cpu"))
+            emit(f"{key}.baseline.mib", old["read_mib"], "MiB")
         print(line, flush=True)
         return ours
 
@@ -485,6 +528,25 @@ def bench_year(
         f"columns): {plain['seconds']:.2f} s = {forecast['seconds'] / plain['seconds']:.2f}x "
         f"(target <= 1.3x)"
     )
+    emit("year.forecast.s", forecast["seconds"])
+    emit("year.forecast.cpu", forecast["cpu"])
+    refused = run_measure(root, "refusal", "searchkit", "2026-06-01", 1)
+    if refused["rows"] < 0:
+        print(
+            f"hist.throughput(start='2026-06-01') refused in {refused['seconds']:.2f} s "
+            f"(+{refused['read_mib']:.0f} MiB), before any data is read"
+        )
+        emit("year.refusal.s", refused["seconds"])
+    else:
+        print(
+            f"hist.throughput(start='2026-06-01') read {int(refused['rows']):,} points in "
+            f"{refused['seconds']:.2f} s: not refused (they fit in memory)"
+        )
+    emit("year.forecast.mib", forecast["read_mib"], "MiB")
+    emit("year.forecast.read_s", read["seconds"])
+    emit("year.forecast.plain_s", plain["seconds"])
+    emit("year.forecast.vs_plain", forecast["seconds"] / plain["seconds"], "x")
+    emit("year.forecast.vs_read", forecast["seconds"] / read["seconds"], "x")
 
 
 def main() -> None:
@@ -523,7 +585,9 @@ def main() -> None:
     if args.collect:
         root = Path(tempfile.mkdtemp(prefix="searchkit-collect-bench-"))
         try:
-            cold, steady, new_points = bench_collect(root, args.indexes, args.rounds)
+            cold, steady, new_points = bench_collect(
+                root, args.indexes, args.rounds, "history.collect_empty"
+            )
             size = disk_bytes(root / "throughput")
             print(
                 f"collect, {args.indexes:,} indexes x {MINUTES} points: first round {cold:.1f} s "
@@ -571,6 +635,7 @@ def main() -> None:
             f"on disk: {size / 2**20:.1f} MiB = {size / (points / 1e6) / 2**20:.2f} MiB per "
             f"million points ({size / points:.2f} bytes a point)"
         )
+        emit("history.disk_mib_per_million", size / (points / 1e6) / 2**20, "MiB")
         one_index, one_day = names[len(names) // 2], f"{END - pd.Timedelta(days=2):%Y-%m-%d}"
         for what, arg in (("one-index", one_index), ("one-day", one_day)):
             ours = run_measure(root, what, "searchkit", arg)
@@ -586,6 +651,13 @@ def main() -> None:
                 f"{ours['read_mib']:.0f} MiB (process peak {ours['peak_mib']:.0f} MiB; DuckDB "
                 f"{duck['read_mib']:.0f} MiB, peak {duck['peak_mib']:.0f} MiB)"
             )
+            emit(f"history.{what}.ms", ours["seconds"] * 1000, "ms")
+            emit(f"history.{what}.cpu_ms", ours["cpu"] * 1000, "ms")
+            emit(f"history.{what}.duckdb_cpu_ms", duck["cpu"] * 1000, "ms")
+            emit(f"history.{what}.mib", ours["read_mib"], "MiB")
+            emit(f"history.{what}.duckdb_ms", duck["seconds"] * 1000, "ms")
+            emit(f"history.{what}.duckdb_mib", duck["read_mib"], "MiB")
+            emit(f"history.{what}.vs_duckdb", ours["seconds"] / duck["seconds"], "x")
         for label, run in (
             ("usage_frame(hist), all indexes x all days", "usage"),
             ("forecast_limits(hist), today", "forecast"),
@@ -595,6 +667,9 @@ def main() -> None:
                 f"{label}: {result['seconds']:.1f} s, {int(result['rows']):,} rows; memory the "
                 f"call added: {result['read_mib']:.0f} MiB"
             )
+            emit(f"history.{run}.s", result["seconds"])
+            emit(f"history.{run}.cpu", result["cpu"])
+            emit(f"history.{run}.mib", result["read_mib"], "MiB")
         cold, steady, new_points = bench_collect(root, args.indexes, args.rounds)
         print(
             f"collect, {args.indexes:,} live indexes x 1 day window on the {args.days}-day "

@@ -5,7 +5,10 @@ as in bench/throughput.py: five zones, Go's variable fraction widths). In the sa
 measures, best of several runs:
 
 * the baseline ``requests.get(url).json()`` on the same answer;
-* ``client.list_indexes()`` followed by ``throughput_frame(indexes)``, and the ratio;
+* ``client.list_indexes()`` followed by ``throughput_frame(indexes)``, and the ratio (wall
+  time); then the same ratio in CPU time (all threads), each in a fresh process where the
+  two run in turn (A B A B), for this code and for each ``--baseline`` tree in turn, so
+  the code before a change is measured in the same run under the same load;
 * the same data path after reading the body in 1 MiB chunks (``1MiB-read``), which
   separates decoding from the cost of requests' 10 KiB reads;
 * decoding alone, the same bytes already in memory: ``json.loads``, ``orjson.loads``,
@@ -19,8 +22,9 @@ Targets (issue 10): at 1,000 x 1,440 points the list + frame takes at most 0.5x 
 and grows linearly with the size; an IndexList holds at most 40 bytes per point; the peak
 while listing stays under 3x the body.
 
-Run: ``python bench/list.py [--indexes 10 100 1000] [--memory-indexes 1000]``
-(``--memory-indexes 6945`` measures an IndexList of 10M points).
+Run: ``python bench/list.py [--indexes 10 100 1000] [--memory-indexes 1000] [--baseline SRC
+...] [--lean-above N]`` (``--memory-indexes 6945`` measures an IndexList of 10M points;
+``--lean-above 1000`` measures only the ratios for more indexes than 1,000).
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ import pyarrow as pa
 import requests
 
 sys.path.insert(0, str(Path(__file__).parent))
+from figures import emit
 from throughput import POINTS_PER_INDEX, build_json
 
 import searchkit as sk
@@ -114,41 +119,38 @@ def best_time(function: Callable[[], Any], repeat: int) -> float:
     return best
 
 
-def best_cpu(function: Callable[[], Any], repeat: int) -> float:
-    """The least CPU time of the process (all threads) over ``repeat`` runs: steadier than
-    wall time on a machine others share, and the client's decoding threads count."""
-    best = float("inf")
-    for _ in range(repeat):
-        gc.collect()
-        started = time.process_time()
-        result = function()
-        best = min(best, time.process_time() - started)
-        del result
-    return best
-
-
-# What --baseline runs with PYTHONPATH=SRC: the same list + frame against the same server,
-# through the public names every version has.
+# The CPU figure, run in a fresh process with PYTHONPATH=SRC (this tree, or a --baseline
+# one): list + frame against the same server through the public names every version has,
+# in turn with requests.get().json() in the same process (A B A B ...).
 _BASELINE = """
 import gc, json, sys, time
+import requests
 import searchkit as sk
 client = sk.Client(username="bench", password="bench", base_url=sys.argv[1], timeout=120,
                    max_retries=0)
+session = requests.Session()
 def run():
     return sk.throughput_frame(client.list_indexes())
+def plain():
+    return session.get(sys.argv[1], auth=("bench", "bench")).json()
 run()
-wall = cpu = float("inf")
+best = {"wall": float("inf"), "cpu": float("inf"), "plain_cpu": float("inf")}
 for _ in range(int(sys.argv[2])):
-    gc.collect()
-    w, c = time.perf_counter(), time.process_time()
-    run()
-    wall, cpu = min(wall, time.perf_counter() - w), min(cpu, time.process_time() - c)
-print(json.dumps({"wall": wall, "cpu": cpu}))
+    for name, function in (("plain_cpu", plain), ("cpu", run)):
+        gc.collect()
+        w, c = time.perf_counter(), time.process_time()
+        function()
+        best[name] = min(best[name], time.process_time() - c)
+        if name == "cpu":
+            best["wall"] = min(best["wall"], time.perf_counter() - w)
+print(json.dumps(best))
 """
 
 
 def baseline_code(source: str, url: str, repeat: int) -> dict[str, float]:
-    """Time the list + frame of the code in ``source`` (a source tree) on ``url``."""
+    """Time the list + frame of the code in ``source`` (a source tree) on ``url``, and
+    requests.get().json() beside it: least wall and CPU seconds of list + frame, least CPU
+    seconds of the plain get (``plain_cpu``)."""
     import os
     import subprocess
 
@@ -160,6 +162,31 @@ def baseline_code(source: str, url: str, repeat: int) -> dict[str, float]:
         env={**os.environ, "PYTHONPATH": source},
     ).stdout
     return json.loads(out.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def compare_cpu(trees: list[str] | None, url: str, count: int, repeat: int) -> None:
+    """Print and emit the CPU ratio of list + frame to requests.get().json(), for this code
+    and each baseline tree: each measured in a fresh process of its own (the server's work
+    is in none of them), the trees in turn, ``repeat`` rounds, the least of each kept."""
+    here = str(Path(__file__).resolve().parent.parent)
+    codes = {"this code": here} | {Path(tree).name: tree for tree in trees or []}
+    best: dict[str, dict[str, float]] = {}
+    for _ in range(repeat):
+        for name, tree in codes.items():
+            got = baseline_code(tree, url, 1)
+            kept = best.setdefault(name, got)
+            for field, value in got.items():
+                kept[field] = min(kept[field], value)
+    parts = []
+    for name, got in best.items():
+        ratio = got["cpu"] / got["plain_cpu"]
+        parts.append(f"{name} {got['cpu']:.3f} s against {got['plain_cpu']:.3f} s = {ratio:.2f}x")
+        # A commit's worktree is .bench/trees/SHA: its figures are named by the commit.
+        key = "" if name == "this code" else f"{name}."
+        emit(f"list.cpu.{key}ours.{count}", got["cpu"])
+        emit(f"list.cpu.{key}get_json.{count}", got["plain_cpu"])
+    print(f"{'':>7} CPU time (all threads) of list + frame against requests.get().json():")
+    print("".join(f"{'':>9}{part}\n" for part in parts), end="")
 
 
 def traced(function: Callable[[], Any]) -> tuple[Any, float, float]:
@@ -189,8 +216,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument(
         "--baseline",
-        help="a source tree (e.g. git archive ebb8985 searchkit | tar -x -C SRC) whose list + "
-        "frame is timed on the same answers, beside this code's",
+        nargs="+",
+        help="source trees (e.g. git archive ebb8985 searchkit | tar -x -C SRC) whose list + "
+        "frame is timed on the same answers, beside this code's (CPU time)",
+    )
+    parser.add_argument(
+        "--lean-above",
+        type=int,
+        help="for more indexes than this, only the list + frame against requests.get().json() "
+        "(not the decoders alone, nor the 1 MiB reads)",
     )
     args = parser.parse_args(argv)
 
@@ -225,6 +259,13 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit(f"expected {points} rows, got {len(frame)}")
         del frame
         listed = best_time(ours, repeat)
+        if args.lean_above is not None and count > args.lean_above:
+            print(
+                f"{count:>7,} {points:>10,} {len(body) / 1e6:>8.1f} {baseline:>10.3f} "
+                f"{listed:>12.3f} {listed / baseline:>6.2f} {listed / points * 1e9:>8.0f}"
+            )
+            compare_cpu(args.baseline, server.url, count, repeat)
+            continue
 
         def streamed() -> Any:
             # The data path given a body read in 1 MiB chunks (what a streamed, capped
@@ -244,20 +285,8 @@ def main(argv: list[str] | None = None) -> int:
             f"{fast_read:>9.3f} {fast_read / baseline:>6.2f} | "
             f"{loads:>6.3f} {fast:>6.3f} {spec:>7.3f} {decode:>6.3f} {decode / loads:>10.2f}"
         )
-        cpu_base = best_cpu(lambda: session.get(server.url, auth=auth).json(), repeat)
-        cpu_ours = best_cpu(ours, repeat)
-        line = (
-            f"{'':>7} CPU time (all threads): requests.get().json() {cpu_base:.3f} s, "
-            f"list+frame {cpu_ours:.3f} s = {cpu_ours / cpu_base:.2f}x"
-        )
-        if args.baseline:
-            before = baseline_code(args.baseline, server.url, repeat)
-            line += (
-                f"; {args.baseline}: {before['wall']:.3f} s wall "
-                f"({before['wall'] / baseline:.2f}x), {before['cpu']:.3f} s CPU "
-                f"({before['cpu'] / cpu_base:.2f}x)"
-            )
-        print(line)
+        emit(f"list.wall_ratio.{count}", listed / baseline, "x")
+        compare_cpu(args.baseline, server.url, count, repeat)
 
     server.body = body = build_body(args.memory_indexes)
     points = args.memory_indexes * POINTS_PER_INDEX
@@ -270,6 +299,8 @@ def main(argv: list[str] | None = None) -> int:
         f"(target <= 40); peak while listing {peak / MiB:.0f} MiB = "
         f"{peak / len(body):.2f}x the body (target < 3), the body itself included"
     )
+    emit("list.bytes_per_point", held / points, "B")
+    emit("list.peak_x_body", peak / len(body), "x")
     del indexes
     _, peak_json, held_json = traced(lambda: requests.get(server.url, auth=auth).json())
     print(

@@ -68,9 +68,11 @@ def main() -> None:
     parser.add_argument("--days", type=int, default=7)
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
+    from figures import emit
+
+    from searchkit import History
     from searchkit.history import reader
     from searchkit.history.points import selection
-    from searchkit.history.usage_history import History
 
     with tempfile.TemporaryDirectory(prefix="searchkit-pruning-") as folder:
         root = Path(folder) / "h"
@@ -130,6 +132,11 @@ def main() -> None:
                 f"walk {walk_read:.3f} s, subset {subset_read:.3f} s "
                 f"({subset_read / walk_read:.2f}x)"
             )
+            case = label.replace(" + ", "+").replace(" ", "_")
+            emit(f"pruning.walk_cold.{case}", walk_cold * 1e3, "ms")
+            emit(f"pruning.subset_cold.{case}", subset_cold * 1e3, "ms")
+            emit(f"pruning.ratio_cold.{case}", subset_cold / walk_cold, "x")
+            emit(f"pruning.read_ratio.{case}", subset_read / walk_read, "x")
 
 
 if __name__ == "__main__":

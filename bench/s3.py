@@ -47,7 +47,7 @@ def measure(store: Path, repeat: int) -> dict[str, Any]:
     import boto3
     import pyarrow.fs as pafs
 
-    from searchkit.history.usage_history import History
+    from searchkit import History  # the public name: a --baseline tree's too
     from tests.history.s3server import CountingMotoServer, options
 
     server = CountingMotoServer()
@@ -118,6 +118,7 @@ def main() -> None:
     if args.measure:
         print(json.dumps(measure(Path(args.measure), args.repeat)))
         return
+    from figures import emit
     from history import write_dataset
 
     with tempfile.TemporaryDirectory(prefix="searchkit-requests-") as folder:
@@ -137,6 +138,11 @@ def main() -> None:
                     f"{operation:16} {label:28} local {row['local']:.2f} s, S3 {row['s3']:.2f} s "
                     f"= {row['s3'] / row['local']:.2f}x; {shown(row['requests'])}"
                 )
+                side = "" if label == "this code" else ".baseline"
+                emit(f"s3.{operation}{side}.local", row["local"])
+                emit(f"s3.{operation}{side}.s3", row["s3"])
+                emit(f"s3.{operation}{side}.requests", sum(row["requests"].values()), "")
+                emit(f"s3.{operation}{side}.lists", row["requests"].get("LIST", 0), "")
 
 
 if __name__ == "__main__":

@@ -2,8 +2,9 @@
 
 Each command runs in a fresh interpreter (a subprocess, as a user would start it), several
 times; the median wall time is printed beside the median of ``python -c pass`` measured in
-the same run, as a ratio, and as the time added on top of that bare interpreter. Also
-printed: which heavy libraries each command loaded (none is the goal).
+the same run, as a ratio, and as the time added on top of that bare interpreter, with the
+median CPU time of each (user + system: what a machine shared with other jobs disturbs
+least). Also printed: which heavy libraries each command loaded (none is the goal).
 
 Target (issue 9.6): ``import searchkit`` and ``searchkit --help`` each under 0.25 s.
 
@@ -15,11 +16,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+
+from figures import emit
 
 HEAVY = ("pandas", "pyarrow", "numpy", "matplotlib", "ipywidgets", "requests", "werkzeug")
 
@@ -32,6 +36,8 @@ CASES = {
         "try:\n    main()\nexcept SystemExit:\n    pass"
     ),
 }
+
+KEYS = {"python -c pass": "pass", "import searchkit": "import", "searchkit --help": "help"}
 
 LOADED = (
     "import sys, io, contextlib\n"
@@ -52,7 +58,9 @@ def _env(src: str | None) -> dict[str, str]:
 NEUTRAL_DIR = tempfile.gettempdir()
 
 
-def _once(code: str, env: dict[str, str]) -> float:
+def _once(code: str, env: dict[str, str]) -> tuple[float, float]:
+    """Wall and CPU seconds (user + system) of one fresh interpreter running ``code``."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(
         [sys.executable, "-c", code],
@@ -61,7 +69,9 @@ def _once(code: str, env: dict[str, str]) -> float:
         check=True,
         stdout=subprocess.DEVNULL,
     )
-    return time.perf_counter() - start
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -74,14 +84,20 @@ def main(argv: list[str] | None = None) -> None:
     for code in CASES.values():  # warm the file cache and the .pyc files
         _once(code, env)
     samples: dict[str, list[float]] = {name: [] for name in CASES}
+    cpu: dict[str, list[float]] = {name: [] for name in CASES}
     for _ in range(args.runs):  # interleaved, so a slow moment hits every command alike
         for name, code in CASES.items():
-            samples[name].append(_once(code, env))
+            wall, used = _once(code, env)
+            samples[name].append(wall)
+            cpu[name].append(used)
 
     base = statistics.median(samples["python -c pass"])
     where = args.src or "the installed searchkit"
     print(f"start-up, median of {args.runs} runs each ({where}, {sys.executable}):")
-    print(f"  {'command':<18} {'median':>9} {'x pass':>8} {'added':>9}   heavy modules loaded")
+    print(
+        f"  {'command':<18} {'median':>9} {'x pass':>8} {'added':>9} {'CPU':>9}   "
+        "heavy modules loaded"
+    )
     for name, code in CASES.items():
         median = statistics.median(samples[name])
         loaded = subprocess.run(
@@ -92,10 +108,13 @@ def main(argv: list[str] | None = None) -> None:
             capture_output=True,
             text=True,
         ).stdout.strip()
+        used = statistics.median(cpu[name])
         print(
             f"  {name:<18} {median * 1000:7.0f} ms {median / base:7.1f}x "
-            f"{(median - base) * 1000:6.0f} ms   {loaded or '-'}"
+            f"{(median - base) * 1000:6.0f} ms {used * 1000:6.0f} ms   {loaded or '-'}"
         )
+        emit(f"startup.{KEYS[name]}", median * 1000, "ms")
+        emit(f"startup.{KEYS[name]}.cpu", used * 1000, "ms")
     print("target: import searchkit and searchkit --help each under 250 ms")
 
 

@@ -39,6 +39,7 @@ import pyarrow as pa
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from figures import emit  # noqa: E402
 from history import END, MINUTES, write_dataset  # noqa: E402
 
 AT = END + pd.Timedelta(hours=23, minutes=50)  # the reads' instant, on the open day END
@@ -122,6 +123,7 @@ def bench_reads(root: pathlib.Path, indexes: int, days: int) -> None:
         f"{np.median(spent) * 1000:.0f} ms a round (median; max {max(spent) * 1000:.0f} ms, "
         "the day's first round rolls its one file up)"
     )
+    emit("today.round_rollup.median", float(np.median(spent)))
     for what, label in (("usage", "usage_frame(hist)"), ("forecast", "forecast_limits(hist)")):
         before = run_measure(root / "points", what)
         after = run_measure(root / "rolled", what)
@@ -138,6 +140,9 @@ def bench_reads(root: pathlib.Path, indexes: int, days: int) -> None:
             f"{after:.2f} s = {after / before:.2f}x (target < 0.5 s); frames identical: "
             f"{same}{extra}"
         )
+        emit(f"today.{what}.points", before)
+        emit(f"today.{what}.rollup", after)
+        emit(f"today.{what}.identical", same, "")
 
 
 def rounds(indexes: int) -> dict[str, list[float]]:

@@ -47,3 +47,26 @@ def test_every_module_is_in_the_architecture_tree():
 
 def test_the_architecture_tree_names_no_module_that_does_not_exist():
     assert sorted(listed_modules() - package_modules()) == []
+
+
+def test_the_layer_table_is_the_import_graph_test_s():
+    # "The table is LAYERS in tests/test_import_graph.py; change both together": a rule the
+    # document states holds only if a test keeps the two equal (issue 26 item 8).
+    from tests.test_import_graph import BOTTOM, LAYERS
+
+    text = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    section = text.split("## Who may import whom", 1)[1].split("\n\n", 2)[1]
+    rows = [line.strip().strip("|").split("|") for line in section.splitlines()]
+    header, body = rows[0], [r for r in rows[2:] if len(r) == 2]
+    assert set(re.findall(r"`(\w+)`", header[1])) == BOTTOM
+    table: dict[str, set[str]] = {}
+    for layers, allowed in body:
+        names = [name.strip() for name in layers.split(",")]
+        for name in names:
+            if allowed.strip() == "nothing":
+                table[name] = set()
+            elif allowed.strip() == "everything":
+                table[name] = set(LAYERS) - {name}
+            else:
+                table[name] = set(re.findall(r"\w+", allowed.split(" (")[0]))
+    assert table == LAYERS

@@ -4,7 +4,10 @@ Every module of the package is parsed (nothing imported). A name of the rules ma
 imported anywhere, but defined (a function, a class, an assignment) only in the counting
 module; and the rules' arithmetic is not written out again under another name: no
 ``Timedelta(minutes=1)`` (the default interval), no hour or day written in nanoseconds, no
-``isinf(v) | (v < 0)`` (the invalid-value rule).
+``isinf(v) | (v < 0)`` (the invalid-value rule), no instant put in its hour or quarter-hour
+by hand (``(t - start) // HOUR_NS``, ``HOUR_NS // 4``), no values summed into bins by hand
+(``np.bincount(..., weights=values)``, ``np.add.at(sums, bins, clean)``) and no median's
+middle ranks (``(n - 1) // 2``).
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ RULES = {
     "QUARTER_NS",
     "VALUE_UNITS",
     "ValueUnit",
+    "add_binned",
+    "bin_slots",
     "binned",
     "check_value_unit",
     "clean_values",
@@ -33,9 +38,13 @@ RULES = {
     "index_intervals",
     "interval_seconds",
     "invalid_values",
+    "median_ranks",
     "median_spacing",
+    "midpoint",
     "one_per_instant",
     "run_sums",
+    "spacings",
+    "sums_in_order",
     "unit_scales",
 }
 
@@ -84,6 +93,45 @@ def _is_invalid_rule(node: ast.AST) -> bool:
     return "isinf(" in text and "<0" in text
 
 
+def _is_bin_by_hand(node: ast.AST) -> bool:
+    """``x // HOUR_NS``, ``x // QUARTER_NS`` or ``HOUR_NS // 4``: a bin of an instant."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv)):
+        return False
+    names = {getattr(side, "id", getattr(side, "attr", "")) for side in (node.left, node.right)}
+    return bool(names & {"HOUR_NS", "QUARTER_NS"})
+
+
+def _is_sum_by_hand(node: ast.AST) -> bool:
+    """Values summed into bins: ``bincount(..., weights=<values>)`` or ``add.at(_, _,
+    <values>)``, the values named as such (``clean``, ``values``, ``nan_to_num(v)``)."""
+    if not isinstance(node, ast.Call):
+        return False
+    name = getattr(node.func, "attr", getattr(node.func, "id", ""))
+    if name == "bincount":
+        summed = [k.value for k in node.keywords if k.arg == "weights"]
+    elif name == "at" and getattr(node.func, "value", None) is not None:
+        owner = node.func.value  # type: ignore[attr-defined]
+        summed = node.args[2:3] if getattr(owner, "attr", "") == "add" else []
+    else:
+        return False
+    text = " ".join(ast.unparse(value) for value in summed)
+    return any(word in text for word in ("clean", "value", "nan_to_num"))
+
+
+def _is_median_rank(node: ast.AST) -> bool:
+    """``(n - 1) // 2``: the lower middle rank of a median, written again."""
+    return (
+        isinstance(node, ast.BinOp)
+        and isinstance(node.op, ast.FloorDiv)
+        and isinstance(node.right, ast.Constant)
+        and node.right.value == 2
+        and isinstance(node.left, ast.BinOp)
+        and isinstance(node.left.op, ast.Sub)
+        and isinstance(node.left.right, ast.Constant)
+        and node.left.right.value == 1
+    )
+
+
 def findings(root: pathlib.Path = PACKAGE) -> list[str]:
     found = []
     for name, path in module_names(root).items():
@@ -97,6 +145,9 @@ def findings(root: pathlib.Path = PACKAGE) -> list[str]:
                 (_is_minute, "the default interval"),
                 (_is_hour_in_ns, "an hour or a day in nanoseconds"),
                 (_is_invalid_rule, "the invalid-value rule"),
+                (_is_bin_by_hand, "an hour or quarter-hour bin by hand"),
+                (_is_sum_by_hand, "values summed into bins by hand"),
+                (_is_median_rank, "a median's middle rank"),
             ):
                 if check(node):
                     found.append(f"{name}:{node.lineno} writes {what} again")  # type: ignore[attr-defined]
@@ -124,10 +175,21 @@ def test_a_second_definition_is_found(tmp_path):
         "_M = pd.Timedelta(minutes=1)\n"
         "def invalid_values(v):\n    return np.isinf(v) | (v < 0)\n"
         "DAY = 86_400 * 10**9\n"
+        "def hours(t, start):\n    return (t - start) // HOUR_NS\n"
+        "def quarters(n):\n    return n * (HOUR_NS // 4)\n"
+        "def sums(codes, clean, n):\n    return np.bincount(codes, weights=clean, minlength=n)\n"
+        "def extend(sums, flat, values):\n    np.add.at(sums, flat, values)\n"
+        "def spans(inside, lo):\n    np.add.at(inside, lo, 1)\n"  # a count, not a sum: fine
+        "def middle(total):\n    return (total - 1) // 2\n"
     )
     assert findings(package) == [
         "pkg.usage defines invalid_values",
+        "pkg.usage:11 writes an hour or quarter-hour bin by hand again",
+        "pkg.usage:13 writes values summed into bins by hand again",
+        "pkg.usage:15 writes values summed into bins by hand again",
+        "pkg.usage:19 writes a median's middle rank again",
         "pkg.usage:4 writes the default interval again",
         "pkg.usage:6 writes the invalid-value rule again",
         "pkg.usage:7 writes an hour or a day in nanoseconds again",
+        "pkg.usage:9 writes an hour or quarter-hour bin by hand again",
     ]

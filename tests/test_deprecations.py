@@ -160,3 +160,13 @@ def test_old_and_new_spelling_together_or_too_many_positions_are_type_errors():
         sk.usage_frame(RAW, "D", None, None, "per_second", "extra")
     with pytest.raises(TypeError, match="got multiple values for argument 'freq'"):
         sk.usage_frame(RAW, "D", freq="W")
+
+
+def test_emulator_add_user_read_only_by_position_warns_and_adds_the_same_account():
+    # Options after the required arguments are keyword-only everywhere (issue 26 item 4).
+    with Emulator() as emu:
+        with pytest.warns(DeprecationWarning, match=r"add_user\(\): pass read_only by keyword"):
+            old = emu.add_user("reader", "secret-1", True)
+        made = new(emu.add_user, "reader-2", "secret-2", read_only=True)
+        assert (old.username, old.read_only) == ("reader", True)
+        assert (made.username, made.read_only) == ("reader-2", True)

@@ -201,3 +201,77 @@ def test_forecast_limits_shows_its_instants_in_tz_and_forecasts_the_same_utc_day
             columns=["period", "reset", "hit_at", "hit_at_earliest", "hit_at_latest", "as_of"]
         ),
     )
+
+
+def _history_members_in_readme() -> list[str]:
+    """The members the README's paragraph on a History names, in its order."""
+    text = README.read_text(encoding="utf-8")
+    paragraph = text.split("A `History` has these members and no others", 1)[1].split("\n\n")[0]
+    return re.findall(r"`(\w+)(?:\(|`)", paragraph)
+
+
+def test_what_is_public_on_history_is_what_the_readme_says_a_user_calls():
+    # Issue 26: what stays public on History is what a user calls, documented. A member
+    # kept one release for old notebooks says "Deprecated" first and is left out.
+    public = {
+        name
+        for name, member in vars(sk.History).items()
+        if not name.startswith("_") and not (inspect.getdoc(member) or "").startswith("Deprecated")
+    }
+    named = _history_members_in_readme()
+    assert len(named) == len(set(named))
+    assert set(named) == public
+
+
+def test_history_hourly_is_sums_by_hour_with_a_deprecation(tmp_path):
+    hist = sk.History(tmp_path / "h")
+    with pytest.warns(DeprecationWarning, match=r'hist.sums\(first, last, detail="hour"\)'):
+        assert hist.hourly("2026-11-01", "2026-11-02") == {}
+
+
+def test_no_source_is_typed_any():
+    # Issue 26 item 2: analytics (and everything else) read a source through its type,
+    # never through Any: the ``Source`` union holds no Any, and no function's source or
+    # history parameter (nor a dataclass field of that name) is annotated with it.
+    from searchkit.frames.sources import Recorded, Source
+    from tests.test_import_graph import module_names
+
+    assert Any not in typing.get_args(Source) and Recorded in typing.get_args(Source)
+    loose = []
+    for module, path in module_names().items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                named = [(a.arg, a.annotation) for a in (*node.args.args, *node.args.kwonlyargs)]
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                named = [(node.target.id, node.annotation)]
+            else:
+                continue
+            for name, annotation in named:
+                words = re.findall(r"\w+", ast.unparse(annotation)) if annotation else []
+                if name in ("source", "history") and "Any" in words:
+                    loose.append(f"{module}:{node.lineno} {name}: {ast.unparse(annotation)}")
+    assert loose == []
+
+
+def test_the_methods_of_every_public_class_take_their_options_by_keyword():
+    # "Options after the first argument are keyword-only" holds for the methods of the
+    # classes searchkit exports too (Client, IndexList, Emulator, the widgets ...), not
+    # only for its functions (exceptions keep Python's own constructor convention).
+    loose = []
+    for name in sk.__all__:
+        cls = getattr(sk, name)
+        if not inspect.isclass(cls) or issubclass(cls, BaseException):
+            continue
+        for attr, member in vars(cls).items():
+            if attr.startswith("_") and attr != "__init__":
+                continue
+            function = getattr(member, "__func__", member)
+            if not inspect.isfunction(function):
+                continue
+            loose += [
+                f"{name}.{attr}({param.name})"
+                for param in parameters(function)[1:]
+                if param.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
+                and param.default is not inspect.Parameter.empty
+            ]
+    assert loose == []

@@ -25,7 +25,7 @@ from searchkit.frames.counting import ValueUnit, check_value_unit
 from searchkit.frames.zones import utc_instant
 
 if TYPE_CHECKING:
-    from searchkit.analytics.usage import Source
+    from searchkit.frames.sources import Source
 
 __all__ = [
     "INCIDENT_COLUMNS",

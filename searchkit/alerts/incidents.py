@@ -29,6 +29,7 @@ from searchkit.analytics.forecast import forecast_limits
 from searchkit.analytics.usage import is_history, source_frames
 from searchkit.errors import ValidationError
 from searchkit.frames.counting import ValueUnit
+from searchkit.frames.sources import Source
 
 __all__ = [
     "STALLED",
@@ -190,7 +191,7 @@ def _now(now: Any) -> pd.Timestamp:
 
 
 def observe(
-    source: Any,
+    source: Source,
     rules: Sequence[AlertRule] = (DEFAULT_RULE,),
     *,
     now: Any = None,
@@ -226,7 +227,7 @@ def _with_period(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-def _collected_at(source: Any) -> pd.Timestamp | None:
+def _collected_at(source: Source) -> pd.Timestamp | None:
     if is_history(source):
         return _ts(source.newest_time())
     tp, _ = source_frames(source)

@@ -23,7 +23,7 @@ from searchkit.errors import ValidationError
 from searchkit.frames.counting import ValueUnit, check_value_unit
 
 if TYPE_CHECKING:
-    from searchkit.analytics.usage import Source
+    from searchkit.frames.sources import Source
 
 __all__ = [
     "BACKTEST_HOURS",

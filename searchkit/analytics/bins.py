@@ -14,11 +14,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from searchkit.analytics.days import PointsReader, read_days
+from searchkit.analytics.days import PointsReader, answers_before, read_days
 from searchkit.frames.counting import (
     DAY_NS,
     HOUR_NS,
     HOURS,
+    bin_slots,
     binned,
     check_value_unit,
     clean_values,
@@ -210,7 +211,7 @@ class _Accumulator:
         newest = np.full(count, NO_TIME, np.int64)
         np.maximum.at(newest, rows[heads], np.maximum.reduceat(times, heads))
         self.newest.append(newest)
-        hours = (times - self.first.value) // HOUR_NS  # since the first day: its day and hour
+        hours = bin_slots(times, self.first.value, HOUR_NS)  # since the first day: day, hour
         if hours.min() < 0 or hours.max() >= self.days * HOURS:
             keep = (hours >= 0) & (hours < self.days * HOURS)
             hours, rows, clean, invalid = hours[keep], rows[keep], clean[keep], invalid[keep]
@@ -348,7 +349,7 @@ def bins_from_history(
     end = whole - DAY if last_points else last
     hours = reader.sums(f"{first_day:%Y-%m-%d}", f"{end:%Y-%m-%d}") if end >= first_day else {}
     open_day = None if last_points else hours.get(f"{last:%Y-%m-%d}")
-    if open_day is not None and cut is not None and int(open_day.last_point.max()) >= cut:
+    if not answers_before(open_day, cut):
         open_day = None  # points at or after the cut: the day is read, and they left out
     held = set(stored)
     spans: list[tuple[pd.Timestamp, pd.Timestamp | None, DaySums | None]] = [

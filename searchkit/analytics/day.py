@@ -22,13 +22,15 @@ import pandas as pd
 from searchkit.analytics import profile as pf
 from searchkit.analytics.backtest import BACKTEST_HOURS, Backtest, replay, replay_scores
 from searchkit.analytics.bins import last_day_points
+from searchkit.analytics.days import answers_before
 from searchkit.analytics.forecast import forecast_parts
 from searchkit.analytics.usage import is_history
-from searchkit.frames.counting import ValueUnit
+from searchkit.frames.counting import QUARTER_NS, QUARTERS, ValueUnit
 
 if TYPE_CHECKING:
-    from searchkit.analytics.usage import Source
+    from searchkit.frames.sources import Source
     from searchkit.frames.zones import Instant
+    from searchkit.history.usage_history import History
 
 __all__ = ["MAX_KNOTS", "DayForecast", "forecast_day"]
 
@@ -52,7 +54,7 @@ class DayForecast:
     # Today's operations per index (bins' rows) and quarter-hour when today came from its
     # rollup, and the History to read one index's points from when they are not at hand.
     quarters: np.ndarray | None = None
-    source: Any = None
+    source: History | None = None
     _read: dict[int, tuple[np.ndarray, np.ndarray]] = field(
         default_factory=dict, compare=False, repr=False
     )
@@ -103,10 +105,11 @@ class DayForecast:
         if end > begin or not self.bins.last_from_sums:
             return times[begin:end], np.cumsum(ops[begin:end])
         if self.quarters is not None:
-            ends = start + np.arange(1, 97, dtype=np.int64) * (pf.HOUR_NS // 4)
+            ends = start + np.arange(1, QUARTERS + 1, dtype=np.int64) * QUARTER_NS
             done = ends < moment
             return ends[done], np.cumsum(np.nan_to_num(self.quarters[at]))[done]
         if at not in self._read:  # the rollup changed since: the index's own points
+            assert self.source is not None  # today came from a History's rollup
             one = replace(self.bins)
             last_day_points(self.source, one, np.asarray([at]), moment)
             self._read[at] = (one.last_points[1], np.cumsum(one.last_points[2]))
@@ -244,7 +247,7 @@ def forecast_day(
     return DayForecast(rows, bins, plan, _quarters(source, bins, rows), source)
 
 
-def _quarters(source: Any, bins: pf.Bins, rows: pd.DataFrame) -> np.ndarray | None:
+def _quarters(source: History, bins: pf.Bins, rows: pd.DataFrame) -> np.ndarray | None:
     """Today's operations per index (the rows of ``bins``) and quarter-hour, from its
     rollup; None when the rollup holds points after the forecast's instant (a collect
     extended it since) or is not current any more."""
@@ -252,11 +255,11 @@ def _quarters(source: Any, bins: pf.Bins, rows: pd.DataFrame) -> np.ndarray | No
     sums = source.sums(f"{day:%Y-%m-%d}", f"{day:%Y-%m-%d}", detail="quarter")
     today = sums.get(f"{day:%Y-%m-%d}")
     moment = pd.Timestamp(rows["as_of"].iloc[0]).value if len(rows) else day.value
-    if today is None or (len(today.ids) and int(today.last_point.max()) >= moment):
+    if today is None or not answers_before(today, moment):
         return None
     assert bins.last_scales is not None
     row_of = {index_id: row for row, index_id in enumerate(bins.ids)}
-    out = np.full((len(bins.ids), 96), np.nan)
+    out = np.full((len(bins.ids), QUARTERS), np.nan)
     for at, index_id in enumerate(today.ids):
         row = row_of.get(index_id)
         if row is not None:

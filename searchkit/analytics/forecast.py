@@ -77,7 +77,7 @@ from searchkit.frames.counting import ValueUnit, check_value_unit
 from searchkit.frames.zones import Instant, TimeZone, resolve_zone, utc_instant
 
 if TYPE_CHECKING:
-    from searchkit.analytics.usage import Source
+    from searchkit.frames.sources import Source
     from searchkit.history.usage_history import History
 
 __all__ = [
@@ -269,9 +269,9 @@ def forecast_parts(
     bins, limits, moment = _load(
         source, asked, pd.Timestamp.now(tz="UTC"), value_unit, last_points=last_points
     )
-    if bins.last_from_sums:  # today from its rollup: the points of any index at its limit
-        limit = field_limit(limits, label).to_numpy(np.float64)
-        read_crossings(source, bins, limit, limits.index, moment)  # type: ignore[arg-type]
+    if bins.last_from_sums and is_history(source):  # today from its rollup: the points
+        limit = field_limit(limits, label).to_numpy(np.float64)  # of any index at its limit
+        read_crossings(source, bins, limit, limits.index, moment)
     later = bins.future.copy()
     if asked is not None:  # points after an explicit now are not news: only ignored
         bins.future[:] = 0

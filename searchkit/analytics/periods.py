@@ -25,6 +25,7 @@ from searchkit.frames.counting import (
     DAY_NS,
     QUARTER_NS,
     QUARTERS,
+    bin_slots,
     binned,
     clean_values,
     index_codes,
@@ -161,7 +162,7 @@ def day_sums(
     invalid = invalid_values(values)
     clean = clean_values(values, invalid)
     if labels is not None:
-        slot = (nanos - day) // QUARTER_NS
+        slot = bin_slots(nanos, day, QUARTER_NS)
         flat = codes * QUARTERS + slot
         sums = binned(flat, clean, invalid, count * QUARTERS)
         values, valid, invalid = (part.reshape(count, QUARTERS) for part in sums)

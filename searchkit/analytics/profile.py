@@ -25,6 +25,7 @@ from searchkit.analytics.bins import (
     bins_from_frame,
     bins_from_history,
 )
+from searchkit.frames.counting import median_ranks
 
 __all__ = [
     "COMPLETE_HOURS",
@@ -115,8 +116,7 @@ def nanmedian(values: np.ndarray) -> np.ndarray:
     if len(some):
         ordered = np.sort(flat[some], axis=-1)
         present = count[some]
-        high = present // 2
-        low = np.where(present % 2 == 1, high, high - 1)
+        low, high = median_ranks(present)
         at = np.arange(len(some))
         with np.errstate(invalid="ignore", over="ignore"):
             median[some] = (ordered[at, low] + ordered[at, high]) / 2.0
@@ -148,7 +148,8 @@ def _short_median(values: np.ndarray) -> np.ndarray:
     median = np.full(values.shape[:-1], np.nan)
     with np.errstate(invalid="ignore", over="ignore"):
         for present in range(1, size + 1):  # the middle two of the values present
-            middle = (ranks[(present - 1) // 2] + ranks[present // 2]) / 2.0
+            first, second = median_ranks(present)
+            middle = (ranks[first] + ranks[second]) / 2.0
             np.copyto(median, middle, where=count == present)
     return median
 

@@ -7,7 +7,7 @@ days) and what to do about it.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -16,6 +16,10 @@ from searchkit._units import format_duration
 from searchkit.analytics import profile as pf
 from searchkit.analytics.usage import is_history
 from searchkit.errors import HistoryError
+
+if TYPE_CHECKING:
+    from searchkit.frames.sources import Source
+    from searchkit.history.usage_history import History
 
 __all__ = [
     "NO_DATA",
@@ -33,7 +37,7 @@ NO_DATA = "no throughput points"
 
 
 def say_points_after(
-    out: pd.DataFrame, bins: pf.Bins, later: np.ndarray, source: Any, moment: pd.Timestamp
+    out: pd.DataFrame, bins: pf.Bins, later: np.ndarray, source: Source, moment: pd.Timestamp
 ) -> None:
     """An explicit ``now`` before an index's first point: say the points come after it."""
     empty = out["reason"].isin([NO_POINTS, NO_DATA])
@@ -133,7 +137,7 @@ def age(delta: pd.Timedelta) -> str:
     return format_duration(delta.total_seconds())
 
 
-def require_limits(history: Any, limits: pd.DataFrame) -> None:
+def require_limits(history: History, limits: pd.DataFrame) -> None:
     """Refuse to forecast a History that holds points but no limits, saying what to do.
 
     Without limits there is no index to forecast, and an empty answer would read as "no

@@ -41,17 +41,12 @@ from searchkit.frames.counting import (
     period_ends,
 )
 from searchkit.frames.limits_frames import limits_frame
-from searchkit.frames.sources import Indexes, is_throughput_frame
+from searchkit.frames.sources import Source, is_throughput_frame
 from searchkit.frames.throughput_frames import throughput_frame
 from searchkit.frames.zones import TimeZone, resolve_zone
 
 if TYPE_CHECKING:
-    from typing import TypeAlias
-
     from searchkit.history.usage_history import History
-
-    #: What usage is computed from: indexes (models or raw API JSON) or a History.
-    Source: TypeAlias = Indexes | History | pd.DataFrame
 
 __all__ = [
     "DAILY_FIELDS",
@@ -74,9 +69,19 @@ def source_frames(source: Source) -> tuple[pd.DataFrame, pd.DataFrame]:
                 "usage needs throughput: a frame must have the columns index_id, name, time "
                 f"and value; this one has {', '.join(map(str, source.columns)) or 'none'}"
             )
-        return one_per_instant(source), limits_frame([])
+        tp = one_per_instant(source)
+        return tp, _no_limits(tp)
     # The History's rule for a repeated minute holds for a list too (one point, the larger).
     return one_per_instant(throughput_frame(source)), limits_frame(source)
+
+
+def _no_limits(tp: pd.DataFrame) -> pd.DataFrame:
+    """A limits frame of a throughput frame's indexes: each its newest name, no limit
+    known (NaN), so every index gets a row, its limit said to be missing."""
+    names = tp.drop_duplicates("index_id", keep="last").set_index("index_id")["name"]
+    frame = limits_frame([]).reindex(pd.Index(names.index.astype(str), name="index_id"))
+    frame["name"] = pd.array(names.to_numpy(dtype=object), dtype="str")
+    return frame
 
 
 def _field_limit(limits: pd.DataFrame, field: str | None) -> tuple[str, pd.Series]:

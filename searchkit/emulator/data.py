@@ -108,7 +108,7 @@ PRESETS: Mapping[str, Mapping[str, int]] = MappingProxyType(
 )
 
 # Relative traffic level per plan, so free indexes look quieter than paid ones in plots. Read as
-# operations per second (the usage assumption of searchkit.analytics.usage), a free index then does
+# operations per second (the unit assumption of searchkit.frames.counting), a free index then does
 # 0.015 to 1.5 operations a second: from a fifteenth of its daily limits (queries + updates,
 # 20,000 operations) to six and a half times them, two thirds of them for the median index, as
 # the free indexes of a real account mostly stay under their limits and a few outgrow them.

@@ -8,6 +8,7 @@ import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from searchkit._deprecation import legacy_arguments
 from searchkit._net import is_loopback_host
 from searchkit.emulator import data
 from searchkit.emulator._serving import (
@@ -246,7 +247,8 @@ class Emulator:
         """Whether the server thread is serving."""
         return self._thread is not None and self._thread.is_alive()
 
-    def add_user(self, name: str, password: str, read_only: bool = False) -> Account:
+    @legacy_arguments(positional=("read_only",), first=3)
+    def add_user(self, name: str, password: str, *, read_only: bool = False) -> Account:
         """Add an account (or reset an existing one's password and role).
 
         Args:

@@ -48,6 +48,8 @@ __all__ = [
     "QUARTER_NS",
     "VALUE_UNITS",
     "ValueUnit",
+    "add_binned",
+    "bin_slots",
     "binned",
     "check_value_unit",
     "clean_values",
@@ -56,12 +58,16 @@ __all__ = [
     "index_intervals",
     "interval_seconds",
     "invalid_values",
+    "median_ranks",
     "median_spacing",
+    "midpoint",
     "one_per_instant",
     "period_ends",
     "period_starts",
     "quarter_periods",
     "run_sums",
+    "spacings",
+    "sums_in_order",
     "unit_scales",
 ]
 
@@ -143,39 +149,78 @@ def index_intervals(frame: pd.DataFrame) -> pd.Series:
     return median_spacing(codes, nanos, pd.Index(ids, name="index_id"))
 
 
+def spacings(codes: np.ndarray, nanos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The group and length of each spacing between a group's consecutive instants, in
+    (group, time) order: ``codes[i]`` is the group of ``nanos[i]`` (epoch ns; NaT left out)."""
+    codes = np.asarray(codes)
+    if len(nanos) and nanos.min() == _NAT:
+        known = nanos != _NAT
+        codes, nanos = codes[known], nanos[known]
+    same = codes[1:] == codes[:-1]
+    spacing = np.diff(nanos)[same]
+    if (len(codes) > 1 and (np.diff(codes) < 0).any()) or (len(spacing) and spacing.min() < 0):
+        order = np.lexsort((nanos, codes))  # else already in (group, time) order
+        codes, nanos = codes[order], nanos[order]
+        same = codes[1:] == codes[:-1]
+        spacing = np.diff(nanos)[same]
+    return codes[1:][same], spacing
+
+
+def median_ranks(total: Any) -> tuple[Any, Any]:
+    """The ranks (from 0, ascending) of the two middle ones of ``total`` values, the same
+    rank twice for an odd count: the median is their :func:`midpoint`."""
+    return (total - 1) // 2, total // 2
+
+
+def midpoint(low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """A median spacing from its two middle spacings (ns): their mean, rounded to the
+    nanosecond (half to even)."""
+    middle: np.ndarray = np.round((np.asarray(low, np.float64) + high) / 2).astype(np.int64)
+    return middle
+
+
 def median_spacing(codes: np.ndarray, nanos: np.ndarray, labels: pd.Index) -> pd.Series:
     """Return the median spacing of each group's instants, NaT for a group of fewer than two.
 
     ``codes[i]`` is the position in ``labels`` of the group of ``nanos[i]`` (epoch
     nanoseconds, NaT ignored); the result is named ``interval`` and indexed by ``labels``.
+    The median is the :func:`midpoint` of the spacings at the :func:`median_ranks` (the
+    rule a rollup's kept spacings follow too: :mod:`searchkit.history.spacings`).
     """
-    codes = np.asarray(codes)
-    if len(nanos) and nanos.min() == _NAT:
-        known = nanos != _NAT
-        codes, nanos = codes[known], nanos[known]
-    step = np.diff(codes)
-    same = step == 0
-    spacing = np.diff(nanos)[same]
-    if (len(step) and step.min() < 0) or (len(spacing) and spacing.min() < 0):
-        order = np.lexsort((nanos, codes))  # else already in (group, time) order
-        codes, nanos = codes[order], nanos[order]
-        same = codes[1:] == codes[:-1]
-        spacing = np.diff(nanos)[same]
-    groups = codes[1:][same]
+    groups, spacing = spacings(codes, nanos)
     out = np.full(len(labels), _NAT, dtype=np.int64)
     if len(spacing):
         # A group whose spacings are all equal (a steady sampler) has that median: only
-        # the others go through the groupby.
+        # the others are sorted.
         heads = np.append(0, np.flatnonzero(groups[1:] != groups[:-1]) + 1)
         low = np.minimum.reduceat(spacing, heads)
         steady = low == np.maximum.reduceat(spacing, heads)
-        out[groups[heads[steady]]] = np.round(low[steady].astype(np.float64)).astype(np.int64)
+        out[groups[heads[steady]]] = low[steady]
         if not steady.all():
-            uneven = ~steady[np.cumsum(np.append(0, groups[1:] != groups[:-1]))]
-            part = pd.Series(spacing[uneven], dtype=np.float64).groupby(groups[uneven])
-            medians = part.median()
-            out[medians.index.to_numpy()] = np.round(medians.to_numpy()).astype(np.int64)
+            sizes = np.diff(np.append(heads, len(groups)))
+            uneven = np.repeat(~steady, sizes)
+            within, counts = groups[uneven], sizes[~steady]
+            starts = np.append(0, np.cumsum(counts)[:-1])
+            apart = _sorted_runs(within, spacing[uneven], starts, counts)
+            first, second = median_ranks(counts)
+            out[within[starts]] = midpoint(apart[starts + first], apart[starts + second])
     return pd.Series(out.view("m8[ns]"), index=labels, name="interval")
+
+
+def _sorted_runs(
+    groups: np.ndarray, values: np.ndarray, starts: np.ndarray, sizes: np.ndarray
+) -> np.ndarray:
+    """``values`` sorted within each run of one group (runs at ``starts``, ``sizes`` long):
+    a few long runs each sorted in place (a sort per index), many short ones by two stable
+    sorts over all of them (several times faster than ``np.lexsort`` either way)."""
+    if len(starts) * 64 <= len(values):
+        out = values.copy()
+        for low, size in zip(starts.tolist(), sizes.tolist(), strict=True):
+            out[low : low + size].sort()
+        return out
+    order = np.argsort(values, kind="stable")
+    ordered: np.ndarray = values[order][np.argsort(groups[order], kind="stable")]
+    return ordered
 
 
 def one_per_instant(frame: pd.DataFrame) -> pd.DataFrame:
@@ -198,16 +243,47 @@ def one_per_instant(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.iloc[keep].reset_index(drop=True)
 
 
+def bin_slots(nanos: np.ndarray, start: int, width: int) -> np.ndarray:
+    """Each instant's bin among bins of ``width`` ns from ``start`` (epoch ns): an hour
+    (:data:`HOUR_NS`) or a quarter-hour (:data:`QUARTER_NS`) of a UTC day, say."""
+    slots: np.ndarray = (np.asarray(nanos, np.int64) - start) // width
+    return slots
+
+
+def sums_in_order(flat: np.ndarray, clean: np.ndarray, size: int) -> np.ndarray:
+    """Each of ``size`` bins' :func:`clean_values` summed one after the other in the
+    points' order (``np.bincount``): the same sum to the last bit wherever it is made."""
+    sums: np.ndarray = np.bincount(flat, weights=clean, minlength=size)
+    return sums
+
+
 def binned(
     flat: np.ndarray, clean: np.ndarray, invalid: np.ndarray, size: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Sum points into bins: ``flat[i]`` is point i's bin (points in time order within a
     bin), ``clean`` its :func:`clean_values`; return each bin's value sum (in time order),
     valid points and invalid points, ``size`` bins."""
-    sums = np.bincount(flat, weights=clean, minlength=size)
+    sums = sums_in_order(flat, clean, size)
     valid = np.bincount(flat[~invalid], minlength=size).astype(np.int64)
     bad = np.bincount(flat[invalid], minlength=size).astype(np.int64)
     return sums, valid, bad
+
+
+def add_binned(
+    sums: np.ndarray,
+    flat: np.ndarray,
+    clean: np.ndarray,
+    invalid: np.ndarray | None = None,
+    valid: np.ndarray | None = None,
+) -> None:
+    """Extend bins :func:`binned` summed with later points (in time order), in place:
+    each value added after the bin's sum so far, one at a time (``np.add.at``), so the
+    sums are those of :func:`binned` over all the points, to the last bit; ``valid``
+    (of ``sums``' shape) counts the points not ``invalid``."""
+    np.add.at(sums.reshape(-1), flat, clean)
+    if valid is not None:
+        kept = flat if invalid is None else flat[~invalid]
+        valid += np.bincount(kept, minlength=valid.size).reshape(valid.shape)
 
 
 def run_sums(values: np.ndarray, starts: Any) -> np.ndarray:

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from searchkit.errors import UnknownIndexError, ValidationError
-from searchkit.frames.zones import TimeZone, resolve_zone
+from searchkit.frames.zones import Instant, TimeZone, resolve_zone
 from searchkit.model.index import IndexList, SearchIndex
 from searchkit.model.limits import LIMIT_FIELDS
 
@@ -40,8 +40,6 @@ __all__ = [
 INDEX_KEY = "index_id"
 #: Indexes as models, raw API JSON objects, or a sequence of either.
 Indexes = SearchIndex | Mapping[str, Any] | Iterable[SearchIndex | Mapping[str, Any]]
-#: What a ``source`` may be: indexes, a History, or a frame searchkit returned.
-Source = Indexes | pd.DataFrame | Any
 _TIDY = ("index_id", "name", "time", "value")
 
 
@@ -52,16 +50,21 @@ class Recorded(Protocol):
     def throughput(
         self,
         *,
-        start: Any = None,
-        end: Any = None,
+        start: Instant | None = None,
+        end: Instant | None = None,
         names: Iterable[str] | str | None = None,
         tz: TimeZone = None,
         index_ids: Iterable[str] | str | None = None,
     ) -> pd.DataFrame:
         """The stored points as a throughput frame (plus ``account``)."""
 
-    def limits(self, *, at: Any = None) -> pd.DataFrame:
+    def limits(self, *, at: Instant | None = None) -> pd.DataFrame:
         """The limits in force at ``at`` as a limits frame."""
+
+
+#: What a ``source`` may be: indexes, a History (anything :class:`Recorded`), or a frame
+#: searchkit returned. The one type of every ``source`` argument.
+Source = Indexes | pd.DataFrame | Recorded
 
 
 def as_indexes(indexes: Any) -> list[SearchIndex]:
@@ -135,7 +138,7 @@ def limits_from_frame(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def throughput_from(
-    source: Any, *, tz: TimeZone = None, names: str | Iterable[str] | None = None
+    source: Source, *, tz: TimeZone = None, names: str | Iterable[str] | None = None
 ) -> pd.DataFrame:
     """Return the tidy throughput frame of a History or of a frame searchkit returned.
 

@@ -17,7 +17,7 @@ import pandas as pd
 
 from searchkit.errors import ValidationError
 
-__all__ = ["Instant", "TimeZone", "resolve_zone", "utc_instant"]
+__all__ = ["Instant", "TimeZone", "resolve_zone", "utc_instant", "zone_name"]
 
 #: A time zone: an IANA name such as ``"Europe/Berlin"`` or a ``tzinfo``; None for the default.
 TimeZone = str | dt.tzinfo | None
@@ -82,6 +82,25 @@ def resolve_zone(tz: TimeZone, *, default: dt.tzinfo | None = None) -> dt.tzinfo
         return zoneinfo.ZoneInfo(tz)
     except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError) as exc:
         raise ValidationError(f"unknown time zone {tz!r}{_zone_suggestion(tz)}") from exc
+
+
+def zone_name(tz: TimeZone) -> str:
+    """Return the IANA name of a zone given as :func:`resolve_zone` takes it ("UTC" for
+    None): what a widget's zone menu shows and reads back.
+
+    Raises:
+        ValidationError: ``tz`` is not a known zone, or a ``tzinfo`` without an IANA name
+            (a fixed offset): a menu of zones cannot show it.
+    """
+    zone = resolve_zone(tz, default=dt.timezone.utc)
+    if zone is dt.timezone.utc:
+        return "UTC"
+    if isinstance(zone, zoneinfo.ZoneInfo):
+        return zone.key
+    raise ValidationError(
+        f"a widget's time zone is an IANA name such as 'Europe/Berlin' (or its ZoneInfo), "
+        f"got {tz!r}, which has none"
+    )
 
 
 def utc_instant(value: Instant | None, name: str = "instant") -> pd.Timestamp | None:

@@ -8,17 +8,24 @@ is the machine's physical memory, or ``SEARCHKIT_READ_LIMIT`` (bytes, or with a 
 ``512MiB``, ``20GB``) when set. A read over the limit raises a
 :class:`~searchkit.errors.HistoryError` saying how much it would take and how to bound it,
 before it reads anything but footers.
+
+A caller that holds several reads at once (the analytics read days ahead of the one they
+count) runs them inside :func:`shared`: each may then take only its share of the limit, so
+all of them together fit, and a refusal says how that caller is bounded.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import os
 import re
+from collections.abc import Iterator
 
 from searchkit._units import binary_size
 from searchkit.errors import HistoryError, ValidationError
 
-__all__ = ["BYTES_PER_ROW", "check", "estimate", "limit"]
+__all__ = ["BYTES_PER_ROW", "check", "estimate", "limit", "shared"]
 
 #: Peak bytes a stored row takes while it is read, by dataset. Throughput: measured, the
 #: peak resident memory of ``History.throughput()`` over 3.0M points (300 indexes x 7 days)
@@ -39,6 +46,29 @@ _UNITS = {
     "gib": 1 << 30,
     "tib": 1 << 40,
 }
+
+
+class _Share:
+    """Reads held at once by the caller of :func:`shared`, and how it is bounded."""
+
+    def __init__(self, parts: int, what: str, how: str) -> None:
+        self.parts, self.what, self.how = parts, what, how
+
+
+_SHARE: contextvars.ContextVar[_Share | None] = contextvars.ContextVar("_SHARE", default=None)
+_PARTS = {2: "half", 3: "a third", 4: "a quarter"}
+
+
+@contextlib.contextmanager
+def shared(parts: int, what: str, how: str) -> Iterator[None]:
+    """Reads made inside (and on threads started with :func:`contextvars.copy_context`)
+    are held ``parts`` at a time by the caller (``what``: "4 days"): each may take a
+    ``parts``-th of :func:`limit`, and a refusal says ``how`` that caller is bounded."""
+    token = _SHARE.set(_Share(parts, what, how))
+    try:
+        yield
+    finally:
+        _SHARE.reset(token)
 
 
 def limit() -> int:
@@ -71,13 +101,16 @@ def estimate(kind: str, rows: int, columns: list[str]) -> int:
 
 
 def check(kind: str, days: tuple[str | None, str | None], rows: int, columns: list[str]) -> None:
-    """Refuse a read of ``rows`` rows that would take more memory than :func:`limit`.
+    """Refuse a read of ``rows`` rows that would take more memory than :func:`limit`
+    (inside :func:`shared`: than its share of it).
 
     Raises:
         HistoryError: Naming the estimate, the limit and how to bound the read.
     """
     need = estimate(kind, rows, columns)
-    allowed = limit()
+    share = _SHARE.get()
+    parts = 1 if share is None else share.parts
+    allowed = limit() // parts
     if need <= allowed:
         return
     first, last = days
@@ -88,8 +121,15 @@ def check(kind: str, days: tuple[str | None, str | None], rows: int, columns: li
         if kind == "throughput"
         else "read a shorter span"
     )
+    whose = f"this machine's memory, or {_ENVIRONMENT}"
+    if share is not None:
+        part = _PARTS.get(parts, f"1/{parts}")
+        whose = (
+            f"{part} of this machine's memory, or of {_ENVIRONMENT}: {share.what} are held at once"
+        )
+        how = share.how
     raise HistoryError(
         f"reading the {kind} history {span} would take about {binary_size(need)} of memory "
-        f"({rows:,} rows), more than the {binary_size(allowed)} allowed (this machine's "
-        f"memory, or {_ENVIRONMENT}); nothing was read: {how}"
+        f"({rows:,} rows), more than the {binary_size(allowed)} allowed ({whose}); nothing "
+        f"was read: {how}"
     )

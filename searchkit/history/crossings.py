@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from searchkit.frames.counting import interval_seconds
+from searchkit.frames.counting import interval_seconds, sums_in_order
 
 __all__ = [
     "DAILY",
@@ -158,6 +158,6 @@ def crossing_columns(
             int(codes[low]): (nanos[low:high], clean[low:high])
             for low, high in zip(starts.tolist(), ends.tolist(), strict=True)
         }
-        end = np.bincount(codes, weights=clean, minlength=count)  # one at a time, in order
+        end = sums_in_order(codes, clean, count)  # one at a time, in order
         found.update(list(wanted), points, (np.zeros(count), end), (seconds, seconds), wanted)
     return found.arrays(np.arange(count))

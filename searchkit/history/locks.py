@@ -21,6 +21,8 @@ import socket
 import time
 from typing import Any
 
+from searchkit._units import format_duration
+
 __all__ = ["holder_text", "verdict"]
 
 
@@ -63,7 +65,7 @@ def verdict(path: str, stale: dt.timedelta) -> tuple[bool, str]:
     except OSError:
         return True, "the lock is gone"
     if age > stale.total_seconds():
-        return True, f"the lock is older than {_minutes(stale)}"
+        return True, f"the lock is older than {format_duration(stale.total_seconds())}"
     holder = _holder(path)
     if holder is not None and holder.get("host") == socket.gethostname():
         pid = holder["pid"]
@@ -80,9 +82,5 @@ def verdict(path: str, stale: dt.timedelta) -> tuple[bool, str]:
     )
     return False, (
         f"another compactor holds its lock ({who}); a lock whose holder cannot be checked "
-        f"from here is taken over once it is {_minutes(stale)} old"
+        f"from here is taken over once it is {format_duration(stale.total_seconds())} old"
     )
-
-
-def _minutes(age: dt.timedelta) -> str:
-    return f"{int(age.total_seconds() // 60)} minutes"

@@ -46,9 +46,12 @@ from searchkit.frames.counting import (
     HOURS,
     QUARTER_NS,
     QUARTERS,
+    add_binned,
+    bin_slots,
     clean_values,
     invalid_values,
     run_sums,
+    spacings,
 )
 from searchkit.history import reader, rollups, text_columns
 from searchkit.history.checks import seal
@@ -56,7 +59,7 @@ from searchkit.history.crossings import Crossings
 from searchkit.history.dedupe import Points, unique_points
 from searchkit.history.gaps import thresholds
 from searchkit.history.layout import ROLLUP_SCHEMA, TIMESTAMP, Layout
-from searchkit.history.spacings import Spacings, pairs, seconds_of
+from searchkit.history.spacings import Spacings, seconds_of
 
 __all__ = ["advance", "extend"]
 
@@ -142,15 +145,13 @@ def extend(
         (old.quarter_sums, old.quarter_points, QUARTER_NS, QUARTERS),
         (old.hour_sums, old.hour_points, HOUR_NS, HOURS),
     ):
-        flat = codes * size + (times - period) // width
-        # One value at a time, in time order, after the sum so far: np.bincount's sum.
-        np.add.at(sums.reshape(-1), flat, clean)
-        counts += np.bincount(flat[~bad], minlength=counts.size).reshape(counts.shape)
+        flat = codes * size + bin_slots(times, period, width)
+        add_binned(sums, flat, clean, bad, counts)  # the sums binned() gives all the points
     old.invalid += np.bincount(codes[bad], minlength=len(old.ids))
     # The spacings so far, the one from each old last point to the first new one, and
     # those between the new points.
     joined = seen & (old.last != np.iinfo(np.int64).min)
-    groups, spacing = pairs(codes, times)
+    groups, spacing = spacings(codes, times)
     old.spacing.add(
         np.concatenate([np.flatnonzero(joined), groups]),
         np.concatenate([firsts[joined] - old.last[joined], spacing]),
@@ -307,7 +308,7 @@ class _Rows:
         """Add new points (rows ``codes``, each row's together and in time order) to the
         running values, and answer each index's ``limits`` from them."""
         start = self.running.copy()
-        np.add.at(self.running, codes, clean)  # one addition at a time, in time order
+        add_binned(self.running, codes, clean)  # one addition at a time, in time order
         before, self.seconds = self.seconds, self.medians()
         heads = np.flatnonzero(np.append(True, codes[1:] != codes[:-1]))
         ends = np.append(heads[1:], len(codes))

@@ -4,7 +4,7 @@ around compactions, and a read refused before it starts when it would not fit in
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -163,8 +163,10 @@ def read(
     prune: Bounds | None = None,
     encode: bool = True,
     strays: bool = False,
+    paths: Collection[str] | None = None,
 ) -> pa.Table:
-    """Read the files of ``kind`` for the UTC days in ``days`` (inclusive).
+    """Read the files of ``kind`` for the UTC days in ``days`` (inclusive); with ``paths``,
+    only those of them (files written since a reader read the others).
 
     Only the files of the days in range are read, and inside each file only the row groups
     whose statistics can hold rows within ``prune`` (by default ``filter``) are decoded;
@@ -184,10 +186,9 @@ def read(
     dated = None if strays else DATED.get(kind)
     if dated is not None and dated not in needed:
         needed = [*needed, dated]
-    first, last = days
     prune = filter if prune is None else prune
     rows = None if filter is None else filter.expression()
-    files = layout.files(kind, first, last)
+    files = _listed(layout, kind, days, paths)
     for attempt in range(ATTEMPTS):
         if not files:
             return schema.empty_table().select(wanted)
@@ -205,7 +206,7 @@ def read(
                     f"the {kind} history at {layout.location!r} kept changing while it was "
                     f"read ({exc}); nothing is lost: try again"
                 ) from exc
-            files = layout.files(kind, first, last, fresh=True)
+            files = _listed(layout, kind, days, paths, fresh=True)
             continue
         except pa.ArrowException as exc:
             raise HistoryError(f"cannot read the {kind} history: {exc}") from exc
@@ -216,7 +217,7 @@ def read(
             # name order and a compaction uploads the merged file, named after every file
             # it replaces, before it deletes them (see Layout.files): one listing is
             # enough there, and it costs no request more.
-            again = layout.files(kind, first, last, fresh=True)
+            again = _listed(layout, kind, days, paths, fresh=True)
             if set(again) != set(files) and attempt < ATTEMPTS - 1:
                 files = again
                 continue
@@ -230,6 +231,20 @@ def read(
         table = pa.concat_tables(tables).select(wanted)
         return encoded_table(table) if encode else table
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _listed(
+    layout: Layout,
+    kind: str,
+    days: tuple[str | None, str | None],
+    paths: Collection[str] | None,
+    *,
+    fresh: bool = False,
+) -> list[tuple[str, str, int]]:
+    """The files of ``kind`` of ``days`` as listed (``fresh``: listed again), those of
+    ``paths`` alone when given."""
+    found = layout.files(kind, days[0], days[1], fresh=fresh)
+    return found if paths is None else [entry for entry in found if entry[1] in paths]
 
 
 def own_day(layout: Layout, kind: str, path: str, table: pa.Table | None) -> pa.Table | None:

@@ -55,6 +55,7 @@ from searchkit.frames.counting import (
     HOURS,
     QUARTER_NS,
     QUARTERS,
+    bin_slots,
     binned,
     clean_values,
     invalid_values,
@@ -105,6 +106,8 @@ __all__ = [
     "rollup",
     "signature",
     "sources",
+    "sums_columns",
+    "table_sums",
     "trusted",
 ]
 
@@ -363,7 +366,7 @@ def _bins(
 ) -> list[pa.Array]:
     """A day's ``size`` bins of ``width`` ns per index from its sorted unique points (all
     of that day): the value sums and valid points (see the module)."""
-    slot = (nanos - period) // width
+    slot = bin_slots(nanos, period, width)
     types = [pa.list_(pa.float64()), pa.list_(pa.int64())]
     # Summed by np.bincount in time order: the points' bins wherever they are made.
     sums, valid, _ = binned(codes * size + slot, clean_values(raw, bad), bad, count * size)
@@ -405,13 +408,28 @@ def day_sums(
     sums by ``detail`` (valid figures, from a writer that keeps quarters); the days left
     out must be read from their points. ``rename`` as :meth:`~searchkit.History.points`
     gives names (an index's newest snapshot's)."""
+    table = read(layout, (first, last), sums_columns(detail))
+    if table.num_rows == 0:
+        return {}
+    return table_sums(table, sources(layout, first, last), rename, detail=detail)
+
+
+def sums_columns(detail: Detail) -> list[str]:
+    """The rollup columns :func:`table_sums` reads by ``detail``."""
     lists = _LISTS.get(detail, DAY_FIGURES)
     keys = ["name", "source", *CHECKED]
     crossing = ["crossing_limits", "crossing_times"] if detail == "hour" else []
-    table = read(layout, (first, last), list(dict.fromkeys([*keys, *lists, *crossing])))
-    if table.num_rows == 0:
-        return {}
-    table = current(table, sources(layout, first, last))
+    return list(dict.fromkeys([*keys, *lists, *crossing]))
+
+
+def table_sums(
+    table: pa.Table, sources: Mapping[str, str], rename: Mapping[str, str], *, detail: Detail
+) -> dict[str, DaySums]:
+    """:func:`day_sums` of rollup rows at hand (at least :func:`sums_columns`), for the
+    days whose throughput files ``sources`` names as the rows do (see :func:`current`)."""
+    lists = _LISTS.get(detail, DAY_FIGURES)
+    crossing = detail == "hour"
+    table = current(table, dict(sources))
     if table.num_rows == 0:
         return {}
     days = int64_values(table["period"]) // DAY_NS

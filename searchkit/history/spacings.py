@@ -19,27 +19,13 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["WINDOW", "Spacings", "pairs", "seconds_of"]
+from searchkit.frames.counting import median_ranks, midpoint, spacings
+
+__all__ = ["WINDOW", "Spacings", "seconds_of"]
 
 _NAT = np.iinfo(np.int64).min
 #: The most distinct spacings an index keeps around its median.
 WINDOW = 64
-
-
-def pairs(codes: np.ndarray, nanos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The group and length of each spacing between a group's consecutive instants
-    (NaT instants left out, as :func:`~searchkit.frames.counting.median_spacing` does)."""
-    if len(nanos) and nanos.min() == _NAT:
-        known = nanos != _NAT
-        codes, nanos = codes[known], nanos[known]
-    same = codes[1:] == codes[:-1]
-    spacing = np.diff(nanos)[same]
-    if (len(codes) > 1 and (np.diff(codes) < 0).any()) or (len(spacing) and spacing.min() < 0):
-        order = np.lexsort((nanos, codes))  # else already in (group, time) order
-        codes, nanos = codes[order], nanos[order]
-        same = codes[1:] == codes[:-1]
-        spacing = np.diff(nanos)[same]
-    return codes[1:][same], spacing
 
 
 class Spacings:
@@ -62,7 +48,7 @@ class Spacings:
     def of_points(cls, codes: np.ndarray, nanos: np.ndarray, count: int) -> Spacings:
         """The spacings of ``count`` groups' instants (``codes[i]``: the group of
         ``nanos[i]``)."""
-        groups, spacing = pairs(np.asarray(codes, np.int64), np.asarray(nanos, np.int64))
+        groups, spacing = spacings(np.asarray(codes, np.int64), np.asarray(nanos, np.int64))
         counts = np.ones(len(spacing), np.int64)
         if len(spacing):
             # A group whose spacings are all equal (a steady sampler) is one (value,
@@ -129,16 +115,15 @@ class Spacings:
         starts = np.searchsorted(self.groups, np.arange(rows))
         running = np.cumsum(self.counts)
         before = np.append(0, running)[starts]  # the counts of the rows before each row
-        low = (total - 1) // 2 - self.below  # ranks of the middle spacings in the window
-        high = total // 2 - self.below
+        first, second = median_ranks(total)
+        low, high = first - self.below, second - self.below  # their ranks in the window
         kept = total - self.below - self.above
         has = total > 0
         held = ~has | ((low >= 0) & (high < kept))
         take = has & held
         at_low = np.searchsorted(running, (before + low)[take], side="right")
         at_high = np.searchsorted(running, (before + high)[take], side="right")
-        middle = (self.values[at_low].astype(np.float64) + self.values[at_high]) / 2
-        out[take] = np.round(middle).astype(np.int64)
+        out[take] = midpoint(self.values[at_low], self.values[at_high])
         return out, held
 
     def columns(self, order: np.ndarray) -> list[pa.Array]:
@@ -178,7 +163,7 @@ class Spacings:
             low, high = int(starts[row]), int(starts[row + 1])
             counts = self.counts[low:high]
             total = int(self.below[row] + counts.sum() + self.above[row])
-            rank = (total - 1) // 2 - int(self.below[row])
+            rank = median_ranks(total)[0] - int(self.below[row])
             middle = int(np.searchsorted(np.cumsum(counts), rank, side="right"))
             first = min(max(middle - WINDOW // 2, 0), len(counts) - WINDOW)
             self.below[row] += int(counts[:first].sum())

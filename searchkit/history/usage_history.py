@@ -38,7 +38,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.fs as pafs
 
-from searchkit._deprecation import legacy_arguments
+from searchkit._deprecation import legacy_arguments, warn_deprecated
 from searchkit.errors import mask_url
 from searchkit.frames.sources import Indexes
 from searchkit.frames.zones import Instant, TimeZone, resolve_zone, utc_instant
@@ -240,9 +240,25 @@ class History:
     @legacy_arguments(positional=("start", "end"))
     @one_listing
     def points(self, *, start: Instant | None = None, end: Instant | None = None) -> dedupe.Points:
-        """Return the points :meth:`throughput` would (``start`` inclusive, ``end``
-        exclusive), in its order and with its names, as arrays instead of a frame: for code
-        that sums a day at a time (``forecast_limits`` does). Raises as :meth:`throughput`.
+        """Return the points :meth:`throughput` would, as arrays instead of a frame.
+
+        The same points (one per account, index and time), order and names, read without
+        a text per point: for code that sums a day at a time (``forecast_limits`` does).
+
+        Args:
+            start: First instant (inclusive), as for :meth:`throughput`.
+            end: Last instant (exclusive).
+
+        Returns:
+            A :class:`~searchkit.history.dedupe.Points`: ``ids`` and ``names`` (one per
+            index), and per point its index's position in them (``codes``), its ``times``
+            (epoch ns, UTC) and ``values``.
+
+        Raises:
+            HistoryError: A stored file is foreign or corrupt, or the read would not fit
+                in memory (:mod:`searchkit.history.budget`).
+            ValidationError: ``start`` or ``end`` is no time, or ``end`` comes before
+                ``start``.
         """
         lo, hi, _, _ = span(start, end)
         return read_points(self._layout, lo, hi, self._current_names())
@@ -397,10 +413,9 @@ class History:
         table = trusted(self._layout, (None, None), wanted)
         return table.to_pandas()  # type: ignore[no-any-return]
 
-    @one_listing
     def hourly(self, first: str, last: str) -> dict[str, DaySums]:
-        """Return each UTC day's hours from ``first`` to ``last`` (``YYYY-MM-DD``) where its
-        rollup is current: what ``forecast_limits`` bins instead of the day's points."""
+        """Deprecated: ``sums(first, last, detail="hour")``, the one read of a rollup's sums."""
+        warn_deprecated('History.hourly is deprecated: call hist.sums(first, last, detail="hour")')
         return self.sums(first, last, detail="hour")
 
     @one_listing

@@ -1,25 +1,35 @@
 """What the quota cockpit reads: today's forecast, the daily usage, the newest point.
 
 The cockpit (:mod:`searchkit.ui.cockpit`) calls only these, on its worker thread; each is
-one public analytics call on the source the user gave, so the cockpit's rows are exactly
-:func:`~searchkit.forecast_limits`' for the same source and ``now``.
+one public analytics call on the source the user gave (a History through
+:func:`read_by_refresh`: the same store, read only where it changed), so the cockpit's
+rows are exactly :func:`~searchkit.forecast_limits`' for the same source and ``now``.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from searchkit.analytics.day import DayForecast, forecast_day
+from searchkit.analytics.seen import SeenHistory
 from searchkit.analytics.usage import is_history, usage_frame
 from searchkit.frames.counting import ValueUnit
 
 if TYPE_CHECKING:
-    from searchkit.analytics.usage import Source
+    from searchkit.frames.sources import Source
     from searchkit.frames.zones import Instant
 
-__all__ = ["cockpit_forecast", "cockpit_usage", "newest_point", "source_text"]
+__all__ = ["cockpit_forecast", "cockpit_usage", "newest_point", "read_by_refresh", "source_text"]
+
+
+def read_by_refresh(source: Source) -> Source:
+    """What the cockpit's refreshes read: a History as a
+    :class:`~searchkit.analytics.seen.SeenHistory` (each refresh reads only the files
+    written since the last; the rows stay forecast_limits' on the store), anything else
+    as it is (read whole each time)."""
+    return SeenHistory(source) if is_history(source) else source
 
 
 def cockpit_forecast(
@@ -45,7 +55,7 @@ def cockpit_usage(source: Source, *, field: str | None, value_unit: ValueUnit) -
     return usage_frame(source, field=field, value_unit=value_unit)
 
 
-def newest_point(source: Any) -> pd.Timestamp | None:
+def newest_point(source: Source) -> pd.Timestamp | None:
     """The newest stored point's time of a History (reading only its newest day);
     None for other sources (they are read whole on every refresh)."""
     if is_history(source):
@@ -54,7 +64,7 @@ def newest_point(source: Any) -> pd.Timestamp | None:
     return None
 
 
-def source_text(source: Any) -> str:
+def source_text(source: Source) -> str:
     """Name the source in a status line without a secret: a History's location, or what
     kind of object it is (an IndexList's tokens never reach the text)."""
     if is_history(source):

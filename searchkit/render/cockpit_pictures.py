@@ -16,13 +16,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from searchkit.render.forecast_plot import draw_day, limit_words
+from searchkit.render.forecast_plot import draw_day, limit_words, retheme_day
 from searchkit.render.formats import format_limit, plain_number
 from searchkit.render.plots import NOTE_STYLE, literal, themed
 from searchkit.render.themes import index_slots, line_look, theme_of
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
     from searchkit.analytics.day import DayForecast
 
@@ -51,36 +52,48 @@ def warm_up() -> None:
 
 def _pngs(draw: Any, margins: dict[str, float] = _MARGINS) -> tuple[bytes, bytes]:
     """Draw twice on a bare Figure (no pyplot: nothing global, nothing shown) as PNG."""
-    from matplotlib.figure import Figure
-
     out = []
     for theme in ("light", "dark"):
-        look = theme_of(theme)
-        assert look is not None
-        # Fixed margins, not a layout engine: the pictures have one size and one kind of
-        # labels, and constrained layout measured every text again (a fifth of the time).
-        figure = Figure(figsize=FIGURE_SIZE, dpi=100, facecolor=look.face)
-        figure.subplots_adjust(**margins)
+        figure = _figure(theme, margins)
         draw(figure.add_subplot(), theme)
-        buffer = io.BytesIO()
-        # Fast zlib (level 1): a third of the time went to compressing at level 6, for
-        # files about a tenth larger.
-        figure.savefig(
-            buffer, format="png", metadata={"Software": None}, pil_kwargs={"compress_level": 1}
-        )
-        out.append(buffer.getvalue())
+        out.append(_png(figure))
     return out[0], out[1]
 
 
 def day_pngs(
     day: DayForecast, index_id: str, *, tz: Any = "UTC", past_days: int = 7
 ) -> tuple[bytes, bytes]:
-    """Today's picture of one index (light, dark) as PNG bytes."""
+    """Today's picture of one index (light, dark) as PNG bytes: drawn once, in the light
+    theme, then recoloured for the dark one (the same picture as drawn dark)."""
+    figure = _figure("light", _MARGINS)
+    ax = figure.add_subplot()
+    draw_day(ax, day, index_id, tz=tz, past_days=past_days, theme="light")
+    first = _png(figure)
+    retheme_day(ax, day, index_id, theme="dark")
+    return first, _png(figure)
 
-    def draw(ax: Axes, theme: str) -> None:
-        draw_day(ax, day, index_id, tz=tz, past_days=past_days, theme=theme)  # type: ignore[arg-type]
 
-    return _pngs(draw)
+def _figure(theme: str, margins: dict[str, float]) -> Figure:
+    """A bare Figure (no pyplot: nothing global, nothing shown) of the pictures' size."""
+    from matplotlib.figure import Figure
+
+    look = theme_of(theme)
+    assert look is not None
+    # Fixed margins, not a layout engine: the pictures have one size and one kind of
+    # labels, and constrained layout measured every text again (a fifth of the time).
+    figure = Figure(figsize=FIGURE_SIZE, dpi=100, facecolor=look.face)
+    figure.subplots_adjust(**margins)
+    return figure
+
+
+def _png(figure: Figure) -> bytes:
+    buffer = io.BytesIO()
+    # Fast zlib (level 1): a third of the time went to compressing at level 6, for
+    # files about a tenth larger.
+    figure.savefig(
+        buffer, format="png", metadata={"Software": None}, pil_kwargs={"compress_level": 1}
+    )
+    return buffer.getvalue()
 
 
 def daily_pngs(

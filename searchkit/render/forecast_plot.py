@@ -25,18 +25,21 @@ from searchkit.frames.zones import TimeZone, resolve_zone
 from searchkit.model.limits import LIMIT_INFO
 from searchkit.render.formats import format_limit, plain_number
 from searchkit.render.plots import NOTE_STYLE, literal, new_axes, themed
-from searchkit.render.themes import ThemeName, index_slots, line_look, theme_of
+from searchkit.render.themes import Theme, ThemeName, index_slots, line_look, theme_of
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
-    from searchkit.analytics.usage import Source
+    from searchkit.frames.sources import Source
     from searchkit.frames.zones import Instant
 
-__all__ = ["draw_day", "find_index", "limit_words", "plot_forecast"]
+__all__ = ["draw_day", "find_index", "limit_words", "plot_forecast", "retheme_day"]
 
 _LIMIT_COLOUR = "#d62728"
 _DARK_LIMIT_COLOUR = "#ff6b6b"
+# What each themed mark of a day's picture is coloured by (its gid): the index's colour,
+# the theme's muted grey, the limit's red. :func:`retheme_day` recolours by them.
+_INDEX, _MUTED, _LIMIT = "sk-index", "sk-muted", "sk-limit"
 
 
 def limit_words(field: str) -> str:
@@ -155,11 +158,8 @@ def draw_day(
     zone = resolve_zone(tz, default=dt.timezone.utc) or dt.timezone.utc
     row: Any = day.rows.loc[index_id]
     start, reset = pd.Timestamp(row["period"]), pd.Timestamp(row["reset"])
-    # The index's look among the source's indexes: its colour in the other figures of them.
-    slot = _slots(tuple(day.rows.index.astype(str)))[str(index_id)]
-    colour = line_look(slot, look)["color"]
-    muted = look.muted if look else "#8c8c8c"
-    limit_colour = _DARK_LIMIT_COLOUR if look is not None and look.name == "dark" else _LIMIT_COLOUR
+    colours = _colours(day, index_id, look)
+    colour, muted, limit_colour = colours[_INDEX], colours[_MUTED], colours[_LIMIT]
 
     def x(times: Any) -> Any:
         return pd.DatetimeIndex(times).tz_convert("UTC").tz_localize(None).to_numpy()
@@ -169,7 +169,9 @@ def draw_day(
     for number, (_, curve) in enumerate(past.groupby("day", sort=False)):
         hours = start + pd.to_timedelta(curve["hour"].to_numpy(), unit="h")
         label = f"past {past['day'].nunique()} complete days" if number == 0 else None
-        ax.plot(x(hours), curve["used"], color=muted, alpha=0.35, linewidth=0.9, label=label)
+        ax.plot(
+            x(hours), curve["used"], color=muted, alpha=0.35, linewidth=0.9, label=label, gid=_MUTED
+        )
         top = max(top, float(curve["used"].max()))
     today = day.today(index_id)
     if len(today):
@@ -179,6 +181,7 @@ def draw_day(
             color=colour,
             linewidth=2.0,
             label=f"today so far: {format_limit(round(row['used']))}",
+            gid=_INDEX,
         )
         top = max(top, float(today["used"].max()))
     path = day.path(index_id)
@@ -192,6 +195,7 @@ def draw_day(
             alpha=0.18,
             linewidth=0,
             label="10-90 band",
+            gid=_INDEX,
         )
         ax.plot(
             times,
@@ -201,6 +205,7 @@ def draw_day(
             linewidth=1.6,
             label=f"forecast: {format_limit(round(row['projected']))} at the reset "
             f"({row['method']})",
+            gid=_INDEX,
         )
         top = max(top, float(path["projected_high"].max()))
     top = _draw_limit(ax, row, limit_colour, top, x)
@@ -212,8 +217,52 @@ def draw_day(
         linewidth=0.8,
         linestyle=":",
         label=f"now: {as_of.tz_convert(zone):%H:%M}",
+        gid=_MUTED,
     )
     _finish(ax, row, zone, x([start, reset]), top, title, look)
+    return themed(ax, look)
+
+
+def _colours(day: DayForecast, index_id: str, look: Theme | None) -> dict[str, str]:
+    """The colour of each role of a day's picture in ``look``."""
+    # The index's look among the source's indexes: its colour in the other figures of them.
+    slot = _slots(tuple(day.rows.index.astype(str)))[str(index_id)]
+    dark = look is not None and look.name == "dark"
+    return {
+        _INDEX: line_look(slot, look)["color"],
+        _MUTED: look.muted if look else "#8c8c8c",
+        _LIMIT: _DARK_LIMIT_COLOUR if dark else _LIMIT_COLOUR,
+    }
+
+
+def retheme_day(ax: Axes, day: DayForecast, index_id: str, *, theme: ThemeName) -> Axes:
+    """Recolour a picture :func:`draw_day` drew of ``index_id`` for ``theme``: the same
+    picture, to the pixel, as drawing it in that theme, without drawing it again (the
+    cockpit draws each selection in both themes)."""
+    from matplotlib.patches import Patch
+
+    look = theme_of(theme)
+    colours = _colours(day, index_id, look)
+    marks: list[Any] = [*ax.lines, *ax.collections]
+    for mark in marks:
+        role = mark.get_gid()
+        if role in colours:
+            mark.set_color(colours[role])
+    legend = ax.get_legend()
+    if legend is not None:
+        # The legend's samples are copies made when it was drawn: recoloured as theirs.
+        shown: list[Any] = ax.get_legend_handles_labels()[0]
+        for sample, mark in zip(legend.legend_handles, shown, strict=True):
+            role = mark.get_gid()
+            if sample is None or role not in colours:
+                continue
+            if isinstance(sample, Patch):  # a band's sample: its colours, alpha and all
+                sample.set_facecolor(tuple(mark.get_facecolor()[0]))
+                sample.set_edgecolor(tuple(mark.get_edgecolor()[0]))
+            else:
+                sample.set_color(colours[role])  # type: ignore[attr-defined]
+        if look is not None:
+            legend.get_frame().set_facecolor(look.face)
     return themed(ax, look)
 
 
@@ -222,7 +271,11 @@ def _draw_limit(ax: Axes, row: pd.Series, colour: str, top: float, x: Any) -> fl
     words = limit_words(str(row["field"]))
     if np.isfinite(limit):
         ax.axhline(
-            limit, color=colour, linewidth=1.3, label=f"limit: {format_limit(limit)} {words}"
+            limit,
+            color=colour,
+            linewidth=1.3,
+            label=f"limit: {format_limit(limit)} {words}",
+            gid=_LIMIT,
         )
         return max(top, limit)
     text = "unlimited" if np.isposinf(limit) else "not reported by the service"
@@ -239,7 +292,14 @@ def _draw_hit(ax: Axes, row: pd.Series, colour: str, zone: dt.tzinfo, x: Any) ->
     if when <= pd.Timestamp(row["as_of"]):
         label = f"limit reached at {when.tz_convert(zone):%H:%M}"
         ax.plot(
-            x([when]), [limit], marker="X", markersize=10, color=colour, linestyle="", label=label
+            x([when]),
+            [limit],
+            marker="X",
+            markersize=10,
+            color=colour,
+            linestyle="",
+            label=label,
+            gid=_LIMIT,
         )
         return
     early, late = row["hit_at_earliest"], row["hit_at_latest"]
@@ -253,7 +313,13 @@ def _draw_hit(ax: Axes, row: pd.Series, colour: str, zone: dt.tzinfo, x: Any) ->
     left = x([early])[0] if pd.notna(early) else centre
     right = x([late])[0] if pd.notna(late) else x([row["reset"]])[0]
     ax.plot(
-        [left, right], [limit, limit], color=colour, linewidth=5, alpha=0.45, solid_capstyle="butt"
+        [left, right],
+        [limit, limit],
+        color=colour,
+        linewidth=5,
+        alpha=0.45,
+        solid_capstyle="butt",
+        gid=_LIMIT,
     )
     ax.plot(
         [centre],
@@ -263,6 +329,7 @@ def _draw_hit(ax: Axes, row: pd.Series, colour: str, zone: dt.tzinfo, x: Any) ->
         color=colour,
         linestyle="",
         label=f"hit at {when.tz_convert(zone):%H:%M}{span}",
+        gid=_LIMIT,
     )
 
 
@@ -286,7 +353,11 @@ def _finish(
     ax.yaxis.set_major_formatter(FuncFormatter(plain_number))
     ax.grid(True, linewidth=0.5, alpha=0.4)
     name = literal(row["name"])
-    ax.set_title(title or f"{name}: today against its limit of {limit_words(str(row['field']))}")
+    # At the top of the axes, as matplotlib would place it (nothing is above them): said
+    # here, it is not worked out again from the tick labels' extents at every drawing.
+    ax.set_title(
+        title or f"{name}: today against its limit of {limit_words(str(row['field']))}", y=1.0
+    )
     if not len(ax.get_lines()) or pd.isna(row["used"]):
         ax.text(
             0.5,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -200,7 +200,9 @@ def _titles(ax: Axes, info: LimitInfo, field: str | None) -> None:
     ax.set_xlabel(f"{info.unit} per {info.period}" if info.period else info.unit)
 
 
-def _limit_values(source: Any, field: str | None) -> tuple[list[str], np.ndarray, LimitInfo]:
+def _limit_values(
+    source: Source | pd.Series, field: str | None
+) -> tuple[list[str], np.ndarray, LimitInfo]:
     """The bars' labels and values, and how the limit is called (``field`` checked)."""
     if field is not None:
         check_limit_field(field)

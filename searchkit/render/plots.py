@@ -19,6 +19,7 @@ import pandas as pd
 
 from searchkit._deprecation import legacy_arguments
 from searchkit.errors import UnknownIndexError, ValidationError
+from searchkit.frames.counting import clean_values, invalid_values, sums_in_order
 from searchkit.frames.sources import Source, is_recorded
 from searchkit.frames.throughput_frames import throughput_frame
 from searchkit.frames.zones import TimeZone, resolve_zone
@@ -402,7 +403,8 @@ def _tidy_lines(frame: pd.DataFrame, tz: dt.tzinfo | None, wanted: list[str] | N
         times = times.tz_convert(tz)
     order = np.argsort(codes, kind="stable")
     bounds = np.searchsorted(codes[order], np.arange(len(uniques) + 1))
-    volumes = np.bincount(codes, weights=np.nan_to_num(values), minlength=len(uniques))
+    # The busiest by the values usage counts (negative or infinite ones count for nothing).
+    volumes = sums_in_order(codes, clean_values(values, invalid_values(values)), len(uniques))
     first = order[bounds[:-1]] if len(frame) else np.array([], dtype=np.int64)
     labels = [_name_of(names_col[row], uniques[code]) for code, row in enumerate(first)]
     seen = Counter(labels)

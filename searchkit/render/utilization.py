@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.text import Text
 
-    from searchkit.analytics.usage import Source
+    from searchkit.frames.sources import Source
 
 __all__ = ["MAX_INDEXES", "plot_utilization"]
 
@@ -145,7 +145,9 @@ def _cells(usage: pd.DataFrame, grid: pd.DataFrame, column: str) -> pd.DataFrame
     return cells.reindex_like(grid)
 
 
-def _usage(source: Any, *, tz: TimeZone, field: str | None, value_unit: ValueUnit) -> pd.DataFrame:
+def _usage(
+    source: Source, *, tz: TimeZone, field: str | None, value_unit: ValueUnit
+) -> pd.DataFrame:
     """The usage to draw: computed from the source, or a usage frame given as the source."""
     import pandas as pd
 

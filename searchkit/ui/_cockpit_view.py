@@ -16,7 +16,7 @@ import ipywidgets as widgets
 import pandas as pd
 
 from searchkit.errors import ValidationError
-from searchkit.frames.zones import resolve_zone
+from searchkit.frames.zones import TimeZone, resolve_zone, zone_name
 from searchkit.render import cockpit_pictures as pictures
 from searchkit.render import cockpit_table as table
 from searchkit.render.html import message_html, png_tag
@@ -213,8 +213,8 @@ class CockpitView(StaticPicture, widgets.VBox):
         return str(self._tz.value)
 
     @tz.setter
-    def tz(self, zone: str) -> None:
-        resolve_zone(zone)
+    def tz(self, zone: TimeZone) -> None:
+        zone = zone_name(zone)  # an IANA name; a bare offset or an unknown zone is refused
         if zone not in self._tz.options:
             self._tz.options = (*self._tz.options, zone)
         self._tz.value = zone

@@ -23,7 +23,7 @@ from searchkit.errors import (
     UnknownIndexError,
     describe_failure,
 )
-from searchkit.frames.zones import resolve_zone
+from searchkit.frames.zones import TimeZone, zone_name
 from searchkit.model.index import IndexList, SearchIndex
 from searchkit.render.formats import KEY_LIMITS
 from searchkit.render.html import (
@@ -100,9 +100,8 @@ class IndexBrowser(StaticPicture, widgets.VBox):
     busy = traitlets.Bool(False, read_only=True, help="Whether a listing or drawing runs.")
     message = traitlets.Unicode("", read_only=True, help="The status line, as plain text.")
 
-    def __init__(self, client: Client, *, tz: str | None = None, **kwargs: Any) -> None:
-        tz = "UTC" if tz is None else tz
-        resolve_zone(tz)  # an unknown zone is refused here, before anything is built
+    def __init__(self, client: Client, *, tz: TimeZone = None, **kwargs: Any) -> None:
+        tz = zone_name(tz)  # an unknown zone is refused here, before anything is built
         self._client = client
         self._indexes = IndexList()
         self._listed = False
@@ -210,8 +209,8 @@ class IndexBrowser(StaticPicture, widgets.VBox):
         return str(self._tz.value)
 
     @tz.setter
-    def tz(self, zone: str) -> None:
-        resolve_zone(zone)  # ValidationError, with a suggestion, for an unknown zone
+    def tz(self, zone: TimeZone) -> None:
+        zone = zone_name(zone)  # ValidationError, with a suggestion, for an unknown zone
         with self._state:
             if zone not in self._tz.options:
                 self._tz.options = (*self._tz.options, zone)
@@ -324,8 +323,11 @@ class IndexBrowser(StaticPicture, widgets.VBox):
 
     def close(self) -> None:
         """Close the browser and its form, and stop their worker threads."""
+        if "_worker" not in vars(self):  # its arguments were refused: nothing started
+            return
         self._worker.close()
-        self._form.close()
+        if "_form" in vars(self):
+            self._form.close()
         super().close()
 
     def __repr__(self) -> str:
@@ -506,7 +508,7 @@ def _labelled(indexes: IndexList) -> list[tuple[str, str]]:
     ]
 
 
-def index_browser(client: Client, *, tz: str | None = None) -> IndexBrowser:
+def index_browser(client: Client, *, tz: TimeZone = None) -> IndexBrowser:
     """Return a browser of the account's indexes with a throughput plot and a create form.
 
     The browser returns at once and lists the indexes on its worker thread; call
@@ -514,8 +516,8 @@ def index_browser(client: Client, *, tz: str | None = None) -> IndexBrowser:
 
     Args:
         client: The client to list (and create) with.
-        tz: Initial time zone of the plot, an IANA name such as ``"Europe/Berlin"``;
-            None is UTC, the zone the service's instants are in.
+        tz: Initial time zone of the plot, an IANA name such as ``"Europe/Berlin"`` or
+            its ``ZoneInfo``; None is UTC, the zone the service's instants are in.
 
     Returns:
         The browser (an ``ipywidgets.VBox``), listing, the first index to be selected.

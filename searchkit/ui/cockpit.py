@@ -25,9 +25,11 @@ from typing import Any
 import pandas as pd
 import traitlets
 
+from searchkit._units import format_duration
 from searchkit.errors import SearchKitError, ValidationError, describe_failure, mask_url
 from searchkit.frames.counting import ValueUnit
-from searchkit.frames.zones import resolve_zone
+from searchkit.frames.sources import Source
+from searchkit.frames.zones import Instant, TimeZone, zone_name
 from searchkit.render import cockpit_data as data
 from searchkit.render import cockpit_pictures as pictures
 from searchkit.render import cockpit_table as table
@@ -58,17 +60,17 @@ class QuotaCockpit(CockpitView):
 
     def __init__(
         self,
-        source: Any,
+        source: Source,
         *,
-        now: Any = None,
+        now: Instant | Callable[[], Instant] | None = None,
         field: str | None = None,
-        tz: str | None = None,
+        tz: TimeZone = None,
         value_unit: ValueUnit = "per_second",
         refresh_every: float | None = None,
     ) -> None:
-        tz = "UTC" if tz is None else tz
-        resolve_zone(tz)  # an unknown zone is refused here, before anything is built
+        name = zone_name(tz)  # an unknown zone is refused here, before anything is built
         self._source = source
+        self._reading = data.read_by_refresh(source)  # a refresh reads only what is new
         self._now = now
         self._value_unit = value_unit
         self._state = threading.RLock()
@@ -83,7 +85,7 @@ class QuotaCockpit(CockpitView):
         self._newest: pd.Timestamp | None = None
         self._read_newest: pd.Timestamp | None = None
         self._timer: threading.Timer | None = None
-        super().__init__(field=field, tz=tz)
+        super().__init__(field=field, tz=name)
         threading.Thread(target=pictures.warm_up, name="searchkit-cockpit-warm-up").start()
         self.refresh(wait=False, force=True)
         if refresh_every:
@@ -116,7 +118,7 @@ class QuotaCockpit(CockpitView):
             raise ValidationError(f"refresh_every must be seconds >= 0, got {seconds!r}")
         options = dict(self._interval.options)
         if seconds and seconds not in options.values():
-            label = f"{seconds:g} s"
+            label = format_duration(seconds) if seconds >= 1 else f"{seconds:g} s"
             self._interval.options = (*self._interval.options, (label, seconds))
         self._interval.value = seconds
 
@@ -156,6 +158,8 @@ class QuotaCockpit(CockpitView):
 
     def close(self) -> None:
         """Stop the interval and the worker thread, and close the widgets."""
+        if "_worker" not in vars(self):  # its arguments were refused: nothing started
+            return
         self._stop_timer()
         self._worker.close()
         super().close()
@@ -184,7 +188,7 @@ class QuotaCockpit(CockpitView):
                 self._end_job()
 
     def _read(self, force: bool) -> None:
-        newest = data.newest_point(self._source)
+        newest = data.newest_point(self._reading)
         with self._state:
             field = self.field
             unchanged = not force and newest is not None and newest == self._read_newest
@@ -195,7 +199,7 @@ class QuotaCockpit(CockpitView):
         now = self._now() if callable(self._now) else self._now
         day = _twice(
             lambda: data.cockpit_forecast(
-                self._source, now=now, field=field, value_unit=self._value_unit
+                self._reading, now=now, field=field, value_unit=self._value_unit
             )
         )
         with self._state:
@@ -336,16 +340,12 @@ class QuotaCockpit(CockpitView):
         if newest is not None and self._is_stale(newest):
             return (
                 f"Stale: the newest point is from {newest:%Y-%m-%d %H:%M} UTC, "
-                f"{_hours(day.as_of - newest)} before {day.as_of:%H:%M} UTC; today is not "
+                f"{format_duration((day.as_of - newest).total_seconds())} before "
+                f"{day.as_of:%H:%M} UTC; today is not "
                 "forecast until a collector writes again."
             )
         again = "" if fresh else " (nothing new since the last read)"
         return f"{count}, forecast as of {day.as_of:%Y-%m-%d %H:%M} UTC{point}{again}."
-
-
-def _hours(delta: pd.Timedelta) -> str:
-    minutes = delta.total_seconds() / 60
-    return f"{minutes / 60:.0f} h" if minutes >= 120 else f"{minutes:.0f} min"
 
 
 def _twice(read: Callable[[], Any]) -> Any:
@@ -372,11 +372,11 @@ def _failure_text(exc: BaseException) -> str:
 
 
 def quota_cockpit(
-    source: Any,
+    source: Source,
     *,
-    now: Any = None,
+    now: Instant | Callable[[], Instant] | None = None,
     field: str | None = None,
-    tz: str | None = None,
+    tz: TimeZone = None,
     value_unit: ValueUnit = "per_second",
     refresh_every: float | None = None,
 ) -> QuotaCockpit:
@@ -397,7 +397,8 @@ def quota_cockpit(
         now: The instant to forecast from (as ``forecast_limits`` takes it), or a
             function returning it at each refresh (``emulator.now``); default the present.
         field: The limit (as ``forecast_limits`` takes it); selectable in the widget.
-        tz: Time zone of the times shown (the limits still reset at UTC midnight).
+        tz: Time zone of the times shown, an IANA name or its ``ZoneInfo``; None is UTC
+            (the limits still reset at UTC midnight).
         value_unit: See :func:`~searchkit.usage_frame`.
         refresh_every: Seconds between automatic refreshes (None: on request only).
 

@@ -424,3 +424,24 @@ def test_the_days_before_any_complete_one_change_no_number(monkeypatch, now, win
     whole = sk.forecast_limits(raw, now=now, pace_window=window)
     assert trimmed["projected"].notna().all()
     pd.testing.assert_frame_equal(trimmed, whole, check_exact=True)
+
+
+def test_a_throughput_frame_is_forecast_per_index_with_its_limit_said_missing():
+    # A throughput frame is a source like the others (issue 26 item 4): it carries no
+    # limits, so each index gets its forecast with limit NaN and the reason saying so,
+    # as usage_frame does; before, the frame gave no row at all.
+    raw = [
+        index("steady", "2026-11-20 00:00", 360, 1.0, queries=10_000, updates=0),
+        index("busy", "2026-11-20 00:00", 360, 3.0, queries=10_000, updates=0),
+    ]
+    frame = sk.throughput_frame(raw)
+    got = sk.forecast_limits(frame, now="2026-11-20 06:00")
+    want = sk.forecast_limits(raw, now="2026-11-20 06:00")
+
+    assert got.index.tolist() == ["id-steady", "id-busy"]
+    assert got["name"].tolist() == ["steady", "busy"]
+    assert got["used"].tolist() == want["used"].tolist() == [21_600.0, 64_800.0]
+    assert got["projected"].tolist() == want["projected"].tolist()
+    assert got["limit"].isna().all() and want["limit"].tolist() == [10_000.0, 10_000.0]
+    assert got["reason"].tolist() == ["the service did not report this limit"] * 2
+    assert got["hit_at"].isna().all()

@@ -140,14 +140,14 @@ def test_an_older_writer_s_rollups_are_read_from_the_points_until_refreshed(
         old = table.drop_columns(["hourly_value_sum", "hourly_points", "last_point", "digest"])
         pq.write_table(old, path, **WRITE_OPTIONS)
     hist = sk.History(str(root))
-    assert hist.hourly("2026-11-16", "2026-11-21") == {}
+    assert hist.sums("2026-11-16", "2026-11-21", detail="hour") == {}
     assert hist.rollups()["last_point"].isna().all()  # read as nulls
     reads = Reads(hist)
     got = pf.bins_from_history(reads, "per_second", FIRST, 4)
     assert [start for start, _ in reads.spans] == STORED[:4]
     assert_same_bins(got, oracle_bins(store.hist, "per_second", FIRST, 4, None, False))
     assert hist.refresh_rollups() == 5  # stale: rewritten with their hours
-    assert sorted(hist.hourly("2026-11-16", "2026-11-21")) == STORED
+    assert sorted(hist.sums("2026-11-16", "2026-11-21", detail="hour")) == STORED
 
 
 def test_a_point_filed_in_another_day_s_folder_counts_nowhere(rolled, tmp_path):
@@ -167,7 +167,7 @@ def test_a_point_filed_in_another_day_s_folder_counts_nowhere(rolled, tmp_path):
     same = ["value_sum", "points", "last_point", "first_point", "operations"]
     assert row[same].tolist() == before.loc[row.name, same].tolist()
     assert row["hourly_points"].tolist() == before.loc[row.name, "hourly_points"].tolist()
-    assert sorted(hist.hourly("2026-11-16", "2026-11-21")) == STORED
+    assert sorted(hist.sums("2026-11-16", "2026-11-21", detail="hour")) == STORED
     reads = Reads(hist)
     got = pf.bins_from_history(reads, "per_second", FIRST, 4)
     assert [start for start, _ in reads.spans] == ["2026-11-19"]
@@ -187,7 +187,7 @@ def test_the_readme_s_hours_sql_gives_the_rollups_hours(rolled):
     glob = f"{rolled.location}/rollups/*/*.parquet"
     rows = duckdb.execute(README_HOURS_SQL, [glob]).fetchall()
     assert len(rows) == (3 + 3 * 4 + 1) * 24  # 11-16: 3 indexes, 11-17..19: 4, 11-21: 1
-    hours = rolled.hourly("2026-11-16", "2026-11-21")
+    hours = rolled.sums("2026-11-16", "2026-11-21", detail="hour")
     for index_id, period, hour, value_sum, points in rows:
         day = hours[f"{period:%Y-%m-%d}"]
         at = day.ids.index(index_id)
@@ -221,7 +221,10 @@ def test_a_rollup_whose_hours_are_not_24_valid_figures_is_read_from_its_points(
     pq.write_table(table.set_column(at, "hourly_value_sum", negative), path, **WRITE_OPTIONS)
     hist = sk.History(str(root))
 
-    assert sorted(hist.hourly("2026-11-16", "2026-11-21")) == ["2026-11-19", "2026-11-21"]
+    assert sorted(hist.sums("2026-11-16", "2026-11-21", detail="hour")) == [
+        "2026-11-19",
+        "2026-11-21",
+    ]
     reads = Reads(hist)
     got = pf.bins_from_history(reads, "per_second", FIRST, 4)
     assert [start for start, _ in reads.spans] == [

@@ -93,3 +93,51 @@ def test_run_sums_are_one_addition_after_the_other_not_a_pairwise_sum():
     got = ct.run_sums(values, starts)
     assert np.array_equal(got, want)
     assert not np.array_equal(got[:, 0], values[:, :17].sum(axis=1))  # numpy's pairwise sum
+
+
+def test_a_median_spacing_is_the_midpoint_of_the_middle_two_rounded_half_to_even():
+    # Spacings (ns) per group: [1, 2] -> 1.5 -> 2; [1, 4] -> 2.5 -> 2 (half to even);
+    # [3, 1, 10] -> 3; a steady group [7, 7] -> 7; a single instant -> NaT. Groups come
+    # interleaved and unsorted, with a NaT instant that is left out.
+    nat = np.iinfo(np.int64).min
+    codes = np.array([2, 0, 1, 2, 0, 1, 2, 3, 0, 1, 2, 3, 3, 4, 0])
+    nanos = np.array([20, 0, 100, 23, 1, 101, 24, 50, 3, 105, 34, 57, nat, 9, nat])
+    got = ct.median_spacing(codes, nanos, pd.Index(list("abcde")))
+    assert got.to_numpy().view(np.int64)[:4].tolist() == [2, 2, 3, 7]
+    assert pd.isna(got["e"])
+    groups, spacing = ct.spacings(codes, nanos)
+    assert groups.tolist() == [0, 0, 1, 1, 2, 2, 2, 3]
+    assert spacing.tolist() == [1, 2, 1, 4, 3, 1, 10, 7]
+    low, high = ct.median_ranks(np.array([1, 2, 3, 4]))
+    assert (low.tolist(), high.tolist()) == ([0, 0, 1, 1], [0, 1, 1, 2])
+
+
+def test_the_median_spacing_is_numpy_s_median_rounded_to_the_nanosecond():
+    rng = np.random.default_rng(26)
+    codes = rng.integers(0, 40, 5_000)
+    nanos = rng.integers(0, 10**12, 5_000)
+    got = ct.median_spacing(codes, nanos, pd.Index(range(41))).to_numpy().view(np.int64)
+    for group in range(40):
+        own = np.sort(nanos[codes == group])
+        assert got[group] == int(np.round(np.median(np.diff(own)))), group
+    assert got[40] == np.iinfo(np.int64).min  # no instant: NaT
+
+
+def test_bins_extended_with_later_points_are_the_bins_of_all_of_them_to_the_bit():
+    rng = np.random.default_rng(30)
+    nanos = np.sort(rng.integers(0, ct.DAY_NS, 4_000))
+    values = rng.lognormal(3, 4, 4_000)
+    values[::97] = -1.0
+    codes = rng.integers(0, 5, 4_000)
+    invalid = ct.invalid_values(values)
+    clean = ct.clean_values(values, invalid)
+    flat = codes * ct.HOURS + ct.bin_slots(nanos, 0, ct.HOUR_NS)
+    whole = ct.binned(flat, clean, invalid, 5 * ct.HOURS)
+    cut = 2_500  # the first points binned, the rest added later (as a collect round does)
+    sums, valid, _ = ct.binned(flat[:cut], clean[:cut], invalid[:cut], 5 * ct.HOURS)
+    sums, valid = sums.reshape(5, ct.HOURS), valid.reshape(5, ct.HOURS)
+    ct.add_binned(sums, flat[cut:], clean[cut:], invalid[cut:], valid)
+    assert np.array_equal(sums.ravel(), whole[0]) and np.array_equal(valid.ravel(), whole[1])
+    quarter = ct.QUARTER_NS
+    assert ct.bin_slots(np.array([0, quarter - 1, quarter]), 0, quarter).tolist() == [0, 0, 1]
+    assert np.array_equal(ct.sums_in_order(codes, clean, 5), ct.binned(codes, clean, invalid, 5)[0])

@@ -111,10 +111,10 @@ DAY_HINT = "is not a UTC day: give a 'YYYY-MM-DD' text (e.g. '2026-11-20') or a 
         ("2026-11-19", "2026-02-30", f"last: '2026-02-30' {DAY_HINT}"),
     ],
 )
-def test_hourly_names_a_day_that_is_not_one(stored, first, last, message):
+def test_sums_names_a_day_that_is_not_one(stored, first, last, message):
     hist, _, _ = stored
     with pytest.raises(sk.ValidationError) as info:
-        hist.hourly(first, last)
+        hist.sums(first, last, detail="hour")
     assert info.value.message == message
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import pathlib
 import shutil
 import time
 
@@ -119,7 +120,7 @@ def test_reads_list_each_dataset_once_whatever_the_days(tmp_path, s3_server, emu
     # then the names).
     assert forecast == {"LIST": 3, "HEAD": days + 4, "GET": days + 4}
     assert usage == {"LIST": 3, "HEAD": days + 3, "GET": days + 3}
-    # info(): the whole store in one LIST, then every day's points.
+    # info(): the whole store in one LIST, then every day's rollup (today's is current).
     assert info == {"LIST": 1, "HEAD": days + 1, "GET": days + 1}
     assert read == {"LIST": 2, "HEAD": days + 1, "GET": days + 1}
     # A collect within the day: the same whatever the days stored. Each file written is a
@@ -128,3 +129,30 @@ def test_reads_list_each_dataset_once_whatever_the_days(tmp_path, s3_server, emu
     # read (HEAD, GET), the new one uploaded, the old one deleted (HEAD, DELETE; S3FileSystem
     # then PUTs the folder's marker).
     assert collect == {"LIST": 4, "HEAD": 7, "GET": 7, "POST": 6, "PUT": 4, "DELETE": 1}
+    # The README states these numbers, word for word.
+    assert stated(forecast, usage, info, collect, days) in " ".join(README.read_text().split())
+
+
+README = pathlib.Path(__file__).resolve().parents[2] / "README.md"
+
+
+def stated(forecast, usage, info, collect, days: int) -> str:
+    """The README's sentence of the counts on a store of D days (a HEAD + GET pair per
+    file read; an upload is a POST, a PUT and a POST; a DELETE then PUTs the folder's
+    marker)."""
+    for counts in (forecast, usage, info):
+        assert counts["HEAD"] == counts["GET"]
+    uploads, deletes = collect["POST"] // 2, collect["DELETE"]
+    assert collect["PUT"] == uploads + deletes and collect["POST"] == 2 * uploads
+
+    def pairs(counts) -> str:
+        return f"D + {counts['HEAD'] - days}"
+
+    return (
+        f"`forecast_limits` {forecast['LIST']} LISTs and {pairs(forecast)} HEAD + GET pairs, "
+        f"`usage_frame` {usage['LIST']} LISTs and {pairs(usage)} pairs, `info()` "
+        f"{info['LIST']} LIST and {pairs(info)} pairs, a collect within the day "
+        f"{collect['LIST']} LISTs, {collect['HEAD']} HEADs, {collect['GET']} GETs, "
+        f"{uploads} uploads of 3 requests each (POST, PUT, POST) and {deletes} DELETE (then a "
+        "PUT of the folder's marker);"
+    )

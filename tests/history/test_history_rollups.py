@@ -160,19 +160,19 @@ def test_rollups_written_before_they_held_hours_are_rewritten_by_the_next_collec
         hist.collect(client, now=emulator.now())
         emulator.advance(6 * HOUR)
     days = ["2026-11-20", "2026-11-21", "2026-11-22"]
-    assert sorted(hist.hourly(days[0], days[-1])) == days
+    assert sorted(hist.sums(days[0], days[-1], detail="hour")) == days
     for path in files(tmp_path / "h", "rollups"):  # as a searchkit without hours wrote them
         table = pq.read_table(path)
         old = table.drop_columns(["hourly_value_sum", "hourly_points", "last_point", "digest"])
         pq.write_table(old, path)
-    assert hist.hourly(days[0], days[-1]) == {}
+    assert hist.sums(days[0], days[-1], detail="hour") == {}
     old_files = {path.name for path in files(tmp_path / "h", "rollups")}
 
     # 06:00: yesterday's stale rollup is rewritten, and so the days before it (and today's,
     # rolled up again from its points: an old rollup cannot be extended)
     hist.collect(client, now=emulator.now())
 
-    assert sorted(hist.hourly(days[0], days[-1])) == days
+    assert sorted(hist.sums(days[0], days[-1], detail="hour")) == days
     rewritten = {path.name for path in files(tmp_path / "h", "rollups")}
     assert len(rewritten) == 4 and not rewritten & old_files
     closed = {

@@ -210,3 +210,31 @@ def test_the_cli_never_prints_a_secret_holding_an_at_or_a_user_part(
         assert f"s3://***@{name}/usage" in printed
         for piece in ("sEcR", "eT-Kx9", "TOKENONLY42", "AKIDEXAMPLE"):
             assert piece not in printed, (command, printed)
+
+
+def test_a_listing_kept_for_a_call_survives_a_compaction_in_the_middle_of_it(
+    s3_endpoint, bucket, emu
+):
+    # Issue 30 item 3: one LIST per dataset per call, which the reader's guard can still
+    # trust. A call's listing names the day's two files; another process compacts the day
+    # meanwhile (the merged file uploaded, named to sort after both, then both deleted).
+    # The call's next read of that day meets a deleted file, lists again, and reads the
+    # merged one: every point, once.
+    s3, name = bucket
+    location = f"s3://{name}/usage"
+    hist = History(location, storage_options=options(s3_endpoint))
+    with emu.client() as client:
+        hist.collect(client, now=emu.now(), compact=False)
+        emu.advance(1800)
+        hist.collect(client, now=emu.now(), compact=False)
+    other = History(location, storage_options=options(s3_endpoint))
+    with hist.reading():
+        before = hist.throughput()
+        kept = [k for k in keys(s3, name) if "/throughput/" in k and k.endswith(".parquet")]
+        assert other.compact()["files_removed"] == 2
+        merged = [k for k in keys(s3, name) if "/throughput/" in k and k.endswith(".parquet")]
+        after = hist.throughput()
+    assert len(kept) == 2 and len(merged) == 1
+    assert all(merged[0].rpartition("/")[2] > path.rpartition("/")[2] for path in kept)
+    assert len(before) == 540
+    assert after.equals(before)

@@ -499,5 +499,5 @@ def test_a_lock_from_another_host_is_kept_for_an_hour_and_says_so(tmp_path):
     assert [str(w.message) for w in caught] == [
         "throughput day 2026-11-20 skipped: another compactor holds its lock (pid 1 on host "
         "'elsewhere.example', since 2026-11-20 10:00:00 UTC); a lock whose holder cannot be "
-        "checked from here is taken over once it is 60 minutes old"
+        "checked from here is taken over once it is 1 h old"
     ]

@@ -120,7 +120,7 @@ def test_hours_that_do_not_give_the_day_are_not_used_by_the_forecast(store, tmp_
     rewrite(rolled, table.set_column(at, "hourly_value_sum", hours))
 
     with pytest.warns(HistoryWarning, match=WARNED):
-        assert hist.hourly(DAY, DAY) == {}
+        assert hist.sums(DAY, DAY, detail="hour") == {}
     with pytest.warns(HistoryWarning, match=WARNED):
         forecast = sk.forecast_limits(hist, now="2026-11-21 01:00")
     pd.testing.assert_frame_equal(

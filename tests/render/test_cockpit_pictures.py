@@ -11,7 +11,8 @@ from matplotlib import image
 
 from searchkit.analytics.day import forecast_day
 from searchkit.analytics.usage import usage_frame
-from searchkit.render.cockpit_pictures import daily_pngs, day_pngs
+from searchkit.render.cockpit_pictures import _pngs, daily_pngs, day_pngs
+from searchkit.render.forecast_plot import draw_day
 from tests.analytics.test_forecast import busy_days, days_of
 
 matplotlib.use("Agg")
@@ -45,3 +46,41 @@ def test_today_s_picture_ends_below_its_time_axis_label_not_a_band_lower(raw):
 def test_the_daily_picture_keeps_room_for_its_legend_below_the_bars(raw):
     light, _ = daily_pngs(usage_frame(raw), "id-shaped", name="shaped", field=FIELD, days=30)
     assert blank_rows_at_the_bottom(light) <= 12
+
+
+def quiet_days(hour, when) -> float:
+    return 0.1
+
+
+def test_the_dark_picture_recoloured_is_the_dark_picture_drawn_to_the_byte():
+    """day_pngs draws once and recolours for the dark theme: the same PNG as drawing it
+    dark, for a row past its limit, one hitting it later, one that does not, an unlimited
+    one and one with no point today."""
+    day = forecast_day(
+        [
+            days_of("shaped", 12, busy_days, today_until=6),
+            days_of("early", 12, busy_days, today_until=6, queries=10_000),
+            days_of("quiet", 12, quiet_days, today_until=6),
+            days_of("unlimited", 12, busy_days, today_until=6, queries=-1),
+            days_of("gone", 11, busy_days),  # no point today
+        ],
+        NOW,
+    )
+    rows = day.rows.set_index("name")
+    assert rows.loc["early", "hit_at"] < rows.loc["early", "as_of"] < rows.loc["shaped", "hit_at"]
+    assert rows["hit_at"].isna().to_dict() == {
+        "shaped": False,
+        "early": False,
+        "quiet": True,
+        "unlimited": True,
+        "gone": True,
+    }
+    assert rows.loc["gone", "used"] == 0
+    tz = "America/New_York"
+    for index_id in day.rows.index:
+
+        def draw(ax, theme, index_id=index_id):
+            draw_day(ax, day, index_id, tz=tz, theme=theme)
+
+        light, dark = day_pngs(day, index_id, tz=tz)
+        assert (light, dark) == _pngs(draw), index_id  # each drawn in its theme

@@ -462,3 +462,28 @@ def test_an_unknown_theme_is_refused_naming_it(indexes, ax):
         plot_throughput(indexes, ax=ax, theme="blue")
     with pytest.raises(ValidationError, match="got 'Dark'"), plot_theme("Dark"):
         pass
+
+
+def test_the_busiest_are_counted_as_usage_counts_them_invalid_values_for_nothing(ax):
+    # One rule for a valid value (issue 26 item 1): a negative or infinite value is no
+    # usage, here as in usage_frame, so a broken sensor does not make an index the busiest
+    # (nor a negative one hide a busy index).
+    import pandas as pd
+
+    times = pd.date_range("2026-11-20 10:00", periods=5, freq="min", tz="UTC")
+    values = {
+        "busy": [9.0] * 5,
+        "broken": [1.0, np.inf, 1.0, 1.0, 1.0],
+        "quiet": [2.0] * 5,
+        "negative": [50.0, -1e6, 50.0, 50.0, 50.0],
+    }
+    frame = pd.DataFrame(
+        {
+            "index_id": np.repeat([f"id-{n}" for n in values], 5),
+            "name": np.repeat(list(values), 5),
+            "time": np.tile(times, len(values)),
+            "value": np.concatenate(list(values.values())),
+        }
+    )
+    plot_throughput(frame, ax=ax, max_indexes=2, resample=None)
+    assert legend_labels(ax) == ["negative", "busy"]

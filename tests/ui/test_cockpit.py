@@ -15,6 +15,8 @@ import shutil
 
 import matplotlib
 import pandas as pd
+import pyarrow as pa
+import pyarrow.fs as pafs
 import pytest
 
 import searchkit as sk
@@ -245,6 +247,94 @@ def test_refresh_reads_a_new_collect_and_keeps_the_selection(store):
         cockpit.close()
 
 
+class Opened(pafs.FileSystemHandler):
+    """The local filesystem, noting each file opened for reading (a footer or a read)."""
+
+    def __init__(self) -> None:
+        self._fs = pafs.LocalFileSystem()
+        self.opened: list[str] = []
+
+    def get_type_name(self) -> str:
+        return "opened"
+
+    def equals(self, other: object) -> bool:
+        return other is self
+
+    def normalize_path(self, path: str) -> str:
+        return path
+
+    def get_file_info(self, paths: list[str]) -> list[pafs.FileInfo]:
+        return self._fs.get_file_info(paths)
+
+    def get_file_info_selector(self, selector: pafs.FileSelector) -> list[pafs.FileInfo]:
+        return self._fs.get_file_info(selector)
+
+    def open_input_file(self, path: str) -> pa.NativeFile:
+        self.opened.append(path)
+        return self._fs.open_input_file(path)
+
+    def open_input_stream(self, path: str) -> pa.NativeFile:
+        self.opened.append(path)
+        return self._fs.open_input_stream(path)
+
+    def create_dir(self, path: str, recursive: bool) -> None:
+        self._fs.create_dir(path, recursive=recursive)
+
+    def delete_dir(self, path: str) -> None:
+        self._fs.delete_dir(path)
+
+    def delete_dir_contents(self, path: str, missing_dir_ok: bool = False) -> None:
+        self._fs.delete_dir_contents(path, missing_dir_ok=missing_dir_ok)
+
+    def delete_root_dir_contents(self) -> None:
+        raise OSError("not here")
+
+    def delete_file(self, path: str) -> None:
+        self._fs.delete_file(path)
+
+    def move(self, src: str, dest: str) -> None:
+        self._fs.move(src, dest)
+
+    def copy_file(self, src: str, dest: str) -> None:
+        self._fs.copy_file(src, dest)
+
+    def open_output_stream(self, path: str, metadata: object = None) -> pa.NativeFile:
+        return self._fs.open_output_stream(path)
+
+    def open_append_stream(self, path: str, metadata: object = None) -> pa.NativeFile:
+        return self._fs.open_append_stream(path)
+
+
+@pytest.mark.parametrize(
+    "options", [{}, {"field": "max_daily_queries", "value_unit": "per_minute", "now": True}]
+)
+def test_a_refresh_reads_only_the_collect_written_since_and_gives_forecast_limits(store, options):
+    """After a collect, a refresh opens one file: the collect's new points (not today's
+    rollup, the closed days, the limits); its rows are forecast_limits' on the store read
+    afresh, to the bit (the present, or the collector's clock)."""
+    hist, emu, client = store
+    handler = Opened()
+    now = emu.now if options.pop("now", False) else None
+    seen = sk.History(hist.root, filesystem=pafs.PyFileSystem(handler))
+    cockpit = sk.quota_cockpit(seen, now=now, **options)
+    try:
+        assert cockpit.wait(HANG_S)
+        assert handler.opened  # the first read: the store
+        today = pathlib.Path(hist.root, "throughput", "day=2026-11-20")
+        before = set(today.glob("*.parquet"))
+        emu.advance(600)
+        hist.collect(client, now=emu.now())
+        (written,) = set(today.glob("*.parquet")) - before
+        handler.opened.clear()
+        cockpit.refresh()
+        assert cockpit.message.endswith("newest point 2026-11-20 12:09 UTC.")
+        assert handler.opened == [str(written)]
+        fresh = sk.forecast_limits(hist, now=None if now is None else now(), **options)
+        pd.testing.assert_frame_equal(cockpit.rows[list(FORECAST_COLUMNS)], fresh, check_exact=True)
+    finally:
+        cockpit.close()
+
+
 def test_a_stale_store_says_so_with_the_newest_point(store):
     hist, emu, _ = store
     later = pd.Timestamp(emu.now(), unit="s", tz=UTC) + pd.Timedelta(hours=5)
@@ -312,3 +402,32 @@ def test_a_copy_of_the_store_gives_the_same_rows(store, tmp_path):
         assert cockpit.wait(HANG_S)
         expected = sk.forecast_limits(hist, now=now)
         pd.testing.assert_frame_equal(cockpit.rows[list(FORECAST_COLUMNS)], expected)
+
+
+def test_tz_is_taken_as_every_function_takes_it_and_a_zone_without_a_name_refused(raw):
+    # tz means and types the same everywhere (issue 26 item 4): a name or its ZoneInfo.
+    # The widgets' zone menus show a name, so a bare offset (which has none) is refused at
+    # once, not carried as "UTC+02:00" into a refresh that cannot read it back.
+    import zoneinfo
+
+    made = sk.quota_cockpit(raw, now=NOW, tz=zoneinfo.ZoneInfo("Asia/Kolkata"))
+    try:
+        assert made.wait(HANG_S)
+        assert made.tz == "Asia/Kolkata"
+    finally:
+        made.close()
+    offset = dt.timezone(dt.timedelta(hours=2))
+    with pytest.raises(sk.ValidationError, match=r"an IANA name .* got datetime.timezone"):
+        sk.quota_cockpit(raw, now=NOW, tz=offset)
+    with pytest.raises(sk.ValidationError, match=r"unknown time zone 'Berlin'"):
+        sk.quota_cockpit(raw, now=NOW, tz="Berlin")
+
+
+def test_a_refresh_interval_of_its_own_is_named_as_every_duration_is(cockpit):
+    # One way to write a duration for people (issue 26 item 6): format_duration's.
+    cockpit.refresh_every = 90
+    try:
+        interval = part(cockpit, "sk-interval")
+        assert interval.options[-1] == ("1 min 30 s", 90.0) and interval.value == 90.0
+    finally:
+        cockpit.refresh_every = None

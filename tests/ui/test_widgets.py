@@ -713,3 +713,18 @@ def test_closing_the_browser_stops_its_worker_and_its_form(demo_browser):
     with pytest.raises(RuntimeError, match="this browser was closed"):
         demo_browser.refresh()
     assert not demo_browser.busy and not demo_browser.form.busy
+
+
+def test_the_browser_takes_a_zoneinfo_and_refuses_a_bare_offset(demo_client):
+    import datetime as dt
+    import zoneinfo
+
+    browser = index_browser(demo_client, tz=zoneinfo.ZoneInfo("Europe/Lisbon"))
+    assert browser.wait(HANG_S)
+    assert browser.tz == "Europe/Lisbon"
+    browser.tz = None  # as the constructor takes it: UTC
+    assert browser.wait(HANG_S) and browser.tz == "UTC"
+    browser.tz = zoneinfo.ZoneInfo("Asia/Tokyo")
+    assert browser.wait(HANG_S) and browser.tz == "Asia/Tokyo"
+    with pytest.raises(ValidationError, match="an IANA name"):
+        index_browser(demo_client, tz=dt.timezone(dt.timedelta(hours=-3)))

@@ -1,0 +1,886 @@
+"""The README's benchmark figures: where each is quoted, what it says, which bench key
+measures it (``bench/figures.py``), and the range it states.
+
+A figure the README gives as one number is checked against that number +-10%; one it gives
+as a range, against the range. ``on_ratio``: the README's number is the ratio to the
+baseline measured in the same run (what a shared machine disturbs least), not the time.
+``better``: which way is better ("same": decided by the code, not the machine: an accuracy
+figure must come out as the README says, to its rounding).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Figure:
+    section: str
+    what: str
+    readme: str  # what the README says, in its words
+    key: str  # the emitted figure ("*": every case, shown as their range)
+    range: tuple[float, float] | None  # None: a figure the README does not quote (CPU time)
+    baseline: str | None = None  # the key of the figure it is compared with in the same run
+    on_ratio: bool = False
+    better: str = "lower"  # "higher", "same" or "none" (a baseline's own time)
+    unit: str = " s"
+    fmt: str = ".2f"
+
+
+def about(value: float) -> tuple[float, float]:
+    """A single figure: within 10% of it."""
+    return (value * 0.9, value * 1.1)
+
+
+def rounded(value: float, digits: int) -> tuple[float, float]:
+    """A figure given to ``digits`` decimals: what rounds to it."""
+    half = 0.5 * 10**-digits
+    return (value - half, value + half)
+
+
+def job_of(key: str) -> str:
+    """The runner's job whose script emits ``key``."""
+    if key.startswith("forecast.accuracy") or key.startswith("forecast.trace"):
+        return "accuracy"
+    if key.startswith("alerts.accuracy"):
+        return "alerts-accuracy"
+    if key.startswith("history.collect_empty"):
+        return "collect"
+    return key.split(".")[0]
+
+
+S = "Development: start-up"
+P = "Benchmark figures: parsing"
+W = "From the wire"
+H = "Usage history at scale"
+F = "Forecast: speed"
+A = "Forecast: accuracy"
+T = "Forecast: each real trace"
+AL = "Alerts: why the default rule"
+AS = "Alerts: speed"
+S3 = "History on S3"
+TD = "History: today's rollup"
+PR = "Row-group pruning"
+L = "The layout 10-minute collects leave"
+Y = "A year"
+
+FIGURES: list[Figure] = [
+    Figure(
+        S,
+        "python -c pass (the baseline)",
+        "24 ms",
+        "startup.pass",
+        about(24),
+        None,
+        better="none",
+        unit=" ms",
+        fmt=".0f",
+    ),
+    Figure(
+        S,
+        "import searchkit",
+        "29 ms",
+        "startup.import",
+        about(29),
+        "startup.pass",
+        unit=" ms",
+        fmt=".0f",
+    ),
+    Figure(
+        S,
+        "searchkit --help",
+        "74 ms",
+        "startup.help",
+        about(74),
+        "startup.pass",
+        unit=" ms",
+        fmt=".0f",
+    ),
+]
+CPU = "(CPU time; not in the README)"
+for case in ("import", "help"):  # the same, in CPU time: what a busy machine disturbs least
+    FIGURES.append(
+        Figure(
+            S,
+            f"{case}: CPU",
+            CPU,
+            f"startup.{case}.cpu",
+            None,
+            "startup.pass.cpu",
+            unit=" ms",
+            fmt=".0f",
+        )
+    )
+
+for points, loads, frame, ratio, naive, speedup in (
+    (10_000, 0.004, 0.005, 1.3, 0.035, 7.5),
+    (100_000, 0.046, 0.023, 0.51, 0.378, 16),
+    (1_000_000, 0.561, 0.243, 0.43, None, None),
+):
+    FIGURES += [
+        Figure(
+            P,
+            f"json.loads, {points:,} points",
+            f"{loads} s",
+            f"throughput.loads.{points}",
+            about(loads),
+            better="none",
+            fmt=".3f",
+        ),
+        Figure(
+            P,
+            f"throughput_frame / json.loads, {points:,}",
+            f"{frame} s, ratio {ratio}",
+            f"throughput.frame.{points}",
+            about(ratio),
+            f"throughput.loads.{points}",
+            on_ratio=True,
+            fmt=".3f",
+        ),
+    ]
+    FIGURES.append(
+        Figure(
+            P,
+            f"the same, CPU time, {points:,}",
+            CPU,
+            f"throughput.frame.{points}.cpu",
+            None,
+            f"throughput.loads.{points}.cpu",
+            on_ratio=True,
+            fmt=".3f",
+        )
+    )
+    if naive is not None:
+        FIGURES.append(
+            Figure(
+                P,
+                f"naive pandas / throughput_frame, {points:,}",
+                f"{naive} s, {speedup}x",
+                f"throughput.naive.{points}",
+                about(speedup),
+                f"throughput.frame.{points}",
+                on_ratio=True,
+                better="higher",
+                fmt=".3f",
+            )
+        )
+
+FIGURES += [
+    Figure(
+        W,
+        "list + frame CPU / requests.get().json(), 1,000 x 1,440",
+        "0.50x (0.49x-0.52x in four runs)",
+        "list.cpu.ours.1000",
+        (0.49, 0.52),
+        "list.cpu.get_json.1000",
+        on_ratio=True,
+        fmt=".3f",
+    ),
+    Figure(
+        W,
+        "the same, ebb8985 (before the redesign)",
+        "0.47x-0.55x in the same runs",
+        "list.cpu.ebb8985.ours.1000",
+        (0.47, 0.55),
+        "list.cpu.ebb8985.get_json.1000",
+        on_ratio=True,
+        better="none",
+        fmt=".3f",
+    ),
+    Figure(
+        W,
+        "list + frame CPU / requests.get().json(), 5,000",
+        "0.49x (0.47x before)",
+        "list.cpu.ours.5000",
+        about(0.49),
+        "list.cpu.get_json.5000",
+        on_ratio=True,
+        fmt=".3f",
+    ),
+    Figure(
+        W,
+        "the same, ebb8985, 5,000",
+        "0.47x",
+        "list.cpu.ebb8985.ours.5000",
+        about(0.47),
+        "list.cpu.ebb8985.get_json.5000",
+        on_ratio=True,
+        better="none",
+        fmt=".3f",
+    ),
+    Figure(
+        W,
+        "wall time ratio, 1,000 (shared machine)",
+        "0.38x-0.66x",
+        "list.wall_ratio.1000",
+        (0.38, 0.66),
+        unit="x",
+    ),
+    Figure(
+        W,
+        "bytes per point the list holds",
+        "25.8",
+        "list.bytes_per_point",
+        about(25.8),
+        unit=" B",
+        fmt=".1f",
+    ),
+    Figure(W, "peak while listing / the answer", "1.6x", "list.peak_x_body", about(1.6), unit="x"),
+    Figure(
+        H,
+        "one index x 30 days vs DuckDB",
+        "328 ms vs 303 ms, 1.08x",
+        "history.one-index.ms",
+        about(1.08),
+        "history.one-index.duckdb_ms",
+        on_ratio=True,
+        unit=" ms",
+        fmt=".0f",
+    ),
+    Figure(
+        H,
+        "one index x 30 days: memory",
+        "+61 MiB (DuckDB +72)",
+        "history.one-index.mib",
+        about(61),
+        "history.one-index.duckdb_mib",
+        unit=" MiB",
+        fmt=".0f",
+    ),
+    Figure(
+        H,
+        "all indexes x one day vs DuckDB",
+        "739 ms vs 3,717 ms, 0.20x",
+        "history.one-day.ms",
+        about(0.20),
+        "history.one-day.duckdb_ms",
+        on_ratio=True,
+        unit=" ms",
+        fmt=".0f",
+    ),
+    Figure(
+        H,
+        "all indexes x one day: memory",
+        "+266 MiB (DuckDB +934)",
+        "history.one-day.mib",
+        about(266),
+        "history.one-day.duckdb_mib",
+        unit=" MiB",
+        fmt=".0f",
+    ),
+    Figure(
+        H,
+        "usage_frame, 43.2M points, no rollups",
+        "13.4 s (12.3 s when last measured)",
+        "history.usage.s",
+        (12.3, 13.4),
+        fmt=".1f",
+    ),
+    Figure(
+        H,
+        "usage_frame: memory",
+        "+1,618 MiB (+757 MiB when last measured)",
+        "history.usage.mib",
+        (757, 1618),
+        unit=" MiB",
+        fmt=".0f",
+    ),
+    Figure(
+        H, "collect, steady round, 1,000 indexes", "1.6 s", "history.collect.steady", about(1.6)
+    ),
+    Figure(
+        H,
+        "collect round / one plain list",
+        "1.03x",
+        "history.collect.vs_list",
+        about(1.03),
+        unit="x",
+    ),
+    Figure(
+        H,
+        "on disk, MiB per million points",
+        "3.8",
+        "history.disk_mib_per_million",
+        about(3.8),
+        unit=" MiB",
+    ),
+    Figure(
+        H,
+        "forecast_limits at 14 days (row of the table)",
+        "0.49 s; 0.21x the read (2.41 s)",
+        "forecast.limits.s",
+        about(0.21),
+        "forecast.limits.plain_s",
+        on_ratio=True,
+    ),
+    Figure(
+        F,
+        "forecast_limits, 14 days, as collect leaves it",
+        "0.45 s, 0.71x pq.read_table (0.64 s); 0.71x-0.78x in four runs",
+        "forecast.limits.s",
+        (0.71, 0.78),
+        "forecast.limits.plain_s",
+        on_ratio=True,
+    ),
+    Figure(
+        F,
+        "forecast_limits from the points alone",
+        "1.53 s, 2.3x-2.6x the read",
+        "forecast.limits_points.s",
+        (2.3, 2.6),
+        "forecast.limits.plain_s",
+        on_ratio=True,
+    ),
+    Figure(
+        F,
+        "writing a day's rollup, 1,000 indexes",
+        "about 0.24 s",
+        "forecast.rollup_per_day.s",
+        about(0.24),
+    ),
+    Figure(
+        F,
+        "backtest_forecast, 1,000 x 28 days x 7 hours",
+        "3.7 s (2.0-2.5 s quieter)",
+        "forecast.backtest.s",
+        (2.0, 3.7),
+    ),
+]
+
+FIGURES += [
+    Figure(
+        H,
+        "one index x 30 days, CPU",
+        CPU,
+        "history.one-index.cpu_ms",
+        None,
+        "history.one-index.duckdb_cpu_ms",
+        unit=" ms",
+        fmt=".0f",
+    ),
+    Figure(
+        H,
+        "all indexes x one day, CPU",
+        CPU,
+        "history.one-day.cpu_ms",
+        None,
+        "history.one-day.duckdb_cpu_ms",
+        unit=" ms",
+        fmt=".0f",
+    ),
+    Figure(H, "usage_frame, 43.2M points, CPU", CPU, "history.usage.cpu", None, fmt=".1f"),
+]
+
+for name, label, mean, median, f1, coverage in (
+    ("real", "real traces", 7.8, 2.3, 0.866, 78.8),
+    ("synthetic", "synthetic traces", 4.5, 1.4, 0.919, 81.0),
+):
+    key = f"forecast.accuracy.{name}.forecast"
+    FIGURES += [
+        Figure(
+            A,
+            f"{label}: forecast mean error",
+            f"{mean}%",
+            f"{key}.mean_error",
+            rounded(mean, 1),
+            better="same",
+            unit="%",
+            fmt=".1f",
+        ),
+        Figure(
+            A,
+            f"{label}: forecast median error",
+            f"{median}%",
+            f"{key}.median_error",
+            rounded(median, 1),
+            better="same",
+            unit="%",
+            fmt=".1f",
+        ),
+        Figure(
+            A,
+            f"{label}: forecast breach F1",
+            f"{f1}",
+            f"{key}.f1",
+            rounded(f1, 3),
+            better="same",
+            unit="",
+            fmt=".3f",
+        ),
+        Figure(
+            A,
+            f"{label}: 10-90 coverage",
+            f"{coverage}%",
+            f"{key}.coverage",
+            rounded(coverage, 1),
+            better="same",
+            unit="%",
+            fmt=".1f",
+        ),
+    ]
+for name, label, mean, median, f1 in (
+    ("real", "real traces", 12.4, 4.6, 0.825),
+    ("synthetic", "synthetic traces", 7.9, 3.6, 0.882),
+):
+    key = f"forecast.accuracy.{name}.best_baseline"
+    FIGURES += [
+        Figure(
+            A,
+            f"{label}: best baseline mean error",
+            f"{mean}%",
+            f"{key}.mean_error",
+            rounded(mean, 1),
+            better="same",
+            unit="%",
+            fmt=".1f",
+        ),
+        Figure(
+            A,
+            f"{label}: best baseline median error",
+            f"{median}%",
+            f"{key}.median_error",
+            rounded(median, 1),
+            better="same",
+            unit="%",
+            fmt=".1f",
+        ),
+        Figure(
+            A,
+            f"{label}: best baseline F1",
+            f"{f1}",
+            f"{key}.f1",
+            rounded(f1, 3),
+            better="same",
+            unit="",
+            fmt=".3f",
+        ),
+    ]
+for trace, label, ratio, f1_diff, coverage in (
+    ("nab_elb_request_count_8c0756", "load balancer", 0.77, 0.009, 82),
+    ("nab_nyc_taxi", "taxi", 0.67, 0.028, 75),
+    ("nab_twitter_volume_aapl", "Twitter AAPL", 0.56, 0.009, 82),
+    ("nab_twitter_volume_goog", "Twitter GOOG", 0.75, 0.014, 80),
+    ("taylor_electricity_demand", "electricity", 0.32, 0.061, 79),
+    ("uci_bike_sharing_dc_hourly", "bike rentals", 1.06, 0.006, 89),
+    ("synthetic", "synthetic", 0.57, 0.037, 81),
+):
+    key = f"forecast.trace.{trace}"
+    FIGURES += [
+        Figure(
+            T,
+            f"{label}: mean error / best baseline's",
+            f"{ratio}x",
+            f"{key}.mae_ratio",
+            rounded(ratio, 2),
+            better="same",
+            unit="x",
+        ),
+        Figure(
+            T,
+            f"{label}: F1 - best baseline's",
+            f"{f1_diff:+}",
+            f"{key}.f1_diff",
+            rounded(f1_diff, 3),
+            better="same",
+            unit="",
+            fmt="+.3f",
+        ),
+        Figure(
+            T,
+            f"{label}: coverage",
+            f"{coverage}%",
+            f"{key}.coverage",
+            rounded(coverage, 0),
+            better="same",
+            unit="%",
+            fmt=".0f",
+        ),
+    ]
+
+for level, rule, label, alerted, lead, p10, false in (
+    ("median", "default", "default (forecast band)", 218, 13.9, 1.6, 0.23),
+    ("median", "used50", "used >= 50%", 218, 8.5, 5.7, 3.31),
+    ("median", "used70", "used >= 70%", 218, 4.6, 3.0, 2.94),
+    ("median", "used80", "used >= 80%", 218, 3.0, 2.1, 2.64),
+    ("median", "used90", "used >= 90%", 217, 1.5, 1.0, 1.62),
+    ("p80", "default", "p80 limits: default", 85, 12.2, None, 0.21),
+    ("p80", "used90", "p80 limits: used >= 90%", 85, 1.5, None, 2.44),
+):
+    key = f"alerts.accuracy.{level}.{rule}"
+    digits = 1 if level == "p80" and rule == "used90" else 2
+    FIGURES += [
+        Figure(
+            AL,
+            f"{label}: breaches alerted before",
+            f"{alerted}",
+            f"{key}.alerted",
+            rounded(alerted, 0),
+            better="same",
+            unit="",
+            fmt=".0f",
+        ),
+        Figure(
+            AL,
+            f"{label}: median lead (h)",
+            f"{lead}",
+            f"{key}.lead_median",
+            rounded(lead, 1),
+            better="same",
+            unit=" h",
+            fmt=".1f",
+        ),
+        Figure(
+            AL,
+            f"{label}: false alerts per index-week",
+            f"{false}",
+            f"{key}.false_per_week",
+            rounded(false, digits),
+            better="same",
+            unit="",
+            fmt=".3f",
+        ),
+    ]
+    if p10 is not None:
+        FIGURES.append(
+            Figure(
+                AL,
+                f"{label}: 10th pct lead (h)",
+                f"{p10}",
+                f"{key}.lead_p10",
+                rounded(p10, 1),
+                better="same",
+                unit=" h",
+                fmt=".1f",
+            )
+        )
+
+FIGURES += [
+    Figure(
+        AS,
+        "backtest_alerts, 1,000 x 28 days, every 10 min",
+        "28 s (target 60 s)",
+        "alerts.backtest.s",
+        about(28),
+        fmt=".1f",
+    ),
+    Figure(
+        AS,
+        "evaluating the rules after a collect round",
+        "0.34 s, adds 9%",
+        "alerts.evaluate.s",
+        about(0.34),
+    ),
+    Figure(
+        AS,
+        "the evaluation's share of the round",
+        "9%",
+        "alerts.evaluate.share",
+        about(9),
+        unit="%",
+        fmt=".0f",
+    ),
+    Figure(
+        AS,
+        "the whole alert round's share of the collect round",
+        "12% (0.27 s after 2.23 s)",
+        "alerts.round.share",
+        about(12),
+        unit="%",
+        fmt=".0f",
+    ),
+    Figure(AS, "the alert round", "0.27 s", "alerts.round.s", about(0.27)),
+    Figure(AS, "the collect round it follows", "2.23 s", "alerts.round.collect_s", about(2.23)),
+    Figure(
+        AS,
+        "journal, records and delivery",
+        "0.01 s",
+        "alerts.round.rest_s",
+        (0.0, 0.015),
+        fmt=".3f",
+    ),
+    Figure(
+        S3,
+        "forecast_limits: requests",
+        "39",
+        "s3.forecast_limits.requests",
+        rounded(39, 0),
+        better="lower",
+        unit="",
+        fmt=".0f",
+    ),
+    Figure(
+        S3,
+        "forecast_limits: S3 vs local",
+        "0.88 s on S3 against 0.49 s",
+        "s3.forecast_limits.s3",
+        about(0.88 / 0.49),
+        "s3.forecast_limits.local",
+        on_ratio=True,
+    ),
+    Figure(
+        S3,
+        "usage_frame: requests",
+        "35",
+        "s3.usage_frame.requests",
+        rounded(35, 0),
+        unit="",
+        fmt=".0f",
+    ),
+    Figure(
+        S3, "usage_frame on S3", "0.32 s", "s3.usage_frame.s3", about(0.32), "s3.usage_frame.local"
+    ),
+    Figure(S3, "info(): requests", "29", "s3.info.requests", rounded(29, 0), unit="", fmt=".0f"),
+    Figure(S3, "info() on S3", "2.67 s", "s3.info.s3", about(2.67), "s3.info.local"),
+    Figure(
+        TD,
+        "usage_frame at 23:50, today from its rollup",
+        "0.16-0.28 s (1.01-1.65 s from its points)",
+        "today.usage.rollup",
+        (0.16, 0.28),
+        "today.usage.points",
+    ),
+    Figure(
+        TD,
+        "forecast_limits at 23:50, today from its rollup",
+        "0.39 s (1.28 s from its points)",
+        "today.forecast.rollup",
+        about(0.39),
+        "today.forecast.points",
+    ),
+    Figure(
+        TD,
+        "keeping today's rollup current, a round",
+        "0.08-0.17 s",
+        "today.round_rollup.median",
+        (0.08, 0.17),
+    ),
+    Figure(
+        PR,
+        "choosing row groups, the walk (cold), every case",
+        "1.0-2.4 ms",
+        "pruning.walk_cold.*",
+        (1.0, 2.4),
+        unit=" ms",
+    ),
+    Figure(
+        PR,
+        "ParquetFileFragment.subset (cold), every case",
+        "8-152 ms",
+        "pruning.subset_cold.*",
+        (8, 152),
+        better="none",
+        unit=" ms",
+        fmt=".1f",
+    ),
+    Figure(
+        PR,
+        "subset / walk, every case",
+        "5-79x",
+        "pruning.ratio_cold.*",
+        (5, 79),
+        better="higher",
+        unit="x",
+        fmt=".1f",
+    ),
+    Figure(
+        L,
+        "usage_frame, uncompacted (collector's rollups)",
+        "0.65 s, +59 MiB",
+        "layouts.rolled.s",
+        about(0.65),
+        "layouts.compacted.s",
+    ),
+    Figure(
+        L, "the same / compacted", "1.29x", "layouts.rolled_vs_compacted", about(1.29), unit="x"
+    ),
+    Figure(
+        L,
+        "usage_frame, after compact() (rollups)",
+        "0.50 s, +58 MiB",
+        "layouts.compacted.s",
+        about(0.50),
+        "layouts.plain.s",
+    ),
+    Figure(
+        L,
+        "usage_frame, after compact(): memory",
+        "+58 MiB",
+        "layouts.compacted.mib",
+        about(58),
+        unit=" MiB",
+        fmt=".0f",
+    ),
+    Figure(
+        L,
+        "MiB per million points, uncompacted",
+        "4.21",
+        "layouts.mib_per_million.before",
+        about(4.21),
+        unit=" MiB",
+    ),
+    Figure(
+        L,
+        "MiB per million points, compacted",
+        "3.83",
+        "layouts.mib_per_million.after",
+        about(3.83),
+        unit=" MiB",
+    ),
+    Figure(
+        L,
+        "steady collect round / one plain list (--collect, median of 7)",
+        "1.23x-1.37x (2 runs)",
+        "history.collect_empty.vs_list",
+        (1.23, 1.37),
+        unit="x",
+    ),
+    Figure(
+        L,
+        "the collector's rollups of 30 days, at once",
+        "28.6 s",
+        "layouts.refresh.s",
+        about(28.6),
+        fmt=".1f",
+    ),
+    Figure(
+        L,
+        "usage_frame without rollups",
+        "48.75 s",
+        "layouts.uncompacted_bare.s",
+        about(48.75),
+        fmt=".1f",
+    ),
+    Figure(
+        L,
+        "plain pyarrow + pandas day totals (the floor)",
+        "29.1 s",
+        "layouts.plain.s",
+        about(29.1),
+        better="none",
+        fmt=".1f",
+    ),
+    Figure(
+        Y, "the store on disk", "2.31 GiB", "year.disk_gib", about(2.31), better="none", unit=" GiB"
+    ),
+    Figure(
+        Y,
+        "usage_frame(hist), UTC",
+        "1.77-2.80 s (before 2.04-2.50 s)",
+        "year.usage.s",
+        (1.77, 2.80),
+    ),
+    Figure(
+        Y,
+        "usage_frame, UTC: memory",
+        "+209-251 MiB",
+        "year.usage.mib",
+        (209, 251),
+        unit=" MiB",
+        fmt=".0f",
+    ),
+    Figure(Y, "usage_frame, UTC: CPU", "1.4-1.6 s", "year.usage.cpu", (1.4, 1.6)),
+]
+for zone, low, high in (
+    ("America/New_York", 3.41, 3.64),
+    ("Asia/Kolkata", 3.07, 3.75),
+    ("Pacific/Chatham", 2.71, 3.49),
+):
+    FIGURES += [
+        Figure(Y, f"usage_frame, {zone}", f"{low}-{high} s", f"year.usage.{zone}.s", (low, high)),
+        Figure(
+            Y,
+            f"usage_frame, {zone}: memory",
+            "+372-433 MiB",
+            f"year.usage.{zone}.mib",
+            (372, 433),
+            unit=" MiB",
+            fmt=".0f",
+        ),
+        Figure(Y, f"usage_frame, {zone}: CPU", "2.1-3.0 s", f"year.usage.{zone}.cpu", (2.1, 3.0)),
+    ]
+FIGURES += [
+    Figure(Y, "History.info()", "1.26-1.48 s (54.5-86.4 s before)", "year.info.s", (1.26, 1.48)),
+    Figure(
+        Y,
+        "History.info(): memory",
+        "+183-189 MiB",
+        "year.info.mib",
+        (183, 189),
+        unit=" MiB",
+        fmt=".0f",
+    ),
+    Figure(Y, "forecast_limits(hist)", "0.86-1.63 s", "year.forecast.s", (0.86, 1.63)),
+    Figure(
+        Y,
+        "forecast_limits: memory",
+        "+254-273 MiB",
+        "year.forecast.mib",
+        (254, 273),
+        unit=" MiB",
+        fmt=".0f",
+    ),
+    Figure(
+        Y,
+        "forecast_limits / pq.read_table of its 41 days",
+        "0.15x-0.32x (5.09-5.59 s)",
+        "year.forecast.s",
+        (0.15, 0.32),
+        "year.forecast.plain_s",
+        on_ratio=True,
+    ),
+    Figure(
+        Y,
+        "forecast_limits / History.throughput of them",
+        "0.08x-0.13x (10.56-12.91 s)",
+        "year.forecast.s",
+        (0.08, 0.13),
+        "year.forecast.read_s",
+        on_ratio=True,
+    ),
+    Figure(Y, "throughput(start='2026-06-01') refused", "in 0.34 s", "year.refusal.s", about(0.34)),
+]
+
+#: README figures that `make bench` does not produce, and why.
+NOT_PRODUCED: list[tuple[str, str]] = [
+    (
+        "From the wire at 10M points (25.8 bytes a point, peak 1.47x a 560 MiB answer)",
+        "run on its own: bench/list.py --indexes 1000 --memory-indexes 6945 (about 2 GB)",
+    ),
+    (
+        "Start-up before lazy loading (540, 565 ms); forecast_limits before the arrays "
+        "(7.4-7.7 s, 16.3 s); backtest_forecast from the points (4.4-5.7 s) and before the "
+        "arrays (14.4-14.7 s)",
+        "history: code long gone, kept as the README's record",
+    ),
+    (
+        "The layout table's 'before' column (94.5 s, 28 s, 4,320 files, 10.4 / 4.0, 3.2x) "
+        "and its 'limits snapshot files, 30 days: 1'",
+        "measured on code before rollups, not in the same run (the README says so); the "
+        "file count is not timed",
+    ),
+    (
+        "S3 'before' (181, 116 and 386 requests; 1.58 s, 0.63 s, 0.92 s, 4.94 s) and the "
+        "requests per call on D days",
+        "the code before request counting; the counts per call are tests "
+        "(tests/history/test_history_requests.py), not timings",
+    ),
+    (
+        "Alerts 'before' (49%, 2.26 s; 62%, 1.80 s); the synthetic traces' 5 of 423 late "
+        "breaches; Twitter's 2.1 h against 1.4 h",
+        "history (before today's rollup); per-family lines bench/alerts.py --accuracy "
+        "prints, not checked here",
+    ),
+    (
+        "statsmodels ETS/STL (3.0% and 3.3% against 1.9%, 0.2 s a fit)",
+        "bench/forecast.py --statsmodels needs statsmodels, not a dependency",
+    ),
+    (
+        "Each real trace's 'before' and the 'tried and dropped' figures",
+        "history: earlier versions of the forecaster",
+    ),
+    (
+        "The year's 'before' (22d64ca) figures; 21.1 s, +1.6 GiB before the rollup hours",
+        "the year job's own --baseline with BASE=22d64ca and --year-base-store; the last "
+        "is history",
+    ),
+]

@@ -1,0 +1,138 @@
+"""SeenHistory: a forecast made again on it after the store changed is forecast_limits' on
+the store read afresh, to the bit, whatever changed: a collect, a compaction, a rename,
+another writer's late points."""
+
+from __future__ import annotations
+
+import datetime as dt
+import pathlib
+import shutil
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import searchkit as sk
+from searchkit.analytics.day import forecast_day
+from searchkit.analytics.seen import SeenHistory
+from searchkit.emulator import Emulator
+from searchkit.history.checks import seal
+
+EVENING = dt.datetime(2026, 11, 20, 20, 0, tzinfo=dt.timezone.utc)
+
+
+@pytest.fixture(scope="module")
+def collected(tmp_path_factory) -> pathlib.Path:
+    """The demo's week collected at 20:00 and 20:10 (today's rollup extended once)."""
+    root = tmp_path_factory.mktemp("seen") / "h"
+    with Emulator(demo=True, seed=2026, clock=EVENING, window_minutes=7 * 1440) as emu:
+        with emu.client() as client:
+            for _ in range(2):
+                sk.History(root).collect(client, now=emu.now())
+                emu.advance(600)
+    return root
+
+
+@pytest.fixture
+def store(collected, tmp_path) -> pathlib.Path:
+    root = tmp_path / "h"
+    shutil.copytree(collected, root)
+    return root
+
+
+def refreshed(root: pathlib.Path, change, **options) -> tuple[pd.DataFrame, ...]:
+    """The rows of a forecast on a SeenHistory before ``change`` and asked again after it,
+    and forecast_limits' on the store as it is then."""
+    seen = SeenHistory(sk.History(root))
+    first = forecast_day(seen, **options).rows
+    change(root)
+    again = forecast_day(seen, **options).rows
+    return first, again, sk.forecast_limits(sk.History(root), **options)
+
+
+def collect_again(root: pathlib.Path) -> None:
+    later = EVENING + dt.timedelta(minutes=30)
+    with Emulator(demo=True, seed=2026, clock=later, window_minutes=7 * 1440) as emu:
+        with emu.client() as client:
+            sk.History(root).collect(client, now=emu.now())
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        collect_again,
+        lambda root: sk.History(root).compact(),  # today's files merged: read again
+        lambda root: (collect_again(root), sk.History(root).compact()),
+    ],
+    ids=["collect", "compaction", "collect-and-compaction"],
+)
+@pytest.mark.parametrize("options", [{}, {"now": "2026-11-20 20:40", "field": "max_daily_updates"}])
+def test_a_forecast_asked_again_is_forecast_limits_on_the_store_as_it_is(store, change, options):
+    first, got, fresh = refreshed(store, change, **options)
+    pd.testing.assert_frame_equal(got, fresh, check_exact=True)
+    if change is collect_again and not options:
+        assert got["as_of"].iloc[0].floor("min") == pd.Timestamp("2026-11-20 20:30", tz="UTC")
+        assert (got["used"] >= first["used"]).all() and (got["used"] > first["used"]).any()
+
+
+def test_late_points_of_another_writer_are_read_as_the_store_holds_them(store):
+    """A file holding a point before those today's rollup summarised (another writer, a
+    re-collect with a new value) cannot extend it: the day is read again."""
+
+    def late_point(root: pathlib.Path) -> None:
+        folder = root / "throughput" / "day=2026-11-20"
+        table = pq.read_table(sorted(folder.glob("*.parquet"))[0])
+        first = table.slice(0, 1)
+        value = pa.array([first["value"][0].as_py() * 3 + 1000.0])
+        stamp = pa.array([pd.Timestamp("2026-11-20 20:25", tz="UTC")], first["collected_at"].type)
+        first = first.set_column(first.schema.get_field_index("value"), "value", value)
+        first = first.set_column(
+            first.schema.get_field_index("collected_at"), "collected_at", stamp
+        )
+        pq.write_table(
+            first, folder / f"part-{pd.Timestamp('2026-11-20 20:25').value}-late.parquet"
+        )
+
+    first, got, fresh = refreshed(store, late_point, now="2026-11-20 20:30")
+    pd.testing.assert_frame_equal(got, fresh, check_exact=True)
+    # The late value replaced the stored one: one index's use changed, upwards.
+    assert (got["used"] != first["used"]).sum() == 1
+    assert (got["used"] >= first["used"]).all()
+
+
+class Counting(SeenHistory):
+    """A SeenHistory noting the indexes whose points it is asked for."""
+
+    def __init__(self, history) -> None:
+        super().__init__(history)
+        self.reads: list = []
+
+    def throughput(self, **options):
+        self.reads.append(options.get("index_ids"))
+        return super().throughput(**options)
+
+
+def test_the_points_read_for_a_crossing_are_read_once(store):
+    """Today's rollup without crossings (a collector that knew no limit): the first
+    forecast reads the points of the two indexes past their limit; after a collect, the
+    next reads none (the instants they reached it are kept), and is still forecast_limits'."""
+    (path,) = (store / "rollups" / "day=2026-11-20").glob("*.parquet")
+    table = pq.read_table(path)
+    for name in ("crossing_limits", "crossing_times"):
+        empty = pa.array([[]] * table.num_rows, table.schema.field(name).type)
+        table = table.set_column(table.schema.get_field_index(name), name, empty)
+    pq.write_table(seal(table), path)
+    seen = Counting(sk.History(store))
+
+    first = forecast_day(seen).rows
+    past = sorted(first[first["hit_at"] <= first["as_of"]].index)
+    assert len(past) == 2
+    assert seen.reads == [past]
+    collect_again(store)
+    seen.reads.clear()
+    again = forecast_day(seen).rows
+
+    assert seen.reads == []
+    pd.testing.assert_frame_equal(again, sk.forecast_limits(sk.History(store)), check_exact=True)
+    assert again.loc[past, "hit_at"].tolist() == first.loc[past, "hit_at"].tolist()
