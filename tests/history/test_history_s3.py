@@ -213,7 +213,7 @@ def test_the_cli_never_prints_a_secret_holding_an_at_or_a_user_part(
 
 
 def test_a_listing_kept_for_a_call_survives_a_compaction_in_the_middle_of_it(
-    s3_endpoint, bucket, emu
+    s3_endpoint, bucket, emulator
 ):
     # Issue 30 item 3: one LIST per dataset per call, which the reader's guard can still
     # trust. A call's listing names the day's two files; another process compacts the day
@@ -223,10 +223,10 @@ def test_a_listing_kept_for_a_call_survives_a_compaction_in_the_middle_of_it(
     s3, name = bucket
     location = f"s3://{name}/usage"
     hist = History(location, storage_options=options(s3_endpoint))
-    with emu.client() as client:
-        hist.collect(client, now=emu.now(), compact=False)
-        emu.advance(1800)
-        hist.collect(client, now=emu.now(), compact=False)
+    with emulator.client() as client:
+        hist.collect(client, now=emulator.now(), compact=False)
+        emulator.advance(1800)
+        hist.collect(client, now=emulator.now(), compact=False)
     other = History(location, storage_options=options(s3_endpoint))
     with hist.reading():
         before = hist.throughput()
