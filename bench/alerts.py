@@ -53,6 +53,7 @@ from forecast import read_trace, synthetic_traces, trace_names  # noqa: E402
 
 from searchkit.alerts import backtest as ab  # noqa: E402
 from searchkit.alerts.rules import DEFAULT_RULE, THRESHOLD_RULES  # noqa: E402
+from searchkit.analytics import bins as pb  # noqa: E402
 from searchkit.analytics import profile as pf  # noqa: E402
 
 EVERY = 600 * 10**9  # ten minutes, in nanoseconds
@@ -74,7 +75,7 @@ def family(name: str) -> str:
     return name
 
 
-def quantile_limit(bins: pf.Bins, q: float) -> np.ndarray:
+def quantile_limit(bins: pb.Bins, q: float) -> np.ndarray:
     """Each index's ``q`` quantile of its complete days' totals."""
     complete = bins.cov.sum(axis=2) >= pf.COMPLETE_HOURS
     totals = np.where(complete, bins.ops.sum(axis=2), np.nan)
@@ -82,7 +83,7 @@ def quantile_limit(bins: pf.Bins, q: float) -> np.ndarray:
 
 
 def replay(tp: pd.DataFrame, q: float) -> ab.AlertBacktest:
-    bins = pf.bins_from_frame(tp, "per_second")
+    bins = pb.bins_from_frame(tp, "per_second")
     limit = quantile_limit(bins, q)
     return ab.replay_alerts(bins, list(RULES), [limit] * len(RULES), EVERY)
 

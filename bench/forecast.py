@@ -49,6 +49,7 @@ sys.path.insert(0, str(HERE.parent))
 from figures import emit  # noqa: E402
 
 from searchkit.analytics import backtest as bt  # noqa: E402
+from searchkit.analytics import bins as pb  # noqa: E402
 from searchkit.analytics import profile as pf  # noqa: E402
 
 # What each stored trace is (sources in bench/forecast_traces/README.md); every
@@ -145,7 +146,7 @@ def synthetic_traces(count: int = 24, days: int = 42, seed: int = 16) -> pd.Data
 
 def backtest_frame(tp: pd.DataFrame) -> bt.Backtest:
     """The backtest of a throughput frame, each trace's limit its median daily total."""
-    bins = pf.bins_from_frame(tp, "per_second")
+    bins = pb.bins_from_frame(tp, "per_second")
     limit = bt.day_limits(bins, pd.DataFrame(), "max_daily_queries", "median")
     return bt.replay(bins, limit, bt.BACKTEST_HOURS, pf.WINDOW)
 
@@ -355,16 +356,20 @@ def speed(indexes: int, repeat: int = 3) -> None:
         sk.History(str(rolled)).refresh_rollups(closed)
         refresh = time.perf_counter() - started
         took, plain, points_only = [], [], []
+        cpu: dict[str, list[float]] = {"took": [], "plain": [], "points": []}
         for _ in range(repeat):
-            started = time.perf_counter()
+            started, used = time.perf_counter(), time.process_time()
             rows = plain_read(short, first, now)
             plain.append(time.perf_counter() - started)
-            started = time.perf_counter()
+            cpu["plain"].append(time.process_time() - used)
+            started, used = time.perf_counter(), time.process_time()
             out = sk.forecast_limits(sk.History(str(rolled)), now=now)
             took.append(time.perf_counter() - started)
-            started = time.perf_counter()
+            cpu["took"].append(time.process_time() - used)
+            started, used = time.perf_counter(), time.process_time()
             same = sk.forecast_limits(sk.History(str(short)), now=now)
             points_only.append(time.perf_counter() - started)
+            cpu["points"].append(time.process_time() - used)
         pd.testing.assert_frame_equal(out, same, check_exact=True)  # the same to the last bit
         print(
             f"\nforecast_limits, {indexes} indexes x 14 days (per minute), best of {repeat}; "
@@ -376,7 +381,14 @@ def speed(indexes: int, repeat: int = 3) -> None:
             f"{min(points_only) / min(plain):.2f}; the same frame to the last bit\n"
             f"  writing the {len(closed)} rollups (refresh_rollups): {refresh:.2f} s"
         )
+        print(
+            f"  CPU time (all threads): plain {min(cpu['plain']):.2f} s, as collect leaves it "
+            f"{min(cpu['took']):.2f} s, from the points {min(cpu['points']):.2f} s"
+        )
         emit("forecast.limits.s", min(took))
+        emit("forecast.limits.cpu", min(cpu["took"]))
+        emit("forecast.limits.plain_cpu", min(cpu["plain"]))
+        emit("forecast.limits_points.cpu", min(cpu["points"]))
         emit("forecast.limits.plain_s", min(plain))
         emit("forecast.limits.vs_plain", min(took) / min(plain), "x")
         emit("forecast.limits_points.s", min(points_only))
@@ -385,9 +397,10 @@ def speed(indexes: int, repeat: int = 3) -> None:
         long = pathlib.Path(tmp) / "twenty-eight"
         write_dataset(long, indexes, 28)
         sk.History(str(long)).refresh_rollups(sk.History(str(long)).days()[:-1])
-        started = time.perf_counter()
+        started, used = time.perf_counter(), time.process_time()
         result = sk.backtest_forecast(sk.History(str(long)), limit="median")
         took_backtest = time.perf_counter() - started
+        emit("forecast.backtest.cpu", time.process_time() - used)
         print(
             f"backtest_forecast, {indexes} indexes x 28 days x 7 hours: {took_backtest:.2f} s "
             f"(target < 60 s), {len(result.results)} forecasts replayed"

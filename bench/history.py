@@ -454,6 +454,27 @@ def bench_layouts(root: Path, indexes: int, days: int, baseline: str | None) -> 
     )
 
 
+def check_rollups(root: Path) -> None:
+    """Refuse a kept store whose rollups this code does not take (another code's seal): every
+    call would read the year's points instead (minutes and GiBs each, not the figures)."""
+    import warnings
+
+    from searchkit import History
+
+    hist = History(root)
+    days = hist.days()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # each rejected rollup says so: counted below
+        current = len(hist.sums(days[0], days[-1]))
+    if current < len(days) - 1:  # the newest day may be open
+        raise SystemExit(
+            f"{root}: {len(days) - current} of {len(days)} days have no rollup this code takes "
+            f"(written by another code): the year's calls would read their points. Rewrite "
+            f'them on a copy first: cp -al {root} COPY; python -c "import searchkit; '
+            f"searchkit.History('COPY').refresh_rollups()\""
+        )
+
+
 def bench_year(
     root: Path,
     indexes: int,
@@ -469,6 +490,7 @@ def bench_year(
     points = indexes * days * MINUTES
     if (root / "throughput").exists():  # --keep DIR of an earlier run: measured again
         written = "written by an earlier run"
+        check_rollups(root)
     else:
         _, seconds = write_dataset(root, indexes, days, rollups=True)
         written = f"written in {seconds:.0f} s"

@@ -45,6 +45,7 @@ RULES = {
     "run_sums",
     "spacings",
     "sums_in_order",
+    "tie_key",
     "unit_scales",
 }
 
@@ -118,6 +119,14 @@ def _is_sum_by_hand(node: ast.AST) -> bool:
     return any(word in text for word in ("clean", "value", "nan_to_num"))
 
 
+def _is_tie_break(node: ast.AST) -> bool:
+    """``where(isnan(v), -inf, v)``: the tie-break of one point per instant, written again."""
+    if not (isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "where"):
+        return False
+    text = ast.unparse(node).replace(" ", "")
+    return "isnan(" in text and "-np.inf" in text
+
+
 def _is_median_rank(node: ast.AST) -> bool:
     """``(n - 1) // 2``: the lower middle rank of a median, written again."""
     return (
@@ -132,6 +141,16 @@ def _is_median_rank(node: ast.AST) -> bool:
     )
 
 
+def _exported(tree: ast.Module) -> set[str]:
+    """The names a module's ``__all__`` lists."""
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+            getattr(target, "id", "") == "__all__" for target in node.targets
+        ):
+            return set(ast.literal_eval(node.value))
+    return set()
+
+
 def findings(root: pathlib.Path = PACKAGE) -> list[str]:
     found = []
     for name, path in module_names(root).items():
@@ -140,6 +159,8 @@ def findings(root: pathlib.Path = PACKAGE) -> list[str]:
         tree = parsed(path)
         for rule in sorted(_defined(tree) & RULES):
             found.append(f"{name} defines {rule}")
+        for rule in sorted(_exported(tree) & RULES):  # a second name for it: import it
+            found.append(f"{name} exports {rule}")
         for node in ast.walk(tree):
             for check, what in (
                 (_is_minute, "the default interval"),
@@ -148,6 +169,7 @@ def findings(root: pathlib.Path = PACKAGE) -> list[str]:
                 (_is_bin_by_hand, "an hour or quarter-hour bin by hand"),
                 (_is_sum_by_hand, "values summed into bins by hand"),
                 (_is_median_rank, "a median's middle rank"),
+                (_is_tie_break, "the tie-break of one point per instant"),
             ):
                 if check(node):
                     found.append(f"{name}:{node.lineno} writes {what} again")  # type: ignore[attr-defined]
@@ -181,13 +203,19 @@ def test_a_second_definition_is_found(tmp_path):
         "def extend(sums, flat, values):\n    np.add.at(sums, flat, values)\n"
         "def spans(inside, lo):\n    np.add.at(inside, lo, 1)\n"  # a count, not a sum: fine
         "def middle(total):\n    return (total - 1) // 2\n"
+        "def key(v):\n    return np.where(np.isnan(v), -np.inf, v)\n"
+    )
+    (package / "bins.py").write_text(
+        "from pkg.frames.counting import HOUR_NS\n__all__ = ['HOUR_NS', 'Bins']\n"
     )
     assert findings(package) == [
+        "pkg.bins exports HOUR_NS",
         "pkg.usage defines invalid_values",
         "pkg.usage:11 writes an hour or quarter-hour bin by hand again",
         "pkg.usage:13 writes values summed into bins by hand again",
         "pkg.usage:15 writes values summed into bins by hand again",
         "pkg.usage:19 writes a median's middle rank again",
+        "pkg.usage:21 writes the tie-break of one point per instant again",
         "pkg.usage:4 writes the default interval again",
         "pkg.usage:6 writes the invalid-value rule again",
         "pkg.usage:7 writes an hour or a day in nanoseconds again",

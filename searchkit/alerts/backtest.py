@@ -20,8 +20,9 @@ from searchkit.alerts import machine as mc
 from searchkit.alerts.rules import DEFAULT_RULE, THRESHOLD_RULES, AlertRule
 from searchkit.analytics import profile as pf
 from searchkit.analytics.backtest import backtest_forecast, day_limits, hour_forecast, source_bins
+from searchkit.analytics.bins import Bins
 from searchkit.errors import ValidationError
-from searchkit.frames.counting import ValueUnit, check_value_unit
+from searchkit.frames.counting import DAY_NS, HOUR_NS, ValueUnit, check_value_unit
 from searchkit.frames.zones import utc_instant
 
 if TYPE_CHECKING:
@@ -147,8 +148,8 @@ def backtest_alerts(
     forecast buys on your own history.
 
     Args:
-        source: An IndexList, raw API JSON or a :class:`~searchkit.History` whose points
-            span days.
+        source: An IndexList, raw API JSON, a :class:`~searchkit.History` or a throughput
+            frame whose points span days.
         rules: The rules to replay (names unique).
         every: How often the collector evaluates (1 minute to 6 hours).
         limit: What breaches are judged against: None (default) each index's latest
@@ -183,7 +184,7 @@ def backtest_alerts(
     return replay_alerts(bins, chosen, per_rule, step, warmup)
 
 
-def _forecasts(bins: pf.Bins, ref: pf.Reference, tau: float) -> dict[str, np.ndarray]:
+def _forecasts(bins: Bins, ref: pf.Reference, tau: float) -> dict[str, np.ndarray]:
     """Used so far and the forecast's centre and band at ``tau`` hours, every day."""
     fc, low, high, _, _ = hour_forecast(bins, ref, tau)
     rest = np.where(fc.usable, fc.rest, np.nan)
@@ -196,7 +197,7 @@ def _forecasts(bins: pf.Bins, ref: pf.Reference, tau: float) -> dict[str, np.nda
 
 
 def replay_alerts(
-    bins: pf.Bins,
+    bins: Bins,
     rules: Sequence[AlertRule],
     limits: Sequence[np.ndarray],
     every: int,
@@ -207,7 +208,7 @@ def replay_alerts(
     ref = pf.reference(bins.ops, bins.cov)
     evaluable = ref.complete & (np.arange(bins.days) >= warmup)[None, :]
     ii, jj = np.nonzero(evaluable)
-    day_ns = bins.first_day.value + jj.astype(np.int64) * pf.DAY_NS
+    day_ns = bins.first_day.value + jj.astype(np.int64) * DAY_NS
     cells = len(ii)
     ops = bins.ops[ii, jj]
     outcomes, slots = [], []
@@ -219,8 +220,8 @@ def replay_alerts(
         hit = np.where(np.isfinite(hours), day_ns + np.round(hours * 3600) * 10**9, np.nan)
         outcomes.append((cell_limit, np.where(np.isnan(hit), mc.NO_TIME, hit).astype(np.int64)))
         slots.append(mc.Slots.quiet(cells))
-    for tau_ns in range(0, pf.DAY_NS, every):
-        figures = _forecasts(bins, ref, tau_ns / pf.HOUR_NS)
+    for tau_ns in range(0, DAY_NS, every):
+        figures = _forecasts(bins, ref, tau_ns / HOUR_NS)
         now = day_ns + tau_ns
         for rule, (cell_limit, hit_at), state in zip(rules, outcomes, slots, strict=True):
             used = rule.basis == "used"
@@ -237,7 +238,7 @@ def replay_alerts(
             mc.step(state, now, known, condition, hit, pending, hold, cleared)
     frames, rows = [], []
     for rule, (cell_limit, hit_at), state in zip(rules, outcomes, slots, strict=True):
-        mc.close(state, day_ns + pf.DAY_NS, hit_at, np.ones(cells, bool))
+        mc.close(state, day_ns + DAY_NS, hit_at, np.ones(cells, bool))
         frame = _incidents(bins, rule, ii, day_ns, cell_limit, state)
         frames.append(frame)
         rows.append(score(rule, frame, int((np.isfinite(cell_limit) & (cell_limit > 0)).sum())))
@@ -258,7 +259,7 @@ def _times(values: np.ndarray) -> pd.DatetimeIndex:
 
 
 def _incidents(
-    bins: pf.Bins,
+    bins: Bins,
     rule: AlertRule,
     ii: np.ndarray,
     day_ns: np.ndarray,

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from searchkit.analytics import profile as pf
+from searchkit.analytics.bins import Bins, bins_from_frame, bins_from_history
 from searchkit.analytics.forecast import check_field, field_limit
 from searchkit.analytics.reading import listed_once
 from searchkit.analytics.usage import is_history, source_frames
@@ -113,8 +114,8 @@ def backtest_forecast(
     ``ratio_7_days`` (today so far x the last 7 days' rest / so-far ratio).
 
     Args:
-        source: An IndexList, the raw API JSON, or a :class:`~searchkit.History`, whose
-            points span several days.
+        source: An IndexList, the raw API JSON, a :class:`~searchkit.History`, or a
+            throughput frame (no limits in it), whose points span several days.
         hours: Times of day (UTC hours, fractions allowed) to forecast from.
         field: The limit, as in :func:`~searchkit.forecast_limits`.
         limit: What breaches are judged against: None (default) each index's latest
@@ -157,15 +158,15 @@ def backtest_forecast(
     return replay(bins, day_limits(bins, limits, label, limit), times, warmup)
 
 
-def source_bins(source: Source, value_unit: str) -> tuple[pf.Bins, pd.DataFrame]:
+def source_bins(source: Source, value_unit: str) -> tuple[Bins, pd.DataFrame]:
     """Every stored day's hourly bins of ``source``, and its limits frame."""
     if is_history(source):
-        return pf.bins_from_history(source, value_unit), source.limits()
+        return bins_from_history(source, value_unit), source.limits()
     tp, limits = source_frames(source)
-    return pf.bins_from_frame(tp, value_unit), limits
+    return bins_from_frame(tp, value_unit), limits
 
 
-def day_limits(bins: pf.Bins, limits: pd.DataFrame, label: str, limit: Any) -> np.ndarray:
+def day_limits(bins: Bins, limits: pd.DataFrame, label: str, limit: Any) -> np.ndarray:
     """The limit each index of ``bins`` is judged against (``limit`` as in
     :func:`backtest_forecast`): per index, in operations."""
     if limit is None:
@@ -188,7 +189,7 @@ def day_limits(bins: pf.Bins, limits: pd.DataFrame, label: str, limit: Any) -> n
 
 
 def replay(
-    bins: pf.Bins,
+    bins: Bins,
     limit: np.ndarray,
     hours: Sequence[float],
     warmup: int,
@@ -231,7 +232,7 @@ def replay(
 
 
 def _replay_hour(
-    bins: pf.Bins,
+    bins: Bins,
     ref: pf.Reference,
     evaluable: np.ndarray,
     totals: np.ndarray,
@@ -273,7 +274,7 @@ def _replay_hour(
 
 
 def hour_forecast(
-    bins: pf.Bins, ref: pf.Reference, tau: float
+    bins: Bins, ref: pf.Reference, tau: float
 ) -> tuple[pf.Forecast, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Every day's forecast at ``tau`` hours from what was seen of it, its band's low and
     high multipliers, and what was seen (operations, coverage)."""
@@ -288,7 +289,7 @@ def hour_forecast(
 
 
 def replay_scores(
-    bins: pf.Bins, limit: np.ndarray, hours: Sequence[float], warmup: int
+    bins: Bins, limit: np.ndarray, hours: Sequence[float], warmup: int
 ) -> pd.DataFrame:
     """How each index's replayed forecasts fared, from :func:`replay`'s forecasts without
     its frame of results (nor the baselines): by ``index_id``, ``band_held`` (the share
@@ -326,7 +327,7 @@ def replay_scores(
 
 
 def _baselines(
-    bins: pf.Bins, ref: pf.Reference, seen_ops: np.ndarray, seen_cov: np.ndarray, tau: float
+    bins: Bins, ref: pf.Reference, seen_ops: np.ndarray, seen_cov: np.ndarray, tau: float
 ) -> dict[str, np.ndarray]:
     """The rest of each day spread over its hours, as each simple baseline sees it."""
     future = pf.future_share(tau)

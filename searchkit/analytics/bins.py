@@ -38,8 +38,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DAY",
-    "DAY_NS",
-    "HOUR_NS",
     "NO_TIME",
     "Bins",
     "bins_from_frame",

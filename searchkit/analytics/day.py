@@ -21,7 +21,7 @@ import pandas as pd
 
 from searchkit.analytics import profile as pf
 from searchkit.analytics.backtest import BACKTEST_HOURS, Backtest, replay, replay_scores
-from searchkit.analytics.bins import last_day_points
+from searchkit.analytics.bins import DAY, Bins, last_day_points
 from searchkit.analytics.days import answers_before
 from searchkit.analytics.forecast import forecast_parts
 from searchkit.analytics.usage import is_history
@@ -49,7 +49,7 @@ class DayForecast:
     """
 
     rows: pd.DataFrame
-    bins: pf.Bins
+    bins: Bins
     plan: dict[str, np.ndarray]
     # Today's operations per index (bins' rows) and quarter-hour when today came from its
     # rollup, and the History to read one index's points from when they are not at hand.
@@ -64,7 +64,7 @@ class DayForecast:
         """The instant forecast from (UTC)."""
         if len(self.rows):
             return pd.Timestamp(self.rows["as_of"].iloc[0])
-        start = self.bins.first_day + (self.bins.days - 1) * pf.DAY
+        start = self.bins.first_day + (self.bins.days - 1) * DAY
         return pd.Timestamp(start)
 
     def _position(self, index_id: str) -> int:
@@ -164,23 +164,23 @@ class DayForecast:
         for back in range(1, min(days, last) + 1 if at >= 0 else 1):
             if self.bins.cov[at, last - back].sum() < pf.COMPLETE_HOURS:
                 continue
-            day = self.bins.first_day + (last - back) * pf.DAY
+            day = self.bins.first_day + (last - back) * DAY
             used = np.concatenate([[0.0], np.cumsum(self.bins.ops[at, last - back])])
             frames.append(pd.DataFrame({"day": day, "hour": np.arange(25), "used": used}))
         if not frames:
             return pd.DataFrame({"day": pd.DatetimeIndex([], tz="UTC"), "hour": [], "used": []})
         return pd.concat(frames, ignore_index=True)
 
-    def _replayed(self) -> tuple[pf.Bins, np.ndarray]:
+    def _replayed(self) -> tuple[Bins, np.ndarray]:
         """The bins a backtest replays (from the first day holding a point) and each
         index's limit (the rows')."""
         bins = self.bins
         covered = bins.cov.sum(axis=(0, 2)) > 0
         first = int(np.argmax(covered)) if covered.any() else bins.days
-        held = pf.Bins(
+        held = Bins(
             bins.ids,
             bins.names,
-            bins.first_day + first * pf.DAY,
+            bins.first_day + first * DAY,
             bins.ops[:, first:],
             bins.cov[:, first:],
             bins.step,
@@ -225,7 +225,7 @@ def forecast_day(
     """Forecast today for every index, keeping the curves a picture of the day draws.
 
     Args:
-        source: An IndexList, the raw API JSON, or a :class:`~searchkit.History`.
+        source: As :func:`~searchkit.forecast_limits` takes it.
         now, field, pace_window, value_unit: As :func:`~searchkit.forecast_limits` takes
             them.
 
@@ -247,11 +247,11 @@ def forecast_day(
     return DayForecast(rows, bins, plan, _quarters(source, bins, rows), source)
 
 
-def _quarters(source: History, bins: pf.Bins, rows: pd.DataFrame) -> np.ndarray | None:
+def _quarters(source: History, bins: Bins, rows: pd.DataFrame) -> np.ndarray | None:
     """Today's operations per index (the rows of ``bins``) and quarter-hour, from its
     rollup; None when the rollup holds points after the forecast's instant (a collect
     extended it since) or is not current any more."""
-    day = bins.first_day + (bins.days - 1) * pf.DAY
+    day = bins.first_day + (bins.days - 1) * DAY
     sums = source.sums(f"{day:%Y-%m-%d}", f"{day:%Y-%m-%d}", detail="quarter")
     today = sums.get(f"{day:%Y-%m-%d}")
     moment = pd.Timestamp(rows["as_of"].iloc[0]).value if len(rows) else day.value

@@ -61,6 +61,7 @@ import pandas as pd
 
 from searchkit._deprecation import legacy_arguments
 from searchkit.analytics import profile as pf
+from searchkit.analytics.bins import DAY, NO_TIME, Bins, bins_from_frame, bins_from_history
 from searchkit.analytics.crossed import crossed_at, read_crossings
 from searchkit.analytics.days import PointsReader
 from searchkit.analytics.limit_periods import UNLIMITED_REASON
@@ -73,7 +74,7 @@ from searchkit.analytics.reasons import (
 )
 from searchkit.analytics.usage import DAILY_FIELDS, is_history, source_frames, utilization_ratio
 from searchkit.errors import ValidationError
-from searchkit.frames.counting import ValueUnit, check_value_unit
+from searchkit.frames.counting import DAY_NS, HOUR_NS, ValueUnit, check_value_unit
 from searchkit.frames.zones import Instant, TimeZone, resolve_zone, utc_instant
 
 if TYPE_CHECKING:
@@ -196,7 +197,8 @@ def forecast_limits(
     Points after ``now`` are never looked at.
 
     Args:
-        source: An IndexList, the raw API JSON, or a :class:`~searchkit.History`.
+        source: An IndexList, the raw API JSON, a :class:`~searchkit.History`, or a
+            throughput frame (it carries no limits: ``limit`` is NaN, ``reason`` says so).
         now: The instant to forecast from (naive is UTC, a number is epoch seconds).
             Default: the present, or the end of the newest point's interval when the
             data end earlier; points dated in the future are left out and counted in
@@ -254,7 +256,7 @@ def forecast_parts(
     pace_window: str | pd.Timedelta = "1h",
     value_unit: str = "per_second",
     last_points: bool = True,
-) -> tuple[pd.DataFrame, pf.Bins, dict[str, np.ndarray]]:
+) -> tuple[pd.DataFrame, Bins, dict[str, np.ndarray]]:
     """:func:`forecast_limits`' rows (in UTC), with the bins and the plan (each index's rest
     of the day spread over the hours, its band) they come from: what a picture of the day
     draws. The plan is worked out once, for the rows and the picture.
@@ -290,7 +292,7 @@ def _load(
     value_unit: str,
     *,
     last_points: bool = True,
-) -> tuple[pf.Bins, pd.DataFrame, pd.Timestamp]:
+) -> tuple[Bins, pd.DataFrame, pd.Timestamp]:
     """Bin the days the forecast looks at, up to the forecast's instant, and find it;
     without ``last_points``, today from its rollup when current (see
     :func:`~searchkit.analytics.bins.bins_from_history`)."""
@@ -299,8 +301,8 @@ def _load(
         require_limits(source, limits)
         reader = PointsReader(source)  # today's points: read to find the instant, then binned
         moment = asked or _history_now(source, reader, present, value_unit)
-        first = moment.normalize() - (_DAYS_READ - 1) * pf.DAY
-        bins = pf.bins_from_history(
+        first = moment.normalize() - (_DAYS_READ - 1) * DAY
+        bins = bins_from_history(
             source,
             value_unit,
             first,
@@ -313,8 +315,8 @@ def _load(
     else:
         tp, limits = source_frames(source)
         moment = asked or _data_now(tp, present, value_unit)
-        first = moment.normalize() - (_DAYS_READ - 1) * pf.DAY
-        bins = pf.bins_from_frame(tp, value_unit, first, _DAYS_READ, moment.value)
+        first = moment.normalize() - (_DAYS_READ - 1) * DAY
+        bins = bins_from_frame(tp, value_unit, first, _DAYS_READ, moment.value)
     return bins, limits, moment
 
 
@@ -322,12 +324,12 @@ def _data_now(tp: pd.DataFrame, present: pd.Timestamp, value_unit: str) -> pd.Ti
     """The end of the newest point's interval not in the future; else the present."""
     if tp.empty:
         return present
-    return _bins_now(pf.bins_from_frame(tp, value_unit, cut=present.value + 1), present)
+    return _bins_now(bins_from_frame(tp, value_unit, cut=present.value + 1), present)
 
 
-def _bins_now(bins: pf.Bins, present: pd.Timestamp) -> pd.Timestamp:
+def _bins_now(bins: Bins, present: pd.Timestamp) -> pd.Timestamp:
     """:func:`_data_now` of binned points (those after ``present`` left out)."""
-    known = bins.newest != pf.NO_TIME
+    known = bins.newest != NO_TIME
     if not known.any():
         return present
     ends = bins.newest[known] + np.round(bins.step[known] * 1e9).astype(np.int64)
@@ -344,18 +346,18 @@ def _history_now(
         return present
     day = min(newest, present).normalize()
     # The days the forecast then bins, read once: this instant's day is among them.
-    reader.sums(f"{day - _DAYS_READ * pf.DAY:%Y-%m-%d}", f"{day:%Y-%m-%d}")
-    for first in (day, day - pf.DAY):
-        bins = pf.bins_from_history(
+    reader.sums(f"{day - _DAYS_READ * DAY:%Y-%m-%d}", f"{day:%Y-%m-%d}")
+    for first in (day, day - DAY):
+        bins = bins_from_history(
             source, value_unit, first, 1, present.value + 1, reader=reader, last_points=False
         )
-        if (bins.newest != pf.NO_TIME).any():
+        if (bins.newest != NO_TIME).any():
             break
     return _bins_now(bins, present)
 
 
 def _rows(
-    bins: pf.Bins,
+    bins: Bins,
     limits: pd.DataFrame,
     label: str,
     moment: pd.Timestamp,
@@ -372,7 +374,7 @@ def _rows(
     out["name"] = limits["name"].astype("str") if "name" in limits.columns else ""
     out["field"] = label
     out["period"] = start
-    out["reset"] = start + pf.DAY
+    out["reset"] = start + DAY
     for column in ("used", "pace", "projected", "projected_low", "projected_high"):
         out[column] = today[column]
     out["limit"] = limit
@@ -406,7 +408,7 @@ def _instants(start: pd.Timestamp, hours: np.ndarray) -> pd.DatetimeIndex:
 
 
 def _today(
-    bins: pf.Bins,
+    bins: Bins,
     plan: dict[str, np.ndarray],
     moment: pd.Timestamp,
     window: pd.Timedelta,
@@ -453,7 +455,7 @@ def _today(
     return out
 
 
-def _plan(bins: pf.Bins, tau: float, window: pd.Timedelta) -> dict[str, np.ndarray]:
+def _plan(bins: Bins, tau: float, window: pd.Timedelta) -> dict[str, np.ndarray]:
     """Per index: how today is forecast, the rest spread over the hours, the band."""
     ops, cov = _from_first_complete(bins)
     ref = pf.reference(ops, cov)
@@ -509,7 +511,7 @@ def _plan(bins: pf.Bins, tau: float, window: pd.Timedelta) -> dict[str, np.ndarr
     }
 
 
-def _from_first_complete(bins: pf.Bins) -> tuple[np.ndarray, np.ndarray]:
+def _from_first_complete(bins: Bins) -> tuple[np.ndarray, np.ndarray]:
     """Operations and coverage from the first day some index completed (today at least).
 
     The days before it change nothing the profile arithmetic says of the days after:
@@ -523,16 +525,16 @@ def _from_first_complete(bins: pf.Bins) -> tuple[np.ndarray, np.ndarray]:
     return np.ascontiguousarray(bins.ops[:, first:]), np.ascontiguousarray(bins.cov[:, first:])
 
 
-def _stale(bins: pf.Bins, tau: float) -> np.ndarray:
+def _stale(bins: Bins, tau: float) -> np.ndarray:
     """Indexes whose newest point ends more than 2 hours (or 3 intervals) before now."""
-    moment = bins.first_day.value + (bins.days - 1) * pf.DAY_NS + round(tau * pf.HOUR_NS)
+    moment = bins.first_day.value + (bins.days - 1) * DAY_NS + round(tau * HOUR_NS)
     ends = bins.newest + np.round(bins.step * 1e9).astype(np.int64)
     allowed = np.maximum(_STALE.value, 3 * np.round(bins.step * 1e9)).astype(np.int64)
-    stale: np.ndarray = (bins.newest == pf.NO_TIME) | (ends < moment - allowed)
+    stale: np.ndarray = (bins.newest == NO_TIME) | (ends < moment - allowed)
     return stale
 
 
-def _pace(bins: pf.Bins, tau: float, window: pd.Timedelta) -> np.ndarray:
+def _pace(bins: Bins, tau: float, window: pd.Timedelta) -> np.ndarray:
     """Operations per second over the ``window`` before the moment, per index.
 
     An hour the window cuts counts its points in proportion (points taken as even);

@@ -16,32 +16,16 @@ from typing import Any
 
 import numpy as np
 
-from searchkit.analytics.bins import (
-    DAY,
-    DAY_NS,
-    HOUR_NS,
-    NO_TIME,
-    Bins,
-    bins_from_frame,
-    bins_from_history,
-)
 from searchkit.frames.counting import median_ranks
 
 __all__ = [
     "COMPLETE_HOURS",
-    "DAY",
-    "DAY_NS",
-    "HOUR_NS",
     "MIN_CALIBRATION",
-    "NO_TIME",
     "WIDE_BAND",
     "WINDOW",
-    "Bins",
     "Forecast",
     "Reference",
     "band",
-    "bins_from_frame",
-    "bins_from_history",
     "crossing",
     "future_share",
     "log_errors",
@@ -127,9 +111,10 @@ def _short_median(values: np.ndarray) -> np.ndarray:
     """:func:`nanmedian` of a short last axis (the windows of days): the same numbers.
 
     The values at each position of the axis are sorted against each other by a network
-    of minima and maxima (odd-even transposition; NaN taken as +inf, so it sorts last as
+    of minima and maxima (:data:`_NETWORKS`; NaN taken as +inf, so it sorts last as
     ``np.sort`` puts it), whole arrays at a time: ``np.sort`` of a million rows of 7
     values spends its time per row and copies the windows twice; this copies them once.
+    Then each slice's middle two of the values present are picked (``np.choose``).
     """
     size = values.shape[-1]
     ranks, count = [], np.zeros(values.shape[:-1], np.int64)
@@ -139,19 +124,46 @@ def _short_median(values: np.ndarray) -> np.ndarray:
         count += ~missing
         ranks.append(np.where(missing, np.inf, column))
     spare = np.empty_like(ranks[0])
-    for turn in range(size):
-        for at in range(turn % 2, size - 1, 2):
-            low, high = ranks[at], ranks[at + 1]
-            np.minimum(low, high, out=spare)
-            np.maximum(low, high, out=high)
-            ranks[at], spare = spare, low
-    median = np.full(values.shape[:-1], np.nan)
+    for low_at, high_at in _NETWORKS.get(size) or _transpositions(size):
+        low, high = ranks[low_at], ranks[high_at]
+        np.minimum(low, high, out=spare)
+        np.maximum(low, high, out=high)
+        ranks[low_at], spare = spare, low
+    # The middle two of the values present (the middle one twice for an odd count).
+    first, second = median_ranks(count)
+    below = np.choose(np.maximum(first, 0), ranks[: (size + 1) // 2])
+    above = np.choose(np.minimum(second, size - 1), ranks[: size // 2 + 1])
     with np.errstate(invalid="ignore", over="ignore"):
-        for present in range(1, size + 1):  # the middle two of the values present
-            first, second = median_ranks(present)
-            middle = (ranks[first] + ranks[second]) / 2.0
-            np.copyto(median, middle, where=count == present)
+        median: np.ndarray = (below + above) / 2.0
+    median[count == 0] = np.nan
     return median
+
+
+def _transpositions(size: int) -> list[tuple[int, int]]:
+    """An odd-even transposition sorting network of ``size`` places."""
+    return [(at, at + 1) for turn in range(size) for at in range(turn % 2, size - 1, 2)]
+
+
+#: Sorting networks of the fewest comparators (Knuth; Dobbelaere's list), by size; a test
+#: checks each sorts every input of zeros and ones (so, any input).
+_NETWORKS: dict[int, list[tuple[int, int]]] = {
+    2: [(0, 1)],
+    3: [(0, 2), (0, 1), (1, 2)],
+    4: [(0, 2), (1, 3), (0, 1), (2, 3), (1, 2)],
+    5: [(0, 3), (1, 4), (0, 2), (1, 3), (0, 1), (2, 4), (1, 2), (3, 4), (2, 3)],
+    6: [
+        (0, 5), (1, 3), (2, 4), (1, 2), (3, 4), (0, 3),
+        (2, 5), (0, 1), (2, 3), (4, 5), (1, 2), (3, 4),
+    ],
+    7: [
+        (0, 6), (2, 3), (4, 5), (0, 2), (1, 4), (3, 6), (0, 1), (2, 5),
+        (3, 4), (1, 2), (4, 6), (2, 3), (4, 5), (1, 2), (3, 4), (5, 6),
+    ],
+    8: [
+        (0, 2), (1, 3), (4, 6), (5, 7), (0, 4), (1, 5), (2, 6), (3, 7), (0, 1), (2, 3),
+        (4, 5), (6, 7), (2, 4), (3, 5), (1, 4), (3, 6), (1, 2), (3, 4), (5, 6),
+    ],
+}  # fmt: skip
 
 
 def quiet(function: Any, *args: Any, **kwargs: Any) -> Any:

@@ -14,6 +14,7 @@ import pandas as pd
 
 from searchkit._units import format_duration
 from searchkit.analytics import profile as pf
+from searchkit.analytics.bins import NO_TIME, Bins
 from searchkit.analytics.usage import is_history
 from searchkit.errors import HistoryError
 
@@ -37,7 +38,7 @@ NO_DATA = "no throughput points"
 
 
 def say_points_after(
-    out: pd.DataFrame, bins: pf.Bins, later: np.ndarray, source: Source, moment: pd.Timestamp
+    out: pd.DataFrame, bins: Bins, later: np.ndarray, source: Source, moment: pd.Timestamp
 ) -> None:
     """An explicit ``now`` before an index's first point: say the points come after it."""
     empty = out["reason"].isin([NO_POINTS, NO_DATA])
@@ -65,7 +66,7 @@ def no_data_reasons(limit: np.ndarray, found: np.ndarray) -> list[str]:
 
 
 def reasons(
-    bins: pf.Bins,
+    bins: Bins,
     plan: dict[str, np.ndarray],
     rows: np.ndarray,
     limit: np.ndarray,
@@ -82,7 +83,7 @@ def reasons(
             )
         if np.isnan(limit[pos]):
             notes.append("the service did not report this limit")
-        elif i < 0 or bins.newest[i] == pf.NO_TIME:
+        elif i < 0 or bins.newest[i] == NO_TIME:
             notes.append(NO_POINTS)
         else:
             notes.extend(_method_notes(bins, plan, int(i), moment, window))
@@ -91,7 +92,7 @@ def reasons(
 
 
 def _method_notes(
-    bins: pf.Bins, plan: dict[str, np.ndarray], i: int, moment: pd.Timestamp, window: Any
+    bins: Bins, plan: dict[str, np.ndarray], i: int, moment: pd.Timestamp, window: Any
 ) -> list[str]:
     method = plan["method"][i]
     days = plan["past_days"][i]

@@ -17,15 +17,23 @@ apart (``invalid``) and neither summed nor counted as a point (:func:`invalid_va
 A missing value (NaN) is a point worth 0 (:func:`clean_values`).
 
 **One point per instant.** An index has one value per instant: a list that repeats an
-instant keeps the larger value (:func:`one_per_instant`), the tie-break of the stored
-points' "latest write wins" rule (:mod:`searchkit.history.dedupe`).
+instant keeps the larger value, a missing one losing (:func:`one_per_instant`, by
+:func:`tie_key`), the tie-break of the stored points' "latest write wins" rule
+(:mod:`searchkit.history.dedupe`).
+
+**The median spacing.** An index's sampling interval is the median of the spacings between
+its consecutive points (:func:`median_spacing`): the :func:`midpoint` of the two middle
+ones (:func:`median_ranks`), to the nanosecond. A rollup keeps spacings around the median
+so that it extends as points come (:mod:`searchkit.history.spacings`), by the same rule.
 
 **Time bins.** A UTC day is cut into :data:`HOURS` hours (the forecast's bins) and
 :data:`QUARTERS` quarter-hours (every real zone's hours and midnights fall on a quarter:
 Kolkata +05:30, Chatham +12:45, Lord Howe's half-hour DST). A bin's values are summed in
 time order by :func:`binned` (``np.bincount``: one addition after the other), so the same
 points give the same sums to the last bit wherever they are summed. A period made of
-whole quarters sums its quarters' sums, in time order, with :func:`run_sums`.
+whole quarters sums its quarters' sums, in time order, with :func:`run_sums`. An instant's
+bin is :func:`bin_slots`; bins extended with later points (today's rollup, as each collect
+writes) add them after the sums so far, one at a time (:func:`add_binned`): the same sums.
 """
 
 from __future__ import annotations
@@ -68,6 +76,7 @@ __all__ = [
     "run_sums",
     "spacings",
     "sums_in_order",
+    "tie_key",
     "unit_scales",
 ]
 
@@ -223,6 +232,14 @@ def _sorted_runs(
     return ordered
 
 
+def tie_key(values: np.ndarray) -> np.ndarray:
+    """Values as the key that orders points of one instant, the winner last: the larger
+    value wins, a missing one (NaN) loses to any number (as SQL's ``DESC``). The stored
+    points' rule (:mod:`searchkit.history.dedupe`: latest write wins) breaks its ties by it."""
+    key: np.ndarray = np.where(np.isnan(values), -np.inf, values)
+    return key
+
+
 def one_per_instant(frame: pd.DataFrame) -> pd.DataFrame:
     """Keep one point per ``(index_id, time)`` of a throughput frame, the larger value.
 
@@ -235,7 +252,7 @@ def one_per_instant(frame: pd.DataFrame) -> pd.DataFrame:
     codes, _ = index_codes(frame["index_id"])
     times = pd.DatetimeIndex(frame["time"]).asi8
     values = frame["value"].to_numpy(dtype=np.float64, na_value=np.nan)
-    order = np.lexsort((np.where(np.isnan(values), -np.inf, values), times, codes))
+    order = np.lexsort((tie_key(values), times, codes))
     same = (codes[order][1:] == codes[order][:-1]) & (times[order][1:] == times[order][:-1])
     if not same.any():
         return frame

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from searchkit.frames.counting import tie_key
 from searchkit.history.accounts import canonical, usable
 from searchkit.history.layout import KEY, LIMITS_SCHEMA
 from searchkit.history.text_columns import codes, encoded_table, joint_codes
@@ -331,4 +332,4 @@ def _key_order(
 def _nan_first(values: pa.ChunkedArray) -> np.ndarray:
     """Values as a sort key where a missing value loses to any number (as SQL's DESC)."""
     array = values.combine_chunks().to_numpy(zero_copy_only=False).astype(np.float64)
-    return np.where(np.isnan(array), -np.inf, array)
+    return tie_key(array)

@@ -1,10 +1,11 @@
 """Daily rollups: per index and UTC day, what a year of usage questions need in ~365k rows.
 
 ``<location>/rollups/day=YYYY-MM-DD/part-<collected_at us>-<uuid>.parquet`` holds one row per
-(account, index) of that day: ``operations`` (the sum of each point's value times the index's
-median sampling interval that day, in seconds: the default ``value_unit="per_second"``
-reading), ``value_sum``, ``points`` and ``invalid`` (negative or infinite values, left out of
-both), ``interval_seconds`` (null for a single point), the
+(account, index) of that day: ``operations`` (the day's operations as
+:mod:`searchkit.frames.counting` counts them, its unit assumption and all, with the default
+``value_unit="per_second"``), ``value_sum``, ``points`` and ``invalid`` (the invalid values,
+left out of both, by the same module's rule), ``interval_seconds`` (its median spacing; null
+for a single point), the
 ``name`` at the day's last point, ``source``: the files it summarises (:func:`signature`:
 each file's name, size and modification time), and ``digest``, the day's seal. The raw
 points stay the truth: a rollup counts only while its day holds exactly those files, as
@@ -14,9 +15,9 @@ day, or a compaction), and while it passes the checks of :mod:`searchkit.history
 (a rollup changed since written is ignored, named in a warning and rewritten).
 
 The day's hours, for the forecast (which bins a day by UTC hour): ``hourly_value_sum`` (24
-values: the sum of each hour's values, invalid and missing ones counted as 0, in time
-order, as ``forecast_limits`` sums a day's points), ``hourly_points`` (24 counts, invalid
-values left out, as ``points``) and ``last_point`` (the time of the index's last point that
+values: each hour's values summed by :func:`~searchkit.frames.counting.binned`, as
+``forecast_limits`` sums a day's points), ``hourly_points`` (24 counts of valid points, as
+``points``) and ``last_point`` (the time of the index's last point that
 day). The day's quarter-hours, for usage in any zone and period (every real zone's hours
 and midnights fall on a UTC quarter-hour): ``quarter_value_sum`` and ``quarter_points`` (96
 values each, as the hours), and ``first_point``; a day with invalid values is read from its

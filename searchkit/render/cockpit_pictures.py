@@ -97,12 +97,18 @@ def _png(figure: Figure) -> bytes:
 
 
 def daily_pngs(
-    usage: pd.DataFrame, index_id: str, *, name: str, field: str, days: int
+    usage: pd.DataFrame,
+    index_id: str,
+    *,
+    name: str,
+    field: str,
+    days: int,
+    dates: tuple[Any, Any] | None = None,
 ) -> tuple[bytes, bytes]:
     """The daily usage picture of one index (light, dark) as PNG bytes."""
 
     def draw(ax: Axes, theme: str) -> None:
-        draw_daily(ax, usage, index_id, name=name, field=field, days=days, theme=theme)
+        draw_daily(ax, usage, index_id, name=name, field=field, days=days, dates=dates, theme=theme)
 
     return _pngs(draw, _DAILY_MARGINS)
 
@@ -115,6 +121,7 @@ def draw_daily(
     name: str,
     field: str,
     days: int = 30,
+    dates: tuple[Any, Any] | None = None,
     theme: str | None = None,
 ) -> Axes:
     """Draw one index's operations per UTC day against the limit of each day.
@@ -122,11 +129,15 @@ def draw_daily(
     ``usage`` is :func:`~searchkit.usage_frame`'s frame (daily, UTC). Bars are the days'
     operations (hatched where the points cover only part of the day: at least this much),
     the limit in force each day a red step line, days over it marked with a cross; an
-    unlimited index says so. The last ``days`` days up to the newest are drawn.
+    unlimited index says so. The last ``days`` days up to the newest are drawn, or with
+    ``dates`` (the first and the last UTC day, inclusive) those days.
     """
     look = theme_of(theme)
     mine = usage[usage["index_id"].astype(str) == str(index_id)].sort_values("period")
-    if len(mine):
+    if dates is not None:
+        first, last = (pd.Timestamp(str(day), tz="UTC") for day in dates)
+        mine = mine[(mine["period"] >= first) & (mine["period"] <= last)]
+    elif len(mine):
         newest = pd.Timestamp(mine["period"].iloc[-1])
         mine = mine[mine["period"] > newest - pd.Timedelta(days=days)]
     words = limit_words(field)

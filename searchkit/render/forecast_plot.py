@@ -98,7 +98,7 @@ def plot_forecast(
     """Draw what today's forecast of one index says, against its daily limit.
 
     Args:
-        source: An IndexList, the raw API JSON, or a :class:`~searchkit.History` (or a
+        source: Anything :func:`~searchkit.forecast_limits` takes (or a
             :class:`~searchkit.analytics.day.DayForecast` made already).
         index: The index's name or id; None draws the one that runs out first.
         now: The instant to forecast from, as :func:`~searchkit.forecast_limits` takes it.

@@ -27,8 +27,13 @@ __all__ = ["DAY_RANGES", "PAGE_ROWS", "VIEWS", "CockpitView"]
 
 #: Rows per page of the table.
 PAGE_ROWS = 25
-#: The daily view's ranges: label -> days.
-DAY_RANGES: tuple[tuple[str, int], ...] = (("7 days", 7), ("30 days", 30), ("90 days", 90))
+#: The daily view's ranges: label -> days (0: the days between two dates chosen).
+DAY_RANGES: tuple[tuple[str, int], ...] = (
+    ("7 days", 7),
+    ("30 days", 30),
+    ("90 days", 90),
+    ("dates", 0),
+)
 #: The two pictures of the selected index.
 VIEWS: tuple[tuple[str, str], ...] = (("Today", "today"), ("Daily usage", "daily"))
 _NBSP = "\u00a0"  # an option's text collapses spaces; these keep the columns aligned
@@ -58,6 +63,7 @@ class CockpitView(StaticPicture, widgets.VBox):
         self._quiet = False
         self._png: bytes | None = None
         self._picture_about = ""
+        self._filling = False  # the date range being filled in: no drawing per date
         self._build(field, tz)
         super().__init__(children=self._layout())
         self.add_class("sk-cockpit")
@@ -112,6 +118,8 @@ class CockpitView(StaticPicture, widgets.VBox):
             value=30,
             layout=widgets.Layout(width="180px"),
         )
+        self._first = widgets.DatePicker(description="From", layout=widgets.Layout(width="220px"))
+        self._last = widgets.DatePicker(description="To", layout=widgets.Layout(width="220px"))
         self._picture = widgets.HTML(layout=widgets.Layout(width="100%"))
         for widget, css in (
             (self.status_widget, "sk-status"),
@@ -130,6 +138,8 @@ class CockpitView(StaticPicture, widgets.VBox):
             (self._detail, "sk-detail"),
             (self._view, "sk-view"),
             (self._days, "sk-days"),
+            (self._first, "sk-first-day"),
+            (self._last, "sk-last-day"),
             (self._picture, "sk-cockpit-picture"),
         ):
             widget.add_class(css)
@@ -160,7 +170,7 @@ class CockpitView(StaticPicture, widgets.VBox):
             self._select,
             row([self._previous, self._page_label, self._next, self._export, self._download]),
             self._detail,
-            row([self._view, self._days]),
+            row([self._view, self._days, self._first, self._last]),
             self._picture,
         ]
 
@@ -175,10 +185,13 @@ class CockpitView(StaticPicture, widgets.VBox):
             button.on_click(lambda _b, key=key: self._on_header(key))
         for control in (self._tz, self._view, self._days):
             control.observe(lambda _c: self._redraw_locked(), names="value")
+        for picker in (self._first, self._last):
+            picker.observe(self._on_date, names="value")
         self._tz.observe(lambda _c: self._show_rows_locked(), names="value")
         self._field.observe(lambda _c: self.reload(), names="value")
         self._interval.observe(lambda c: self.set_interval(float(c["new"])), names="value")
-        hide(self._days, True)
+        for control in (self._days, self._first, self._last):
+            hide(control, True)
 
     # -- what subclasses provide ----------------------------------------------------------
 
@@ -355,7 +368,24 @@ class CockpitView(StaticPicture, widgets.VBox):
             self._png = None
             self._picture.value = message_html("Select a row to draw its day.", "info")
             return
-        hide(self._days, self._view.value != "daily")
+        daily = self._view.value == "daily"
+        dates = daily and not self._days.value
+        hide(self._days, not daily)
+        for picker in (self._first, self._last):
+            hide(picker, not dates)
+        if dates and self._first.value is None and self._last.value is None:
+            self._fill_dates()
+        if dates and (self._first.value is None or self._last.value is None):
+            self._png = None
+            self._picture.value = message_html("Choose the first and the last day.", "info")
+            return
+        if dates and self._first.value > self._last.value:
+            self._png = None
+            self._picture.value = message_html(
+                f"The range ends ({self._last.value}) before it starts ({self._first.value}).",
+                "error",
+            )
+            return
         self.submit_draw(
             {
                 "index_id": index_id,
@@ -364,10 +394,25 @@ class CockpitView(StaticPicture, widgets.VBox):
                 "tz": self.tz,
                 "field": self.field,
                 "days": int(self._days.value),
+                "dates": (self._first.value, self._last.value) if dates else None,
             }
         )
 
+    def _fill_dates(self) -> None:
+        """First offer of a date range: the 30 UTC days up to today's."""
+        last = pd.Timestamp(self._rows["period"].iloc[0]).date()
+        self._filling = True
+        try:
+            self._last.value = last
+            self._first.value = last - dt.timedelta(days=29)
+        finally:
+            self._filling = False
+
     # -- handlers (kernel thread) --------------------------------------------------------
+
+    def _on_date(self, _change: dict[str, Any]) -> None:
+        if not self._filling:
+            self._redraw_locked()
 
     def _on_select(self, _change: dict[str, Any]) -> None:
         if not self._quiet:

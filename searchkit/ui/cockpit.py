@@ -3,9 +3,10 @@
 One widget over a History (or anything :func:`~searchkit.forecast_limits` takes): the
 table of urgency (one row per index for the chosen limit, sorted by when it runs out),
 and the picture of the selected index (today against the limit with the forecast fan, or
-its daily usage over 7, 30 or 90 days). Refresh (a button, or an interval while a
-collector writes the same store) reads the store again only when it holds a newer point,
-and keeps the selection, the sort and the filter.
+its daily usage over 7, 30 or 90 days or between two dates). Refresh (a button, or an
+interval while a collector writes the same store) reads only the files written since the
+last read (:func:`~searchkit.render.cockpit_data.read_by_refresh`), and keeps the
+selection, the sort and the filter.
 
 Threads: the model of :mod:`searchkit.ui._worker`: handlers only read the controls and
 submit a job; reading and drawing run on the cockpit's one worker thread; widget state
@@ -262,11 +263,15 @@ class QuotaCockpit(CockpitView):
                     name=options["name"],
                     field=str(day.rows["field"].iloc[0]),
                     days=options["days"],
+                    dates=options["dates"],
                 )
+            about = f"{options['name']} as of {day.as_of:%H:%M} UTC"
+            if options["view"] != "today" and options["dates"] is not None:
+                about += " from {} to {}".format(*options["dates"])
             with self._state:
                 if generation == self._generation:
                     # The instant drawn is in the picture's text: a refresh shows in it.
-                    self.show_picture(light, dark, f"{options['name']} as of {day.as_of:%H:%M} UTC")
+                    self.show_picture(light, dark, about)
         except Exception as exc:
             log.warning("the quota cockpit could not draw: %s", describe_failure(exc))
             with self._state:
@@ -388,12 +393,14 @@ def quota_cockpit(
     by any column, filters by name, pages 25 rows at a time, and exports what it shows
     as CSV. Selecting a row (click, or the arrow keys) draws that index's day: today's
     operations against the limit with the forecast fan to the reset, the past days faint
-    behind, the hit marked; or its daily usage over 7, 30 or 90 days. Both JupyterLab
+    behind, the hit marked; or its daily usage over 7, 30 or 90 days or between two
+    dates. Both JupyterLab
     themes are drawn for; a saved notebook keeps a picture of it.
 
     Args:
         source: A :class:`~searchkit.History` (refreshes read it again when it holds a
-            newer point), an IndexList or raw API JSON.
+            newer point), an IndexList, raw API JSON or a throughput frame: anything
+            :func:`~searchkit.forecast_limits` takes.
         now: The instant to forecast from (as ``forecast_limits`` takes it), or a
             function returning it at each refresh (``emulator.now``); default the present.
         field: The limit (as ``forecast_limits`` takes it); selectable in the widget.

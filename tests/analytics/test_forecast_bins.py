@@ -3,6 +3,7 @@ throughput frames made the straightforward way (the way they were made before)."
 
 from __future__ import annotations
 
+import itertools
 import pathlib
 from types import SimpleNamespace
 
@@ -13,7 +14,10 @@ import pyarrow.parquet as pq
 import pytest
 
 import searchkit as sk
+from searchkit.analytics import bins as pb
+from searchkit.analytics import forecast
 from searchkit.analytics import profile as pf
+from searchkit.frames import counting as ct
 from searchkit.frames.counting import index_codes, index_intervals, interval_seconds, unit_scales
 from searchkit.history.layout import LIMITS_SCHEMA, THROUGHPUT_SCHEMA, WRITE_OPTIONS
 
@@ -33,7 +37,7 @@ def oracle_bins(
     days: int,
     cut: int | None,
     beyond: bool,
-) -> pf.Bins:
+) -> pb.Bins:
     """Bins of ``hist.throughput()`` one day at a time, accumulated point by point."""
     frames = [
         hist.throughput(start=first_day + d * DAY, end=first_day + (d + 1) * DAY)
@@ -50,7 +54,7 @@ def oracle_frame_bins(
     first_day: pd.Timestamp,
     days: int,
     cut: int | None,
-) -> pf.Bins:
+) -> pb.Bins:
     """The bins of throughput frames as profile.py made them before it read arrays."""
     ids: list[str] = []
     row: dict[str, int] = {}
@@ -85,7 +89,7 @@ def oracle_frame_bins(
     count = len(ids)
     shape = (count, days, 24)
     ops_sum, points = np.zeros(shape), np.zeros(shape)
-    newest = np.full(count, pf.NO_TIME, np.int64)
+    newest = np.full(count, pb.NO_TIME, np.int64)
     future = np.zeros(count, np.int64)
     kept = []
     for rows, times, values, invalid, scale in parts:
@@ -96,9 +100,9 @@ def oracle_frame_bins(
             rows, times, values, invalid = rows[~late], times[~late], values[~late], invalid[~late]
         np.maximum.at(newest, rows, times)
         offset = times - first_day.value
-        day = offset // pf.DAY_NS
+        day = offset // ct.DAY_NS
         keep = (day >= 0) & (day < days)
-        flat = (rows[keep] * days + day[keep]) * 24 + (offset[keep] % pf.DAY_NS) // pf.HOUR_NS
+        flat = (rows[keep] * days + day[keep]) * 24 + (offset[keep] % ct.DAY_NS) // ct.HOUR_NS
         summed = np.bincount(flat, weights=values[keep], minlength=ops_sum.size).reshape(shape)
         ops_sum += summed * scale[:, None, None]
         valid = ~invalid[keep]
@@ -106,8 +110,8 @@ def oracle_frame_bins(
         kept.append((rows, times, values * scale[rows], values, scale[rows]))
     seconds = np.asarray([steps[i] for i in ids], np.float64)
     cov = np.minimum(points * seconds[:, None, None] / 3600.0, 1.0)
-    begin = first_day.value + (days - 1) * pf.DAY_NS
-    end = begin + pf.DAY_NS if cut is None else min(begin + pf.DAY_NS, cut)
+    begin = first_day.value + (days - 1) * ct.DAY_NS
+    end = begin + ct.DAY_NS if cut is None else min(begin + ct.DAY_NS, cut)
     kept = [
         tuple(c[k] for c in part) for part in kept for k in [(part[1] >= begin) & (part[1] < end)]
     ]
@@ -123,7 +127,7 @@ def oracle_frame_bins(
     else:
         last_points = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0))
         last_values = np.zeros(0)
-    return pf.Bins(
+    return pb.Bins(
         ids,
         names,
         first_day,
@@ -138,7 +142,7 @@ def oracle_frame_bins(
     )
 
 
-def assert_same_bins(got: pf.Bins, want: pf.Bins) -> None:
+def assert_same_bins(got: pb.Bins, want: pb.Bins) -> None:
     assert got.ids == want.ids
     assert got.names == want.names
     assert got.first_day == want.first_day
@@ -257,7 +261,7 @@ def store(tmp_path_factory) -> SimpleNamespace:
             "name": name,
             "type": "free",
             "region": "eu-west-1",
-            "created": FIRST.value - 10 * pf.DAY_NS,
+            "created": FIRST.value - 10 * ct.DAY_NS,
             "max_daily_queries": 30_000.0,
             "max_daily_updates": 1_000.0,
             "collected_at": NOW.value,
@@ -318,12 +322,12 @@ def test_the_store_holds_one_point_per_minute_the_one_the_rule_keeps(store):
 def test_history_bins_are_the_frames_bins_to_the_last_bit(
     messy, first_day, days, cut, beyond, value_unit
 ):
-    got = pf.bins_from_history(messy, value_unit, first_day, days, cut, beyond)
+    got = pb.bins_from_history(messy, value_unit, first_day, days, cut, beyond)
     assert_same_bins(got, oracle_bins(messy, value_unit, first_day, days, cut, beyond))
 
 
 def test_default_history_bins_span_the_stored_days(messy):
-    got = pf.bins_from_history(messy, "per_second")
+    got = pb.bins_from_history(messy, "per_second")
     assert got.first_day == FIRST and got.days == 6  # to the point on 2026-11-21
     assert_same_bins(got, oracle_bins(messy, "per_second", FIRST, 6, None, False))
 
@@ -331,14 +335,14 @@ def test_default_history_bins_span_the_stored_days(messy):
 @pytest.mark.parametrize("cut", [None, NOW.value])
 def test_frame_bins_are_the_same_as_before(messy, cut):
     tp = messy.throughput()
-    got = pf.bins_from_frame(tp, "per_second", FIRST - DAY, 5, cut)
+    got = pb.bins_from_frame(tp, "per_second", FIRST - DAY, 5, cut)
     assert_same_bins(got, oracle_frame_bins([tp], "per_second", FIRST - DAY, 5, cut))
 
 
 @pytest.mark.parametrize("now", ["2026-11-19 17:30", "2026-11-19 03:10", "2026-11-18 23:59"])
 def test_forecast_limits_on_a_history_is_the_same_frame_as_before(messy, monkeypatch, now):
     new = sk.forecast_limits(messy, now=now)
-    monkeypatch.setattr(pf, "bins_from_history", oracle_bins_from_history)
+    monkeypatch.setattr(forecast, "bins_from_history", oracle_bins_from_history)
     old = sk.forecast_limits(messy, now=now)
     assert new["projected"].notna().sum() == 4
     pd.testing.assert_frame_equal(new, old, check_exact=True)
@@ -346,7 +350,7 @@ def test_forecast_limits_on_a_history_is_the_same_frame_as_before(messy, monkeyp
 
 def oracle_bins_from_history(
     source, value_unit, first_day=None, days=None, cut=None, beyond=False, *, reader=None, **_
-) -> pf.Bins:
+) -> pb.Bins:
     return oracle_bins(source, value_unit, first_day, days, cut, beyond)
 
 
@@ -370,7 +374,14 @@ def test_points_are_the_throughput_frame_as_arrays(messy, start, end):
 
 def test_nanmedian_is_numpy_s_masked_median_to_the_last_bit():
     rng = np.random.default_rng(3)
-    for shape in [(40, 30, 7), (9, 10, 24, 4), (50, 8), (6, 1), (3, 0)]:
+    for shape in [
+        (40, 30, 7),
+        (9, 10, 24, 4),
+        (50, 8),
+        (6, 1),
+        (3, 0),
+        *((300, n) for n in (2, 3, 5, 6)),
+    ]:
         values = rng.lognormal(size=shape) * 10.0 ** rng.integers(-3, 300, shape)
         values[rng.random(shape) < 0.4] = np.nan
         values[rng.random(shape) < 0.03] = np.inf
@@ -388,6 +399,20 @@ def test_nanmedian_is_numpy_s_masked_median_to_the_last_bit():
     with np.errstate(all="ignore"):
         want = np.asarray(np.ma.median(masked, axis=-1).filled(np.nan))
     assert np.array_equal(pf.nanmedian(view), want, equal_nan=True)
+
+
+def test_each_median_network_sorts_every_input_of_zeros_and_ones():
+    """A network of comparators that sorts every 0-1 input sorts every input (Knuth's
+    0-1 principle): so the short medians' networks sort."""
+    for size, network in pf._NETWORKS.items():
+        for bits in itertools.product((0, 1), repeat=size):
+            placed = list(bits)
+            for low, high in network:
+                placed[low], placed[high] = (
+                    min(placed[low], placed[high]),
+                    max(placed[low], placed[high]),
+                )
+            assert placed == sorted(bits), (size, bits)
 
 
 def test_a_reference_kept_for_the_same_past_days_is_the_one_worked_out_again():

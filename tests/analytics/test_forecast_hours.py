@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import searchkit as sk
-from searchkit.analytics import profile as pf
+from searchkit.analytics import bins as pb
 from searchkit.history.layout import ROLLUP_SCHEMA, WRITE_OPTIONS, HistoryWarning
 from tests.analytics.test_forecast_bins import (
     DAY,
@@ -116,7 +116,7 @@ def test_bins_from_rollups_are_the_points_bins_to_the_last_bit(
     value_unit,
 ):
     reads = Reads(rolled)
-    got = pf.bins_from_history(reads, value_unit, first_day, days, cut, beyond)
+    got = pb.bins_from_history(reads, value_unit, first_day, days, cut, beyond)
     assert reads.spans == read
     assert_same_bins(got, oracle_bins(store.hist, value_unit, first_day, days, cut, beyond))
 
@@ -143,7 +143,7 @@ def test_an_older_writer_s_rollups_are_read_from_the_points_until_refreshed(
     assert hist.sums("2026-11-16", "2026-11-21", detail="hour") == {}
     assert hist.rollups()["last_point"].isna().all()  # read as nulls
     reads = Reads(hist)
-    got = pf.bins_from_history(reads, "per_second", FIRST, 4)
+    got = pb.bins_from_history(reads, "per_second", FIRST, 4)
     assert [start for start, _ in reads.spans] == STORED[:4]
     assert_same_bins(got, oracle_bins(store.hist, "per_second", FIRST, 4, None, False))
     assert hist.refresh_rollups() == 5  # stale: rewritten with their hours
@@ -169,7 +169,7 @@ def test_a_point_filed_in_another_day_s_folder_counts_nowhere(rolled, tmp_path):
     assert row["hourly_points"].tolist() == before.loc[row.name, "hourly_points"].tolist()
     assert sorted(hist.sums("2026-11-16", "2026-11-21", detail="hour")) == STORED
     reads = Reads(hist)
-    got = pf.bins_from_history(reads, "per_second", FIRST, 4)
+    got = pb.bins_from_history(reads, "per_second", FIRST, 4)
     assert [start for start, _ in reads.spans] == ["2026-11-19"]
     assert_same_bins(got, oracle_bins(hist, "per_second", FIRST, 4, None, False))
 
@@ -226,7 +226,7 @@ def test_a_rollup_whose_hours_are_not_24_valid_figures_is_read_from_its_points(
         "2026-11-21",
     ]
     reads = Reads(hist)
-    got = pf.bins_from_history(reads, "per_second", FIRST, 4)
+    got = pb.bins_from_history(reads, "per_second", FIRST, 4)
     assert [start for start, _ in reads.spans] == [
         "2026-11-16",
         "2026-11-17",

@@ -191,3 +191,26 @@ def test_rollups_read_a_few_days_at_a_time_count_as_all_at_once(stores, monkeypa
     assert sorted(set(asked)) == [
         (DAYS[at], DAYS[min(at + 2, len(DAYS) - 1)]) for at in range(0, len(DAYS), 3)
     ]
+
+
+@pytest.mark.parametrize(
+    ("zone", "freq"),
+    [
+        ("Asia/Kathmandu", "h"),  # +05:45: hours on the quarter-hour
+        ("America/St_Johns", "D"),  # -03:30 / -02:30
+        ("Europe/London", "6h"),
+        ("America/New_York", "2D"),
+        ("Australia/Lord_Howe", "30min"),
+        ("Asia/Kolkata", "QS"),
+        ("Pacific/Chatham", "7min"),  # boundaries inside quarters: those days from points
+    ],
+)
+def test_usage_from_rollups_is_usage_from_points_for_other_zones_and_periods(stores, zone, freq):
+    # "Correct for every zone and every freq" (issue 26 item 2): beyond the four periods
+    # above, zones a quarter or a half off the hour and periods of other lengths.
+    rolled, plain = stores
+    got = sk.usage_frame(sk.History(str(rolled)), freq=freq, tz=zone)
+    want = sk.usage_frame(sk.History(str(plain)), freq=freq, tz=zone)
+    pd.testing.assert_frame_equal(got, want, check_exact=True)
+    assert len(got) >= 12 and got["operations"].sum() > 0
+    assert str(pd.DatetimeIndex(got["period"]).tz) == zone

@@ -5,8 +5,10 @@ A notebook collects three days of the demo into a History in the test's folder a
 selects the index that crosses its limit this evening and reads its hit time from the
 page; then, as a collector in another process would, it collects ten more minutes into the
 same store, presses Refresh and sees the new newest point; and it exports the CSV and
-compares it with ``forecast_limits`` on the same store. Screenshots of each step are kept in
-tests/browser/artifacts/ (cockpit-*.png).
+compares it with ``forecast_limits`` on the same store, every column. A copy of the store
+is then compacted while its cockpit refreshes (in both themes): the widget says so calmly,
+and once the compaction is done a refresh reads the store again with nothing lost.
+Screenshots of each step are kept in tests/browser/artifacts/ (cockpit-*.png).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import nbformat
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -50,8 +53,81 @@ def collect(store: Path, *, days: int, clock: dt.datetime) -> None:
                 hist.collect(client, now=emu.now())
 
 
+#: A module the kernel imports: the local filesystem, except that while the flag file
+#: exists a compaction is replacing the day's files under every read (each listing of a
+#: day's throughput shows a file that is gone when it is opened).
+COMPACTING_FS = """
+import os
+
+import pyarrow.fs as pafs
+
+
+class Compacting(pafs.FileSystemHandler):
+    def __init__(self, flag):
+        self._fs = pafs.LocalFileSystem()
+        self._flag = flag
+
+    def get_type_name(self):
+        return "compacting"
+
+    def equals(self, other):
+        return other is self
+
+    def normalize_path(self, path):
+        return path
+
+    def get_file_info(self, paths):
+        return self._fs.get_file_info(paths)
+
+    def get_file_info_selector(self, selector):
+        infos = self._fs.get_file_info(selector)
+        if not os.path.exists(self._flag) or "/throughput" not in selector.base_dir:
+            return infos
+        folders = [selector.base_dir, *(i.path for i in infos if i.type == pafs.FileType.Directory)]
+        days = [f for f in folders if f.rpartition("/")[2].startswith("day=")]
+        if days:  # the newest day (a recursive listing holds them all): its compaction
+            ghost = max(days) + "/part-1-replaced-by-a-compaction.parquet"
+            infos.append(pafs.FileInfo(ghost, pafs.FileType.File, size=100))
+        return infos
+
+    def open_input_file(self, path):
+        return self._fs.open_input_file(path)
+
+    def open_input_stream(self, path):
+        return self._fs.open_input_stream(path)
+
+    def create_dir(self, path, recursive):
+        self._fs.create_dir(path, recursive=recursive)
+
+    def delete_dir(self, path):
+        self._fs.delete_dir(path)
+
+    def delete_dir_contents(self, path, missing_dir_ok=False):
+        self._fs.delete_dir_contents(path, missing_dir_ok=missing_dir_ok)
+
+    def delete_root_dir_contents(self):
+        raise OSError("not here")
+
+    def delete_file(self, path):
+        self._fs.delete_file(path)
+
+    def move(self, src, dest):
+        self._fs.move(src, dest)
+
+    def copy_file(self, src, dest):
+        self._fs.copy_file(src, dest)
+
+    def open_output_stream(self, path, metadata=None):
+        return self._fs.open_output_stream(path)
+
+    def open_append_stream(self, path, metadata=None):
+        return self._fs.open_append_stream(path)
+"""
+
+
 def cells(store: Path, root: Path) -> list[str]:
     empty, broken = root / "cockpit-empty", root / "cockpit-broken"
+    copy, flag = root / "cockpit-compacting", root / "compacting.flag"
     return [
         "import datetime as dt\nimport searchkit as sk\nfrom searchkit.emulator import Emulator\n"
         f"start = dt.datetime.fromisoformat({START.isoformat()!r})\n"
@@ -76,6 +152,15 @@ def cells(store: Path, root: Path) -> list[str]:
         "newest.write_bytes(b'PAR1 not parquet PAR1')\n"
         "corrupt.refresh(force=True)\n"
         "display(empty, stale, corrupt)",
+        # A copy of the store, read through a filesystem a compaction can be made to
+        # replace files under (see COMPACTING_FS).
+        "import sys\nimport pyarrow.fs as pafs\n"
+        f"sys.path.insert(0, {str(root)!r})\n"
+        "from compacting_fs import Compacting\n"
+        f"shutil.copytree(hist.location, {str(copy)!r})\n"
+        f"files = pafs.PyFileSystem(Compacting({str(flag)!r}))\n"
+        f"compacting = sk.quota_cockpit(sk.History({str(copy)!r}, filesystem=files))\n"
+        "compacting",
     ]
 
 
@@ -86,6 +171,7 @@ def store(jupyterlab: JupyterLab) -> Path:
 
 @pytest.fixture(scope="module")
 def page(jupyterlab: JupyterLab, browser_context: BrowserContext, store: Path) -> Iterator[Page]:
+    (jupyterlab.root / "compacting_fs.py").write_text(COMPACTING_FS, encoding="utf-8")
     notebook = nbformat.v4.new_notebook()
     notebook.cells = [nbformat.v4.new_code_cell(source) for source in cells(store, jupyterlab.root)]
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3"}
@@ -100,7 +186,7 @@ def page(jupyterlab: JupyterLab, browser_context: BrowserContext, store: Path) -
         shown.get_by_role("menuitem", name="Run All Cells", exact=True).click()
         picture = shown.locator(".sk-cockpit .sk-cockpit-picture img").first
         picture.wait_for(state="attached", timeout=NOTEBOOK_TIMEOUT_MS)
-        shown.locator(".sk-cockpit").nth(3).wait_for(timeout=NOTEBOOK_TIMEOUT_MS)
+        shown.locator(".sk-cockpit").nth(4).wait_for(timeout=NOTEBOOK_TIMEOUT_MS)
         _kernel_idle(shown)
         yield shown
     finally:
@@ -194,22 +280,39 @@ def test_refresh_after_a_collect_into_the_same_store_shows_the_new_point(
     save_screenshot(cockpit(page), "cockpit-light-after-refresh")
 
 
-def test_the_exported_csv_is_forecast_limits_of_the_rows_shown(
-    page: Page, expect: Expect, store: Path
-) -> None:
-    cockpit(page).locator(".sk-export").click()
-    link = cockpit(page).locator(".sk-download a.sk-csv-link")
+def exported(page: Page, expect: Expect, widget: Locator) -> pd.DataFrame:
+    """The rows a cockpit exports as CSV (the Export button, then the download link)."""
+    widget.locator(".sk-export").click()
+    link = widget.locator(".sk-download a.sk-csv-link")
     expect(link).to_be_visible()
     with page.expect_download() as caught:
         link.click()
     text = Path(caught.value.path()).read_text(encoding="utf-8")
-    frame = pd.read_csv(io.StringIO(text), index_col="index_id")
-    expected = sk.forecast_limits(sk.History(store))
+    return pd.read_csv(io.StringIO(text), index_col="index_id", keep_default_na=False)
+
+
+def assert_forecast_limits(frame: pd.DataFrame, expected: pd.DataFrame) -> None:
+    """The exported rows are ``expected``'s, every column: numbers exactly, instants to
+    the second (as the CSV writes them), texts as they are."""
     assert sorted(frame.index) == sorted(expected.index)
-    for column in ("used", "projected", "limit"):
-        assert frame[column].tolist() == expected.loc[frame.index, column].tolist(), column
-    hits = pd.to_datetime(frame["hit_at"], utc=True)
-    assert hits.tolist() == expected.loc[frame.index, "hit_at"].tolist()
+    expected = expected.loc[frame.index]
+    for column in expected.columns:
+        got, want = frame[column], expected[column]
+        if pd.api.types.is_datetime64_any_dtype(want):
+            when = pd.to_datetime(got.replace("", None), utc=True)
+            assert when.tolist() == want.dt.floor("s").tolist(), column
+        elif pd.api.types.is_float_dtype(want):
+            numbers = pd.to_numeric(got.replace("", np.nan)).to_numpy(np.float64)
+            np.testing.assert_array_equal(numbers, want.to_numpy(np.float64), err_msg=column)
+        else:
+            assert got.astype(str).tolist() == want.astype(str).tolist(), column
+
+
+def test_the_exported_csv_is_forecast_limits_of_the_rows_shown(
+    page: Page, expect: Expect, store: Path
+) -> None:
+    frame = exported(page, expect, cockpit(page))
+    assert_forecast_limits(frame, sk.forecast_limits(sk.History(store)))
 
 
 def test_an_empty_a_stale_and_a_corrupt_store_each_say_so_calmly(
@@ -231,3 +334,47 @@ def test_an_empty_a_stale_and_a_corrupt_store_each_say_so_calmly(
         == 0
     )
     save_screenshot(page.locator(".jp-Cell").nth(2), "cockpit-light-calm-messages")
+
+
+@pytest.mark.parametrize("theme", ["JupyterLab Light", "JupyterLab Dark"])
+def test_a_store_compacted_while_it_refreshes_says_so_and_loses_nothing(
+    page: Page,
+    expect: Expect,
+    jupyterlab: JupyterLab,
+    theme: str,
+    save_screenshot: Callable[[Locator, str], Path],
+) -> None:
+    label = theme.split()[-1].lower()
+    copy, flag = jupyterlab.root / "cockpit-compacting", jupyterlab.root / "compacting.flag"
+    widget = page.locator(".sk-cockpit").nth(4)
+    status = widget.locator(".sk-status")
+    _switch_theme(page, theme)
+    try:
+        expect(widget.locator(f".sk-cockpit-picture img.sk-plot-{label}")).to_be_visible()
+        before = status.inner_text()
+        # A collector writes ten (twenty) more minutes, then a compaction starts: every
+        # listing of a day shows a file it already replaced.
+        minutes = 10 if label == "light" else 20
+        collect(copy, days=1, clock=START + dt.timedelta(days=DAYS - 1, minutes=minutes))
+        flag.write_text("compacting")
+        widget.locator(".sk-refresh").click()
+        expect(status).to_contain_text("kept changing while it was read")
+        expect(status).to_contain_text("nothing is lost: try again")
+        expect(status).to_contain_text("The previous table stays.")
+        expect(widget.locator(".sk-cockpit-rows select option").first).to_be_attached()
+        assert before != status.inner_text()
+        save_screenshot(widget, f"cockpit-{label}-compacting")
+        # The compaction ends (the day's files merged into one); a refresh reads them.
+        flag.unlink()
+        sk.History(copy).compact()
+        widget.locator(".sk-refresh").click()
+        newest = sk.History(copy).newest_time()
+        assert newest is not None
+        expect(status).to_contain_text(f"newest point {newest:%Y-%m-%d %H:%M} UTC")
+        assert_forecast_limits(exported(page, expect, widget), sk.forecast_limits(sk.History(copy)))
+        save_screenshot(widget, f"cockpit-{label}-compacted")
+        no_traceback = "[data-mime-type='application/vnd.jupyter.stderr']"
+        assert page.locator(f".jp-OutputArea-output{no_traceback}").count() == 0
+    finally:
+        flag.unlink(missing_ok=True)
+        _switch_theme(page, "JupyterLab Light")

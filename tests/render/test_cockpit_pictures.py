@@ -11,7 +11,7 @@ from matplotlib import image
 
 from searchkit.analytics.day import forecast_day
 from searchkit.analytics.usage import usage_frame
-from searchkit.render.cockpit_pictures import _pngs, daily_pngs, day_pngs
+from searchkit.render.cockpit_pictures import _pngs, daily_pngs, day_pngs, draw_daily
 from searchkit.render.forecast_plot import draw_day
 from tests.analytics.test_forecast import busy_days, days_of
 
@@ -84,3 +84,17 @@ def test_the_dark_picture_recoloured_is_the_dark_picture_drawn_to_the_byte():
 
         light, dark = day_pngs(day, index_id, tz=tz)
         assert (light, dark) == _pngs(draw), index_id  # each drawn in its theme
+
+
+def test_the_daily_picture_between_two_dates_draws_those_days(raw):
+    from matplotlib.figure import Figure
+
+    usage = usage_frame(raw)
+    ax = Figure().add_subplot()
+    draw_daily(
+        ax, usage, "id-shaped", name="shaped", field=FIELD, dates=("2026-11-12", "2026-11-15")
+    )
+    bars = sorted((bar.get_x() + bar.get_width() / 2, bar.get_height()) for bar in ax.patches)
+    days = usage[(usage["period"] >= "2026-11-12") & (usage["period"] <= "2026-11-15")]
+    assert [height for _, height in bars] == days["operations"].tolist()
+    assert len(bars) == 4

@@ -25,7 +25,7 @@ from searchkit.emulator import Emulator
 from searchkit.render.cockpit_table import row_label, shown_rows, table_header
 from searchkit.ui.cockpit import QuotaCockpit
 from tests.analytics.test_forecast import busy_days, days_of
-from tests.ui.test_widgets import PNG_MAGIC, display_data, part, synced_state
+from tests.ui.test_widgets import PNG_MAGIC, display_data, part, shown, synced_state
 from tests.wall import HANG_S
 
 matplotlib.use("Agg")
@@ -151,6 +151,32 @@ def test_selecting_a_row_shows_its_hit_time_and_draws_it(cockpit):
     assert cockpit.selected_id == "id-shaped"
     cockpit.tz = "Asia/Kolkata"  # +05:30
     assert "hit at 20:05 (20:05-20:05)" in part(cockpit, "sk-detail").value
+
+
+def test_the_daily_view_between_two_dates(cockpit):
+    """The daily view's range of dates: offered as the 30 days up to today, drawn for the
+    days chosen, refused calmly when it ends before it starts."""
+    cockpit.select("shaped")
+    part(cockpit, "sk-view").value = "daily"
+    assert cockpit.wait(HANG_S)
+    first, last = part(cockpit, "sk-first-day"), part(cockpit, "sk-last-day")
+    assert not shown(first) and not shown(last)
+    part(cockpit, "sk-days").value = 0  # "dates"
+    assert cockpit.wait(HANG_S)
+    assert shown(first) and shown(last)
+    assert (first.value, last.value) == (dt.date(2026, 10, 23), dt.date(2026, 11, 21))
+    first.value = dt.date(2026, 11, 12)
+    last.value = dt.date(2026, 11, 15)
+    assert cockpit.wait(HANG_S)
+    picture = part(cockpit, "sk-cockpit-picture").value
+    assert 'alt="Daily usage: shaped as of 06:00 UTC from 2026-11-12 to 2026-11-15' in picture
+    first.value = dt.date(2026, 11, 16)
+    assert cockpit.wait(HANG_S)
+    assert (
+        "The range ends (2026-11-15) before it starts (2026-11-16)."
+        in part(cockpit, "sk-cockpit-picture").value
+    )
+    assert cockpit.picture_png is None
 
 
 def test_pages_of_25_rows_keep_the_selection_on_its_page():
