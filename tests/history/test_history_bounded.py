@@ -32,7 +32,7 @@ def test_an_unbounded_read_over_the_limit_is_refused_and_a_bounded_one_runs(
 
 
 def test_the_default_limit_is_the_machines_memory_and_a_bad_limit_is_named(
-    tmp_path, emu, client, monkeypatch
+    tmp_path, emulator, client, monkeypatch
 ):
     hist = History(tmp_path / "h")
     hist.collect(client)
