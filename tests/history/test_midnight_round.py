@@ -35,12 +35,12 @@ def closed_files(root: pathlib.Path) -> list[pathlib.Path]:
     return sorted((root / "throughput" / CLOSED).glob("*.parquet"))
 
 
-def to_midnight(hist: History, emu, client) -> None:
+def to_midnight(hist: History, emulator, client) -> None:
     """Rounds every 10 minutes from 23:30 to 23:50; the clock then shows midnight."""
-    emu.advance(11 * HOUR + 30 * 60)
+    emulator.advance(11 * HOUR + 30 * 60)
     for _ in range(3):
-        hist.collect(client, now=emu.now())
-        emu.advance(600)
+        hist.collect(client, now=emulator.now())
+        emulator.advance(600)
 
 
 class Writes(pafs.FSSpecHandler):
@@ -56,13 +56,13 @@ class Writes(pafs.FSSpecHandler):
         return super().open_output_stream(path, metadata)
 
 
-def test_the_midnight_round_leaves_the_closed_day_s_merge_to_a_thread(tmp_path, emu, client):
+def test_the_midnight_round_leaves_the_closed_day_s_merge_to_a_thread(tmp_path, emulator, client):
     root = tmp_path / "h"
     writes = Writes()
     hist = History(str(root), filesystem=pafs.PyFileSystem(writes))
-    to_midnight(hist, emu, client)
+    to_midnight(hist, emulator, client)
 
-    midnight = hist.collect(client, now=emu.now())  # 00:00: the day's last ten minutes
+    midnight = hist.collect(client, now=emulator.now())  # 00:00: the day's last ten minutes
     points = hist.throughput()  # while the merge may be at work: each point once
     settle_all()
     summary = hist.sums("2026-11-20", "2026-11-20")["2026-11-20"]
@@ -79,11 +79,11 @@ def test_the_midnight_round_leaves_the_closed_day_s_merge_to_a_thread(tmp_path, 
     pd.testing.assert_frame_equal(sk.usage_frame(hist), sk.usage_frame(History(bare)))
 
 
-def test_a_file_the_merge_cannot_read_is_the_next_round_s_warning(tmp_path, emu, client):
+def test_a_file_the_merge_cannot_read_is_the_next_round_s_warning(tmp_path, emulator, client):
     root = tmp_path / "h"
     hist = History(root)
-    to_midnight(hist, emu, client)
-    hist.collect(client, now=emu.now())  # 00:00
+    to_midnight(hist, emulator, client)
+    hist.collect(client, now=emulator.now())  # 00:00
     settle_all()
     foreign = root / "throughput" / CLOSED / "part-9-other.parquet"
     pq.write_table(pa.table({"index_id": ["x"], "reading": [1.0]}), foreign)
@@ -104,13 +104,13 @@ def test_a_file_the_merge_cannot_read_is_the_next_round_s_warning(tmp_path, emu,
     assert merge_later(layout, "2026-11-21") is None  # one file: nothing to merge
 
 
-def test_the_next_round_waits_for_the_merge_even_when_its_list_fails(tmp_path, emu, client):
+def test_the_next_round_waits_for_the_merge_even_when_its_list_fails(tmp_path, emulator, client):
     root = tmp_path / "h"
     hist = History(root)
-    to_midnight(hist, emu, client)
-    hist.collect(client, now=emu.now())  # 00:00
+    to_midnight(hist, emulator, client)
+    hist.collect(client, now=emulator.now())  # 00:00
     before = hist.throughput()
-    emu.advance(600)
+    emulator.advance(600)
     with socket.socket() as probe:  # a port nothing listens on: the list is refused
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -119,7 +119,7 @@ def test_the_next_round_waits_for_the_merge_even_when_its_list_fails(tmp_path, e
     )
 
     with pytest.raises(TransportError):
-        hist.collect(refused, now=emu.now())
+        hist.collect(refused, now=emulator.now())
 
     assert "searchkit-compaction" not in [thread.name for thread in threading.enumerate()]
     assert len(closed_files(root)) == 1
