@@ -43,7 +43,14 @@ def call(operation: str, hist: Any) -> Any:
 
 
 def measure(store: Path, repeat: int) -> dict[str, Any]:
-    """In this process: serve ``store`` from moto and time each operation on both."""
+    """In this process: serve ``store`` (its points and limits) from moto and time each
+    operation on both, after this code has written each copy's rollups (a rollup names its
+    day's files as its own code reads them: by name, size and modification time now, and an
+    upload changes the time, so each copy gets the rollups its files would have)."""
+    import shutil
+    import tempfile
+    import warnings
+
     import boto3
     import pyarrow.fs as pafs
 
@@ -52,6 +59,7 @@ def measure(store: Path, repeat: int) -> dict[str, Any]:
 
     server = CountingMotoServer()
     server.start()
+    local = None
     try:
         s3 = boto3.client(
             "s3",
@@ -63,6 +71,14 @@ def measure(store: Path, repeat: int) -> dict[str, Any]:
         s3.create_bucket(Bucket="bench")
         fs = pafs.S3FileSystem(**options(server.endpoint))
         pafs.copy_files(str(store), "bench/usage", destination_filesystem=fs)
+        local = Path(tempfile.mkdtemp(prefix="searchkit-s3-local-"))
+        shutil.copytree(store, local / "usage")
+        remote = History("s3://bench/usage", storage_options=options(server.endpoint))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for hist in (History(local / "usage"), remote):
+                hist.refresh_rollups(hist.days())
+        store = local / "usage"
         results: dict[str, Any] = {}
         for operation in OPERATIONS:
             row: dict[str, Any] = {}
@@ -85,6 +101,8 @@ def measure(store: Path, repeat: int) -> dict[str, Any]:
         return results
     finally:
         server.stop()
+        if local is not None:
+            shutil.rmtree(local, ignore_errors=True)
 
 
 def run(store: Path, repeat: int, source: str | None) -> dict[str, Any]:
@@ -123,7 +141,7 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory(prefix="searchkit-requests-") as folder:
         store = Path(folder) / "usage"
-        write_dataset(store, args.indexes, args.days, rollups=True)
+        write_dataset(store, args.indexes, args.days)  # each code writes its rollups
         print(
             f"{args.indexes} indexes x {args.days} days, compacted with rollups; moto's S3 "
             f"server over loopback vs a local disk, best of {args.repeat}"
