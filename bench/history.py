@@ -26,17 +26,20 @@ bytes per million points before and after compaction.
 With ``--collect``, only the collect rounds, on an empty store (steady rounds against one
 plain list of the same indexes, each measured just before). With ``--year``, writes
 ``--days`` compacted days with their rollups (written by the rollup code compaction uses)
-and measures ``usage_frame`` (UTC and ``--zones``), ``History.info()`` and
-``forecast_limits``, the latter against reading the days it bins with
-``History.throughput``, a day at a time; with ``--baseline SRC``, the same calls of that
-code beside each, on ``--baseline-store DIR`` when given (a store that code wrote: a
-rollup is named and checked by the code that reads it).
+and measures ``usage_frame`` (UTC and ``--zones``), ``plot_utilization`` drawn and
+``quota_cockpit`` until its table and first picture show (UTC and each zone; pyplot and the
+widgets imported first, as in a notebook), ``History.info()`` and ``forecast_limits``, the
+latter against reading the days it bins with ``History.throughput``, a day at a time: wall
+and CPU seconds (all threads) of each, in a fresh process; with ``--baseline SRC``, the same
+calls of that code in turn with each (``--repeat N`` times each: ranges), on
+``--baseline-store DIR`` when given (a store that code wrote: a rollup is named and checked
+by the code that reads it); ``--only usage,plot,cockpit,info`` measures some.
 
 Usage: .venv/bin/python bench/history.py [--indexes 1000] [--days 30] [--keep DIR]
        .venv/bin/python bench/history.py --layouts [--baseline SRC] [--indexes 200] [--days 7]
        .venv/bin/python bench/history.py --year --days 365 --indexes 1000 [--keep DIR]
            [--zones America/New_York,Asia/Kolkata,Pacific/Chatham] [--baseline SRC
-           [--baseline-store DIR]]
+           [--baseline-store DIR]] [--repeat N] [--only usage,plot,cockpit,info]
        .venv/bin/python bench/history.py --collect [--indexes 1000] [--rounds 5]
 """
 
@@ -251,6 +254,8 @@ def measure(root: str, what: str, engine: str, arg: str) -> dict[str, float]:
         from searchkit import History  # the public name: baseline trees too
 
         hist = History(root)
+        if what in ("plot", "cockpit"):
+            _drawing_loaded()  # as in a notebook: pyplot and the widgets imported already
         before_kib = _resident_kib()
         started, cpu = time.perf_counter(), time.process_time()
         if what == "one-index":
@@ -265,6 +270,8 @@ def measure(root: str, what: str, engine: str, arg: str) -> dict[str, float]:
             import searchkit as sk
 
             frame = sk.usage_frame(hist) if arg == "-" else sk.usage_frame(hist, tz=arg)
+        elif what in ("plot", "cockpit"):  # arg: the zone ("-": the default, UTC)
+            frame = _drawn(hist, what, None if arg == "-" else arg)
         elif what == "rollup-read":  # plain pyarrow: the columns a zone's usage needs
             columns = ["index_id", "period", "interval_seconds", "quarter_value_sum"]
             columns += ["quarter_points", "invalid"]
@@ -323,6 +330,8 @@ def measure(root: str, what: str, engine: str, arg: str) -> dict[str, float]:
             frame = con.execute(query, params).df()
     seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
     peak_kib = _status_kib("VmHWM")
+    for close in _OPEN:
+        close()
     return {
         "seconds": seconds,
         "cpu": cpu,
@@ -330,6 +339,43 @@ def measure(root: str, what: str, engine: str, arg: str) -> dict[str, float]:
         "peak_mib": peak_kib / 1024,
         "read_mib": (peak_kib - before_kib) / 1024,
     }
+
+
+#: What a measurement left open (a cockpit), closed once it is measured.
+_OPEN: list = []
+
+
+def _drawing_loaded() -> None:
+    """Load what a notebook has loaded before its first plot: pyplot, the widgets."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import ipywidgets  # noqa: F401
+    import matplotlib.pyplot
+
+    import searchkit as sk
+
+    sk.plot_utilization, sk.quota_cockpit  # noqa: B018 (the package face loads them)
+
+
+def _drawn(hist, what: str, tz: str | None) -> pd.DataFrame:
+    """``plot_utilization(hist, tz=tz)`` drawn (rows: its cells), or ``quota_cockpit(hist,
+    tz=tz)`` until its table and first picture show (rows: its rows; ``now``: the newest
+    point, the end of the year's last day)."""
+    import searchkit as sk
+
+    if what == "plot":
+        ax = sk.plot_utilization(hist, tz=tz)
+        ax.figure.canvas.draw()
+        return pd.DataFrame(index=range(ax.images[0].get_array().size))
+    cockpit = sk.quota_cockpit(hist, tz=tz, now=END - pd.Timedelta(minutes=1))
+    deadline = time.perf_counter() + 300
+    while cockpit.picture_png is None or not cockpit.page_lines:
+        if time.perf_counter() > deadline:
+            raise TimeoutError("the cockpit did not show its table and picture in 300 s")
+        time.sleep(0.002)
+    _OPEN.append(lambda: (cockpit.wait(), cockpit.close()))
+    return pd.DataFrame(index=range(len(cockpit.rows)))
 
 
 def run_measure(
@@ -454,6 +500,10 @@ def bench_layouts(root: Path, indexes: int, days: int, baseline: str | None) -> 
     )
 
 
+#: What ``--year`` measures (``--only`` picks some).
+_PARTS = ("usage", "plot", "cockpit", "info")
+
+
 def check_rollups(root: Path) -> None:
     """Refuse a kept store whose rollups this code does not take (another code's seal): every
     call would read the year's points instead (minutes and GiBs each, not the figures)."""
@@ -482,11 +532,15 @@ def bench_year(
     zones: list[str],
     baseline: str | None,
     baseline_root: Path | None = None,
+    repeat: int = 1,
+    only: set[str] | None = None,
 ) -> None:
-    """usage_frame (in UTC and each of ``zones``), info() and forecast_limits on a long
-    compacted history with its rollups; with ``baseline`` (a source tree), the same calls
-    of that code in the same run, on ``baseline_root`` (a store that code wrote: rollups
-    are named and checked per the code that reads them) or on ``root``."""
+    """usage_frame (in UTC and each of ``zones``), plot_utilization drawn and the cockpit
+    until ready (in UTC and each zone), info() and forecast_limits on a long compacted
+    history with its rollups (``only``: some of :data:`_PARTS`); with ``baseline`` (a source
+    tree), the same calls of that code in the same run, in turn, ``repeat`` times each, on
+    ``baseline_root`` (a store that code wrote: rollups are named and checked per the code
+    that reads them) or on ``root``."""
     points = indexes * days * MINUTES
     if (root / "throughput").exists():  # --keep DIR of an earlier run: measured again
         written = "written by an earlier run"
@@ -501,29 +555,36 @@ def bench_year(
     )
     emit("year.disk_gib", size / 2**30, "GiB")
     old_root = baseline_root or root
+    only = only or set(_PARTS)
 
     def side_by_side(label: str, what: str, arg: str, target: str) -> dict[str, float]:
-        ours = run_measure(root, what, "searchkit", arg, 1)
+        """Measure this code and the baseline's in turn (A B A B ..., ``repeat`` each, a
+        fresh process each); print the ranges, wall and CPU; return this code's fastest."""
+        ours, old = [], []
+        for _ in range(repeat):
+            ours.append(run_measure(root, what, "searchkit", arg, 1))
+            if baseline:
+                old.append(run_measure(old_root, what, "searchkit", arg, 1, source=baseline))
+        best = min(ours, key=lambda result: result["seconds"])
         key = f"year.{what}" + ("" if arg == "-" else f".{arg}")
-        emit(f"{key}.s", ours["seconds"])
-        emit(f"{key}.cpu", ours["cpu"])
-        emit(f"{key}.mib", ours["read_mib"], "MiB")
-        line = (
-            f"{label}: {ours['seconds']:.2f} s, {int(ours['rows']):,} rows, "
-            f"+{ours['read_mib']:.0f} MiB ({target})"
-        )
+        emit(f"{key}.s", best["seconds"])
+        emit(f"{key}.cpu", best["cpu"])
+        emit(f"{key}.mib", best["read_mib"], "MiB")
+        line = f"{label}: {_spread(ours)}, {int(ours[0]['rows']):,} rows ({target})"
         if baseline:
-            old = run_measure(old_root, what, "searchkit", arg, 1, source=baseline)
-            line += (
-                f"; baseline code {old['seconds']:.2f} s, {int(old['rows']):,} rows, "
-                f"+{old['read_mib']:.0f} MiB = {old['seconds'] / ours['seconds']:.1f}x slower"
-            )
-            emit(f"{key}.baseline.s", old["seconds"])
-            emit(f"{key}.baseline.cpu", old.get("cpu"))
-            emit(f"{key}.baseline.mib", old["read_mib"], "MiB")
+            fastest = min(old, key=lambda result: result["seconds"])
+            ratio = fastest["seconds"] / best["seconds"]
+            line += f"; baseline code {_spread(old)} = {ratio:.1f}x slower"
+            emit(f"{key}.baseline.s", fastest["seconds"])
+            emit(f"{key}.baseline.cpu", fastest.get("cpu"))
+            emit(f"{key}.baseline.mib", fastest["read_mib"], "MiB")
         print(line, flush=True)
-        return ours
+        return best
 
+    print(f"each call {repeat} times, this code and the baseline's in turn; load: {_load()}")
+    if "usage" not in only:
+        _drawings(side_by_side, zones, only)
+        return
     usage = side_by_side(
         f"usage_frame(hist), all indexes x {days} days", "usage", "-", "targets < 10 s, < 1 GiB"
     )
@@ -538,6 +599,10 @@ def bench_year(
             f"  = {ours['seconds'] / usage['seconds']:.2f}x UTC, "
             f"{ours['seconds'] / floor['seconds']:.2f}x the plain read"
         )
+    _drawings(side_by_side, zones, only)
+    print(f"load after: {_load()}")
+    if "info" not in only:
+        return
     side_by_side("History.info() (rows: points)", "info", "-", "target < 3 s, < 500 MB")
     forecast = run_measure(root, "forecast", "searchkit", "-", 1)
     read = run_measure(root, "forecast-days", "searchkit", "-", 1)
@@ -571,6 +636,37 @@ def bench_year(
     emit("year.forecast.vs_read", forecast["seconds"] / read["seconds"], "x")
 
 
+def _drawings(side_by_side, zones: list[str], only: set[str]) -> None:
+    """plot_utilization drawn, and the cockpit until ready, in UTC and each zone."""
+    for zone in ["-", *zones]:
+        shown = "UTC" if zone == "-" else zone
+        if "plot" in only:
+            side_by_side(
+                f"plot_utilization(hist, tz={shown!r}) drawn (rows: cells)", "plot", zone,
+                "target < 3 s",
+            )  # fmt: skip
+        if "cockpit" in only:
+            side_by_side(
+                f"quota_cockpit(hist, tz={shown!r}) until its table and picture show",
+                "cockpit", zone, "target < 3 s",
+            )  # fmt: skip
+
+
+def _spread(results: list[dict[str, float]]) -> str:
+    """Wall and CPU seconds and memory of repeated measurements, as ranges."""
+
+    def span(key: str, form: str) -> str:
+        low, high = min(r[key] for r in results), max(r[key] for r in results)
+        return format(low, form) if len(results) == 1 else f"{low:{form}}-{high:{form}}"
+
+    memory = span("read_mib", ".0f")
+    return f"{span('seconds', '.2f')} s (CPU {span('cpu', '.2f')} s), +{memory} MiB"
+
+
+def _load() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--indexes", type=int, default=1000)
@@ -598,6 +694,14 @@ def main() -> None:
     parser.add_argument(
         "--baseline-store",
         help="with --year --baseline: the store the baseline code reads (one it wrote)",
+    )
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="with --year: measure each call this many times"
+    )
+    parser.add_argument(
+        "--only",
+        default=",".join(_PARTS),
+        help=f"with --year: what to measure, of {','.join(_PARTS)} (info: info() and the forecast)",
     )
     parser.add_argument("--measure", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -630,6 +734,8 @@ def main() -> None:
                 args.zones.split(","),
                 args.baseline,
                 Path(args.baseline_store) if args.baseline_store else None,
+                args.repeat,
+                set(args.only.split(",")),
             )
         finally:
             if not args.keep:

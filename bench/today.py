@@ -11,12 +11,16 @@ Prints, each measured in this run (the machine may be shared: quote the ranges):
   points), the median over the day's 143 rounds;
 - with ``--midnight``: collect rounds every 10 minutes from 23:10 to 00:30 against the
   emulator (1,000 indexes, a day's window), each against one plain list of the same indexes
-  measured just before it; the round at midnight compacts the closed day and writes its
-  rollup. With ``--baseline SRC`` (a source tree: ``git archive main searchkit | tar -x -C
-  SRC``) the rounds of that code too, in the same run.
+  measured just before it, in wall and CPU time (the emulator serves from this process: a
+  list's CPU is the server's and the client's). The round at midnight closes the day (its
+  rollup extended with its last points) and leaves the merge of its files to a thread
+  (before, it merged them before it returned); the bench waits for that thread before the
+  next list, as a collector's ten minutes would, and prints what it took. With
+  ``--baseline SRC`` (a source tree: ``git archive 732bb4b searchkit | tar -x -C SRC``)
+  the rounds of that code too, alternated with this code's (``--repeat`` times each).
 
 Usage: .venv/bin/python bench/today.py [--indexes 1000] [--days 14] [--midnight]
-           [--baseline SRC] [--keep DIR]
+           [--only-midnight] [--baseline SRC] [--repeat 2] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -145,9 +149,10 @@ def bench_reads(root: pathlib.Path, indexes: int, days: int) -> None:
         emit(f"today.{what}.identical", same, "")
 
 
-def rounds(indexes: int) -> dict[str, list[float]]:
+def rounds(indexes: int) -> dict[str, list]:
     """Collect rounds from 23:10 to 00:30 against one plain list each (this process's
-    searchkit): {"round": [...], "list": [...], "at": [...]}."""
+    searchkit), wall and CPU seconds: {"round": [...], "list": [...], "round_cpu": [...],
+    "list_cpu": [...], "at": [...]}."""
     from searchkit.emulator import Emulator
 
     try:
@@ -156,7 +161,19 @@ def rounds(indexes: int) -> dict[str, list[float]]:
         from searchkit.history.store import History  # type: ignore[no-redef]
 
     start = END - pd.Timedelta(minutes=60)
-    out: dict[str, list] = {"round": [], "list": [], "at": []}
+    try:
+        from searchkit.history.compaction import settle_all
+    except ImportError:  # a baseline that merges within the round
+        settle_all = None  # type: ignore[assignment]
+
+    keys = ("round", "list", "round_cpu", "list_cpu", "at", "after", "after_cpu")
+    out: dict[str, list] = {key: [] for key in keys}
+
+    def timed(call) -> tuple[float, float]:
+        wall, cpu = time.perf_counter(), time.process_time()
+        call()
+        return time.perf_counter() - wall, time.process_time() - cpu
+
     with tempfile.TemporaryDirectory() as tmp, Emulator(seed=1, clock=start.timestamp()) as emu:
         specs = [
             {"name": f"live-{i:04d}", "region": "eu-west-1", "type": "payg"} for i in range(indexes)
@@ -167,41 +184,77 @@ def rounds(indexes: int) -> dict[str, list[float]]:
             hist.collect(client, now=emu.now())  # 23:00: a day's window
             for _ in range(9):  # 23:10 .. 00:30
                 emu.advance(600)
-                started = time.perf_counter()
-                client.list_indexes()
-                out["list"].append(time.perf_counter() - started)
-                started = time.perf_counter()
-                hist.collect(client, now=emu.now())
-                out["round"].append(time.perf_counter() - started)
+                wall, cpu = timed(client.list_indexes)
+                out["list"].append(wall)
+                out["list_cpu"].append(cpu)
+                wall, cpu = timed(lambda: hist.collect(client, now=emu.now()))
+                out["round"].append(wall)
+                out["round_cpu"].append(cpu)
                 out["at"].append(f"{pd.Timestamp(emu.now(), unit='s'):%H:%M}")
+                # What the round left running (the closed day's merge), before the next list.
+                wall, cpu = timed(settle_all) if settle_all else (0.0, 0.0)
+                out["after"].append(wall)
+                out["after_cpu"].append(cpu)
     return out
 
 
-def bench_midnight(indexes: int, baseline: str | None) -> None:
+def bench_midnight(indexes: int, baseline: str | None, repeat: int) -> None:
     codes = [("this code", None)] + ([("baseline", baseline)] if baseline else [])
-    for label, source in codes:
-        env = dict(os.environ)
-        if source:
-            env["PYTHONPATH"] = source
-        out = subprocess.run(
-            [sys.executable, __file__, "--rounds", str(indexes)],
-            check=True,
-            capture_output=True,
-            text=True,
-            env=env,
-        ).stdout
-        found = json.loads(out)
-        ratios = [r / li for r, li in zip(found["round"], found["list"], strict=True)]
-        midnight = found["at"].index("00:00")
-        others = [r for at, r in zip(found["at"], ratios, strict=True) if at != "00:00"]
-        print(
-            f"{label}: collect rounds vs one plain list of the same {indexes:,} indexes: "
-            f"the midnight round {found['round'][midnight]:.2f} s vs "
-            f"{found['list'][midnight]:.2f} s = {ratios[midnight]:.2f}x (target <= 1.5x); "
-            f"the others {min(others):.2f}-{max(others):.2f}x (median "
-            f"{np.median(others):.2f}x); rounds "
-            + ", ".join(f"{at} {r:.2f}x" for at, r in zip(found["at"], ratios, strict=True))
-        )
+    load = os.getloadavg()[0]
+    print(
+        f"collect rounds vs one plain list of the same {indexes:,} indexes (load average "
+        f"{load:.1f} on {os.cpu_count()} cores at the start; ratios wall, CPU in brackets):"
+    )
+    for turn in range(repeat):
+        for label, source in codes:  # alternated: A B A B
+            env = dict(os.environ)
+            if source:
+                env["PYTHONPATH"] = source
+            out = subprocess.run(
+                [sys.executable, __file__, "--rounds", str(indexes)],
+                check=True,
+                capture_output=True,
+                text=True,
+                env=env,
+            ).stdout
+            found = json.loads(out)
+            print(f"{label} (run {turn + 1}): " + _ratios(found))
+            _emit_rounds("today.rounds" if source is None else "today.rounds.baseline", found)
+
+
+def _emit_rounds(key: str, found: dict[str, list]) -> None:
+    """The midnight round's ratios to its list (wall, CPU) and the other rounds' median."""
+    at = found["at"]
+    midnight = at.index("00:00")
+    others = [i for i, when in enumerate(at) if when not in ("00:00", "00:10")]
+    wall = [r / li for r, li in zip(found["round"], found["list"], strict=True)]
+    cpu = [r / li for r, li in zip(found["round_cpu"], found["list_cpu"], strict=True)]
+    emit(f"{key}.midnight", wall[midnight], "x")
+    emit(f"{key}.midnight_cpu", cpu[midnight], "x")
+    emit(f"{key}.others_median", float(np.median([wall[i] for i in others])), "x")
+    emit(f"{key}.merge_cpu", found["after_cpu"][midnight])
+
+
+def _ratios(found: dict[str, list]) -> str:
+    """One line: the midnight round's and the next round's ratios, the others' range."""
+    at = found["at"]
+    wall = [r / li for r, li in zip(found["round"], found["list"], strict=True)]
+    cpu = [r / li for r, li in zip(found["round_cpu"], found["list_cpu"], strict=True)]
+    others = [i for i, when in enumerate(at) if when not in ("00:00", "00:10")]
+
+    def one(i: int) -> str:
+        return f"{wall[i]:.2f}x ({cpu[i]:.2f}x)"
+
+    midnight, after = at.index("00:00"), at.index("00:10")
+    return (
+        f"the midnight round {found['round'][midnight]:.2f} s vs list "
+        f"{found['list'][midnight]:.2f} s = {one(midnight)} (target <= 1.5x), then its "
+        f"merge on a thread {found['after'][midnight]:.2f} s ({found['after_cpu'][midnight]:.2f}"
+        f" s CPU); the next round {one(after)}; the others {min(wall[i] for i in others):.2f}-"
+        f"{max(wall[i] for i in others):.2f}x (median {np.median([wall[i] for i in others]):.2f}x; "
+        f"CPU {min(cpu[i] for i in others):.2f}-{max(cpu[i] for i in others):.2f}x); rounds "
+        + ", ".join(f"{when} {one(i)}" for i, when in enumerate(at))
+    )
 
 
 def main() -> None:
@@ -211,6 +264,7 @@ def main() -> None:
     parser.add_argument("--midnight", action="store_true", help="the collect rounds too")
     parser.add_argument("--only-midnight", action="store_true", help="only the rounds")
     parser.add_argument("--baseline", help="a source tree whose rounds to measure too")
+    parser.add_argument("--repeat", type=int, default=2, help="runs of the rounds, each code")
     parser.add_argument("--keep", help="write the stores here and keep them")
     parser.add_argument("--measure", nargs=2, help=argparse.SUPPRESS)
     parser.add_argument("--rounds", type=int, help=argparse.SUPPRESS)
@@ -229,7 +283,7 @@ def main() -> None:
             if not args.keep:
                 shutil.rmtree(root, ignore_errors=True)
     if args.midnight or args.only_midnight:
-        bench_midnight(args.indexes, args.baseline)
+        bench_midnight(args.indexes, args.baseline, args.repeat)
 
 
 if __name__ == "__main__":

@@ -4,11 +4,14 @@
   are ``emulator_options`` (a directory's conftest may override that fixture) or, on a test
   or a module, ``@pytest.mark.emulator(**options)``; ``shared=True`` there starts one for
   the whole module, ``setup=callable`` prepares it once.
-- ``client``: a client of ``emulator`` without retries (tests/faults: of ``server``).
+- ``client``: a client of ``emulator`` without retries; its options are ``client_options``
+  (tests/faults: a client of ``server`` with the harness's account).
 - ``server``: a misbehaving local HTTP server to script (:class:`tests.faults.harness.FaultServer`),
   options as for ``emulator`` (``server_options``, ``@pytest.mark.server``).
 - ``configured``: the environment pointing at ``emulator`` (``SEARCHKIT_*``), for the CLI.
 - ``smtp``: a real SMTP server on loopback, ``(controller, inbox)`` (tests/alerts/smtp.py).
+- ``s3_server``: moto's S3 server on loopback counting its requests, one per worker
+  (tests/history/s3server.py); ``s3_endpoint`` is its URL. Each test makes its own bucket.
 - ``made_once``: a folder (a store collected over days, say) made once per worker and
   copied by each test that uses it, instead of being made again for every test.
 """
@@ -53,8 +56,15 @@ LONGEST_FIRST = (
     "tests/browser/test_cockpit.py",
     "tests/browser/test_notebook_look.py",
     "tests/load/",
+    # The fast suite's longest (10-15 s of CPU each, bench/suite.py): started first, so
+    # that neither worker is left with one of them at the end.
+    "tests/analytics/test_usage_zones.py",
+    "tests/ui/test_widgets.py",
+    "tests/ui/test_cockpit.py",
     "tests/cli/test_cli.py",
     "tests/cli/test_alerts_cli.py",
+    "tests/alerts/test_watch.py",
+    "tests/render/test_heatmap_readable.py",
     "tests/property/",
 )
 
@@ -85,6 +95,16 @@ def _no_searchkit_environment(monkeypatch):
         "SEARCHKIT_TIMEOUT",
     ):
         monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture(autouse=True)
+def _merges_settled() -> Iterator[None]:
+    # A collect across midnight leaves the closed day's merge on a thread: it ends with
+    # its test (its store, its S3 server), never in the next one.
+    yield
+    from searchkit.history.compaction import settle_all
+
+    settle_all()
 
 
 def _options(request: pytest.FixtureRequest, default: dict[str, Any]) -> dict[str, Any]:
@@ -137,9 +157,27 @@ def emulator(request: pytest.FixtureRequest, emulator_options: dict[str, Any]) -
 
 
 @pytest.fixture
-def client(emulator: Any) -> Iterator[Any]:
-    """A client of ``emulator``, without retries (default timeouts: a busy machine is slow)."""
-    with emulator.client(max_retries=0) as c:
+def client_options() -> dict[str, Any]:
+    """The ``client`` fixture's options here (a conftest may override it): ``of`` names the
+    fixture it talks to, ``emulator`` (as its account) or ``server``; the rest are
+    :class:`searchkit.Client`'s."""
+    return {"of": "emulator", "max_retries": 0}
+
+
+@pytest.fixture
+def client(request: pytest.FixtureRequest, client_options: dict[str, Any]) -> Iterator[Any]:
+    """A client of ``emulator`` without retries (default timeouts: a busy machine is slow),
+    or what ``client_options`` says."""
+    import searchkit as sk
+
+    options = dict(client_options)
+    of = options.pop("of")
+    target = request.getfixturevalue(of)
+    if of == "emulator":  # as the emulator's own account
+        made = target.client(**options)
+    else:
+        made = sk.Client(base_url=target.url, **options)
+    with made as c:
         yield c
 
 
@@ -173,6 +211,23 @@ def smtp() -> Iterator[Any]:
 
     with smtp_server() as started:
         yield started
+
+
+@pytest.fixture(scope="session")
+def s3_server() -> Iterator[Any]:
+    """moto's S3 server on 127.0.0.1, counting the requests it answers; one per worker."""
+    pytest.importorskip("moto")
+    pytest.importorskip("boto3")
+    from tests.history.s3server import running
+
+    with running() as started:
+        yield started
+
+
+@pytest.fixture
+def s3_endpoint(s3_server: Any) -> str:
+    """The URL of ``s3_server``."""
+    return str(s3_server.endpoint)
 
 
 @pytest.fixture(scope="session")

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from functools import cache
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 import pytest
@@ -18,9 +20,8 @@ import pytest
 from searchkit.emulator import Emulator
 
 if TYPE_CHECKING:
-    # Imported where a test reads a notebook: nbformat's validator builds jsonschema's
-    # grammars (rfc3987-syntax, ~2 s of CPU), which every xdist worker would otherwise pay
-    # while it only collects this file.
+    # Imported where a test reads a notebook (notebook_format), not by every xdist worker
+    # that only collects this file.
     import nbformat
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
@@ -45,10 +46,23 @@ SEED = re.compile(r"sk\.(?:connect|Emulator)\((?:\s*demo=True,)?\s*seed=(\d+)")
 EXTRA_INDEXES = 20
 
 
-def load(name: str) -> nbformat.NotebookNode:
+def notebook_format() -> ModuleType:
+    """nbformat, imported without the IRI grammar jsonschema would build for its ``iri``
+    format check (rfc3987-syntax, about 2 s of CPU): the notebook schema has no ``format``
+    and nbformat validates without a format checker, so what it validates is the same."""
+    if "nbformat" not in sys.modules and "rfc3987_syntax" not in sys.modules:
+        sys.modules["rfc3987_syntax"] = None  # type: ignore[assignment]  # an ImportError
+        try:
+            import nbformat
+        finally:
+            del sys.modules["rfc3987_syntax"]
     import nbformat
 
-    return nbformat.read(NOTEBOOKS / name, as_version=4)
+    return nbformat
+
+
+def load(name: str) -> nbformat.NotebookNode:
+    return notebook_format().read(NOTEBOOKS / name, as_version=4)
 
 
 def code_cells(nb: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:
@@ -105,10 +119,8 @@ def test_the_example_notebooks_are_there():
 
 @pytest.mark.parametrize("name", EXPECTED)
 def test_notebook_is_valid_and_was_run_top_to_bottom(name):
-    import nbformat
-
     nb = load(name)
-    nbformat.validate(nb)
+    notebook_format().validate(nb)
     counts = [cell.execution_count for cell in code_cells(nb)]
     assert counts == list(range(1, len(counts) + 1)), counts
 

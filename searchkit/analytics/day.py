@@ -25,6 +25,7 @@ from searchkit.analytics.bins import DAY, Bins, last_day_points
 from searchkit.analytics.days import answers_before
 from searchkit.analytics.forecast import forecast_parts
 from searchkit.analytics.usage import is_history
+from searchkit.errors import UnknownIndexError
 from searchkit.frames.counting import QUARTER_NS, QUARTERS, ValueUnit
 
 if TYPE_CHECKING:
@@ -69,7 +70,7 @@ class DayForecast:
 
     def _position(self, index_id: str) -> int:
         if index_id not in self.rows.index:
-            raise KeyError(f"no forecast row for the index {index_id!r}")
+            raise UnknownIndexError(f"no forecast row for the index {index_id!r}")
         try:
             return self.bins.ids.index(str(index_id))
         except ValueError:

@@ -145,11 +145,13 @@ def compare_with_limits(
     usage["limit"] = limit
     usage["utilization"] = share_of_limit(operations, limit)
     usage["breached"] = operations > limit
-    usage["field"] = label
-    reason = np.full(len(usage), "", dtype=object)
-    reason[np.isnan(limit)] = _NOT_REPORTED
-    reason[np.isposinf(limit)] = UNLIMITED_REASON
+    # Texts built from their few values, not a text per row.
+    usage["field"] = pd.array([label], dtype="str").take(np.zeros(len(usage), np.int64))
+    why = np.zeros(len(usage), dtype=np.int64)
+    why[np.isnan(limit)] = 1
+    why[np.isposinf(limit)] = 2
     if mismatch is not None:
-        reason[:] = mismatch
-    usage["reason"] = pd.array(reason, dtype="str")
+        why[:] = 3
+    texts = ["", _NOT_REPORTED, UNLIMITED_REASON, mismatch or ""]
+    usage["reason"] = pd.array(texts, dtype="str").take(why)
     return usage

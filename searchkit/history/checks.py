@@ -42,7 +42,7 @@ import pyarrow.compute as pc
 from searchkit.errors import HistoryWarning
 from searchkit.frames.counting import DAY_NS, HOURS, QUARTERS, interval_seconds, run_sums
 from searchkit.history import text_columns
-from searchkit.history.arrays import int64_values, null_mask
+from searchkit.history.arrays import Bins, int64_values, null_mask
 
 __all__ = [
     "CHECKED",
@@ -169,49 +169,72 @@ def seal(table: pa.Table) -> pa.Table:
     return table.set_column(table.schema.get_field_index("digest"), "digest", digests)
 
 
-def figures(table: pa.Table, lists: list[str]) -> tuple[list[np.ndarray], np.ndarray]:
-    """The figures of ``lists`` per row [rows, bins] (views of the column where it can),
-    and which rows have none or figures no sum of valid values has."""
+def figures(table: pa.Table, lists: list[str]) -> tuple[list[Bins], np.ndarray]:
+    """The figures of ``lists`` per row [rows, bins] (views of each file's column where
+    it can: :class:`~searchkit.history.arrays.Bins`), and which rows have none or figures
+    no sum of valid values has."""
     bad = np.zeros(table.num_rows, dtype=bool)
-    found: list[np.ndarray] = []
+    found: list[Bins] = []
     for name in lists:
-        column = table[name].combine_chunks()
+        column = table[name]
         if name == "invalid" and lists is not DAY_FIGURES:  # by quarter: days without any
             bad |= pc.fill_null(column, 1).to_numpy() != 0
             continue
         if lists is DAY_FIGURES:
             bad |= null_mask(column)
-            found.append(pc.fill_null(column, 0).to_numpy()[:, None])
+            found.append(Bins([pc.fill_null(column.combine_chunks(), 0).to_numpy()[:, None]]))
             continue
         size = HOURS if name.startswith("hourly") else QUARTERS
-        lengths = pc.fill_null(pc.list_value_length(column), 0).to_numpy()
-        whole = lengths == size
-        bad |= ~whole  # none (points of other days), or not a day's bins
-        flat = pc.list_flatten(column)
-        if flat.null_count:  # a bin without a figure: its row has none
-            holder = np.repeat(np.arange(len(lengths)), lengths)
-            bad[holder[null_mask(flat)]] = True
-            flat = pc.fill_null(flat, 0)
-        numbers = flat.to_numpy()
-        if whole.all():
-            found.append(numbers.reshape(-1, size))  # a view: no copy
-            continue
-        values = np.zeros((table.num_rows, size), dtype=numbers.dtype)
-        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])[whole]
-        values[whole] = numbers[(starts[:, None] + np.arange(size)).ravel()].reshape(-1, size)
-        found.append(values)  # rows of other lengths: zeros, and bad
+        parts, low = [], 0
+        for chunk in column.chunks if isinstance(column, pa.ChunkedArray) else [column]:
+            part, wrong = _bins(chunk, size)
+            parts.append(part)
+            bad[low : low + len(part)] |= wrong
+            low += len(part)
+        found.append(Bins(parts))
     # No sum of valid values is negative, infinite or NaN, no count negative: checked on
     # each row's extremes (no array of a flag per figure).
+    # Each file's figures are gone through once while they are in the CPU's cache: their
+    # extremes, and each row's total (what _changed compares with the day's), kept.
     sums, points, *invalid = found
     with np.errstate(invalid="ignore"):
-        bad |= ~(sums.min(axis=1) >= 0) | ~np.isfinite(sums.max(axis=1))
-    bad |= points.min(axis=1) < 0
+        bad |= ~sums.each(lambda part: (part.min(axis=1) >= 0) & np.isfinite(part.max(axis=1)))
+    bad |= points.each(lambda part: part.min(axis=1) < 0)
     if invalid:
-        bad |= invalid[0].min(axis=1) < 0
+        bad |= invalid[0].each(lambda part: part.min(axis=1) < 0)
     return found, bad
 
 
-def usable(table: pa.Table, lists: list[str], *, warn: bool) -> tuple[list[np.ndarray], np.ndarray]:
+def _totals(bins: Bins) -> np.ndarray:
+    """Each row's total of its bins: its quarters added left to right (as a day read by
+    quarters adds them up), its hours by NumPy's sum (compared to a billionth)."""
+    if bins.width == QUARTERS:
+        return bins.each(lambda part: run_sums(part, [0])[:, 0])
+    return bins.each(lambda part: part.sum(axis=1))
+
+
+def _bins(chunk: pa.ListArray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """One file's list column as figures [rows, size] (a view of its values when every row
+    has ``size`` of them), and which rows have none or not ``size``, or a bin without one
+    (those rows' figures are zeros)."""
+    lengths = pc.fill_null(pc.list_value_length(chunk), 0).to_numpy()
+    whole = lengths == size
+    bad = ~whole  # none (points of other days), or not a day's bins
+    flat = pc.list_flatten(chunk)
+    if flat.null_count:  # a bin without a figure: its row has none
+        holder = np.repeat(np.arange(len(lengths)), lengths)
+        bad[holder[null_mask(flat)]] = True
+        flat = pc.fill_null(flat, 0)
+    numbers = flat.to_numpy()
+    if whole.all():
+        return numbers.reshape(-1, size), bad  # a view: no copy
+    values = np.zeros((len(chunk), size), dtype=numbers.dtype)
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])[whole]
+    values[whole] = numbers[(starts[:, None] + np.arange(size)).ravel()].reshape(-1, size)
+    return values, bad  # rows of other lengths: zeros, and bad
+
+
+def usable(table: pa.Table, lists: list[str], *, warn: bool) -> tuple[list[Bins], np.ndarray]:
     """The figures of ``lists`` (see :func:`figures`) of rollup rows read with
     :data:`CHECKED`, and which rows may not answer for their day's points: figures
     missing or impossible, :func:`stale`, or :func:`changed` (with ``warn``, those days
@@ -265,7 +288,7 @@ def changed(table: pa.Table, lists: list[str]) -> dict[str, str]:
     return _changed(table, found, ~(bad | stale(table)))
 
 
-def _changed(table: pa.Table, found: list[np.ndarray], held: np.ndarray) -> dict[str, str]:
+def _changed(table: pa.Table, found: list[Bins], held: np.ndarray) -> dict[str, str]:
     """The days whose rows were changed since written, each with the first reason found:
     the period, the seal, or figures that disagree (of the rows ``held``'s bins)."""
     period = int64_values(table["period"])
@@ -283,14 +306,16 @@ def _changed(table: pa.Table, found: list[np.ndarray], held: np.ndarray) -> dict
         ),
         (operations != value_sum * seconds, "operations that are not the value sum x interval"),
     ]
-    if len(found) >= 2 and found[0].shape[1] in (HOURS, QUARTERS):
+    if len(found) >= 2 and found[0].width in (HOURS, QUARTERS):
         bins, counted = found[0], found[1]
-        if bins.shape[1] == QUARTERS:
-            wrong = run_sums(bins, [0])[:, 0] != value_sum
+        total = _totals(bins)
+        if bins.width == QUARTERS:
+            wrong = total != value_sum
         else:
             with np.errstate(invalid="ignore"):
-                wrong = ~(np.abs(bins.sum(axis=1) - value_sum) <= _HOURS_TOLERANCE * value_sum)
-        checks.append((held & (wrong | (counted.sum(axis=1) != points)), "bins not the day"))
+                wrong = ~(np.abs(total - value_sum) <= _HOURS_TOLERANCE * value_sum)
+        counts = counted.each(lambda part: part.sum(axis=1))
+        checks.append((held & (wrong | (counts != points)), "bins not the day"))
     reasons: dict[str, str] = {}
     for wrong, why in checks:
         for day in np.unique(period[wrong] // DAY_NS).tolist():

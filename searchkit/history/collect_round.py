@@ -2,8 +2,10 @@
 
 :meth:`~searchkit.History.collect` is this round on its history's layout: the limits
 snapshot (stored on change), the points not stored yet (a file per UTC day), the gaps
-since the last round, the record of each index's newest point, then the closed days'
-compaction and the open day's rollup (:func:`~searchkit.history.compaction.after_collect`).
+since the last round, the record of each index's newest point, then the rollups of the days
+written and the closed days' compaction
+(:func:`~searchkit.history.compaction.after_collect`): the day the round closes is merged
+on a thread after it returns (:func:`~searchkit.history.compaction.merge_later`).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from searchkit.history.collecting import (
     points_by_index,
     unstored,
 )
-from searchkit.history.compaction import after_collect
+from searchkit.history.compaction import after_collect, settle
 from searchkit.history.crossings import daily_limits
 from searchkit.history.gaps import Gap
 from searchkit.history.layout import Layout
@@ -50,8 +52,10 @@ def collect_round(
     compact: bool = True,
 ) -> CollectSummary:
     """Collect once into ``layout`` (see :meth:`~searchkit.History.collect`)."""
+    given = utc_instant(now, "now")
+    earlier = settle(layout)  # the merge the round before left running, if any
     listed = client.list_indexes() if indexes is None else indexes
-    collected_at = utc_instant(now, "now") or pd.Timestamp(time.time_ns(), unit="ns", tz="UTC")
+    collected_at = given or pd.Timestamp(time.time_ns(), unit="ns", tz="UTC")
     collected_at = collected_at.floor("us")  # as stored (see layout.WRITE_OPTIONS)
     stamp = int(collected_at.value)
     skipped = refusals.Skipped()
@@ -75,6 +79,7 @@ def collect_round(
     today = f"{collected_at:%Y-%m-%d}"
     crossed = daily_limits(limits)  # the limits whose crossings today's rollup keeps
     after_collect(layout, today, files, new, days, merge=compact, limits=crossed)
+    notes += [] if earlier is None else earlier.notes()
     return CollectSummary(
         collected_at=collected_at,
         indexes=len(limits),

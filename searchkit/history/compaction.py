@@ -1,19 +1,129 @@
-"""Compaction: a day's files merged into one, its rollup recomputed, one compactor at a time."""
+"""Compaction: a day's files merged into one, its rollup recomputed, one compactor at a time.
+
+The day a collect round closes (the round across midnight brings its last points) is
+merged after the round returns, on a thread (:func:`merge_later`): the merge reads and
+writes the whole day (about 0.5 s of CPU for 1.44M points, as long as a round's other
+work), so the round costs what the others do, and the merge runs while the collector waits
+for its next round. The day's rollup is current already (each round extends it: see
+:mod:`~searchkit.history.open_day`), so readers answer it from the rollup meanwhile; they
+are safe beside a merge as beside any compactor (the merged file is written whole before
+the files it replaces are deleted). The next round, :meth:`~searchkit.History.compact` and
+:meth:`~searchkit.History.refresh_rollups` first wait for it (:func:`settle`), and so does
+the interpreter before it exits (the thread is not a daemon).
+"""
 
 from __future__ import annotations
 
 import collections
+import threading
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.fs as pafs
 
+from searchkit.errors import HistoryError
 from searchkit.history import dedupe, open_day, reader, rollups
 from searchkit.history.layout import STALE, Layout, file_seconds
 
-__all__ = ["after_collect", "compact_all", "compact_day", "current_sources"]
+__all__ = [
+    "CLOSED_DAYS",
+    "Merging",
+    "after_collect",
+    "compact_all",
+    "compact_day",
+    "current_sources",
+    "merge_later",
+    "settle",
+    "settle_all",
+]
+
+#: The closed days before a round that it merges when they hold more than one file: a
+#: collector stopped for up to this many days leaves none unmerged (``hist.compact()``
+#: merges older ones).
+CLOSED_DAYS = 7
+
+
+@dataclass
+class Merging:
+    """A merge a round left running: its thread, and the error that stopped it."""
+
+    thread: threading.Thread
+    error: BaseException | None = None
+
+    def notes(self) -> list[str]:
+        """The next round's warning when the merge met a file it cannot read (a foreign or
+        corrupt file in a closed day: nothing is lost); any other error is raised."""
+        if self.error is None:
+            return []
+        if not isinstance(self.error, HistoryError):
+            raise self.error
+        return [
+            f"the closed days were not all merged ({self.error.message}); nothing is lost, "
+            "and the next collect tries again"
+        ]
+
+
+_MERGING: dict[str, Merging] = {}  # by store (see _key), in this process
+_MERGING_LOCK = threading.Lock()
+
+
+def _key(layout: Layout) -> str:
+    return f"{layout.fs.type_name}:{layout.root}"
+
+
+def settle(layout: Layout) -> Merging | None:
+    """Wait for the merge a round left running on this store (in this process); return
+    it (its :meth:`Merging.notes`), or None when there was none."""
+    with _MERGING_LOCK:
+        merging = _MERGING.pop(_key(layout), None)
+    if merging is not None and merging.thread is not threading.current_thread():
+        merging.thread.join()
+    return merging
+
+
+def settle_all() -> None:
+    """Wait for every merge the rounds of this process left running."""
+    with _MERGING_LOCK:
+        running = list(_MERGING.values())
+        _MERGING.clear()
+    for merging in running:
+        merging.thread.join()
+
+
+def merge_later(layout: Layout, today: str) -> Merging | None:
+    """Merge, on a thread, each of the :data:`CLOSED_DAYS` before ``today`` that holds more
+    than one file of points (yesterday, when the round just closed it); then bring the
+    rollups of the days forecasts read up to date. None when no day needs it.
+
+    The thread works on a layout of its own (the round's listings are not shared).
+    """
+    yesterday = _day_before(today)
+    first = f"{pd.Timestamp(today) - pd.Timedelta(days=CLOSED_DAYS):%Y-%m-%d}"
+    held = collections.Counter(day for day, _, _ in layout.files("throughput", first, yesterday))
+    days = sorted(day for day, files in held.items() if files > 1)
+    if not days:
+        return None
+    own = Layout(layout.location, layout.fs, layout.root)
+
+    def run() -> None:
+        counts: collections.Counter[str] = collections.Counter()
+        try:
+            for day in days:
+                compact_day(own, "throughput", day, counts)
+            if counts["rollups_written"]:
+                rollups.refresh_recent(own, yesterday)
+        except BaseException as exc:  # the next round reports it (Merging.notes)
+            merging.error = exc
+
+    merging = Merging(threading.Thread(target=run, name="searchkit-compaction"))
+    settle(layout)  # one merge at a time per store
+    with _MERGING_LOCK:
+        _MERGING[_key(layout)] = merging
+    merging.thread.start()
+    return merging
 
 
 def after_collect(
@@ -31,10 +141,12 @@ def after_collect(
     bring the rollup of each day it wrote to up to date, extended with the points it wrote
     (:mod:`searchkit.history.open_day`: the open day's sums without reading it again);
     ``limits``: each index's limits whose crossings the rollup keeps
-    (:mod:`searchkit.history.crossings`). Then compact the closed days it touched, and
-    yesterday (which just closed), or without
-    ``merge`` only bring their rollups up to date; and when a closed day's rollup was
-    written (once a day), bring the rollups of the days forecasts read up to date too.
+    (:mod:`searchkit.history.crossings`). With ``merge``: compact an older closed day it
+    wrote (late points) and yesterday's limits at once, and leave the days of the week
+    before with more than one file of points (yesterday, at the round across midnight) to
+    :func:`merge_later`; without, bring the rollups of the closed days it wrote and of
+    yesterday up to date. When a closed day's rollup was written (once a day), so are the
+    rollups of the days forecasts read.
     """
     written = [] if days is None else pc.unique(days).to_pylist()
     counts: collections.Counter[str] = collections.Counter()
@@ -43,15 +155,24 @@ def after_collect(
         part = new.filter(pc.equal(days, day))
         if path is not None and open_day.advance(layout, day, path, part, limits):
             counts["rollups_written"] += day < today
-    yesterday = f"{pd.Timestamp(today) - pd.Timedelta(days=1):%Y-%m-%d}"
-    closed = sorted(d for d in {*written, yesterday} if d < today)
-    if not merge:
+    yesterday = _day_before(today)
+    if merge:
+        # A day of one file: its rollup made current if it is not (cheap when it is).
+        single = len(layout.files("throughput", yesterday, yesterday)) == 1
+        for day in sorted(d for d in written if d < yesterday) + [yesterday] * single:
+            compact_day(layout, "throughput", day, counts)
+        compact_day(layout, "limits", yesterday, counts)
+    else:
+        closed = sorted(d for d in {*written, yesterday} if d < today)
         counts["rollups_written"] += sum(rollups.refresh(layout, day) for day in closed)
-    for kind, chosen in (("throughput", closed), ("limits", [yesterday])) if merge else ():
-        for day in chosen:
-            compact_day(layout, kind, day, counts)
     if counts["rollups_written"]:
         rollups.refresh_recent(layout, yesterday)
+    if merge:
+        merge_later(layout, today)
+
+
+def _day_before(day: str) -> str:
+    return f"{pd.Timestamp(day) - pd.Timedelta(days=1):%Y-%m-%d}"
 
 
 def current_sources(layout: Layout, first: str | None = None) -> dict[str, str]:

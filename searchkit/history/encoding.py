@@ -27,14 +27,16 @@ WRITE_OPTIONS: dict[str, Any] = {
 
 
 def write_options(kind: str, schema: pa.Schema) -> dict[str, Any]:
-    """How a file of ``kind`` is written: :data:`WRITE_OPTIONS`, but a rollup's lists.
+    """How a file of ``kind`` is written: :data:`WRITE_OPTIONS`, but a rollup.
 
-    A rollup's hours and quarters (48 and 192 figures a row: 35M quarter sums a year of
-    1,000 indexes) are read whole by every usage question on a long history, so they are
+    A year of rollups is 365 files of 27 columns, read whole by every usage question on a
+    long history (35M quarter sums a year of 1,000 indexes), so a rollup's figures are
     written to decode fast: LZ4 (``LZ4_RAW``, which Spark, DuckDB and Polars read) instead
-    of zstd, and the sums without a dictionary (they hardly repeat: the writer's attempt
-    only adds a page to decode). The other columns stay as every file's (zstd: a long
-    name compresses). Same columns, same values: only the encoding differs, so files
+    of zstd (whose decoder costs more to set up, for each of a year's ten thousand column
+    chunks, than a rollup's small columns take to decode: bench/history.py --year), and the
+    lists' sums without a dictionary (they hardly repeat: the writer's attempt only adds a
+    page to decode). Its texts stay zstd (a name of a megabyte compresses). A rollup is
+    about 2% larger so. Same columns, same values: only the encoding differs, so files
     written either way read alike.
     """
     if kind != "rollups":
@@ -43,11 +45,16 @@ def write_options(kind: str, schema: pa.Schema) -> dict[str, Any]:
     dictionaries = []
     for field in schema:
         for path, kind_of in _leaves(field.name, field.type):
-            listed = ".list." in path
-            codecs[path] = "lz4" if listed else str(WRITE_OPTIONS["compression"])
-            if not (listed and pa.types.is_floating(kind_of)):
+            codecs[path] = str(WRITE_OPTIONS["compression"]) if _is_text(kind_of) else "lz4"
+            if not (".list." in path and pa.types.is_floating(kind_of)):
                 dictionaries.append(path)
     return {**WRITE_OPTIONS, "compression": codecs, "use_dictionary": dictionaries}
+
+
+def _is_text(kind: pa.DataType) -> bool:
+    if pa.types.is_dictionary(kind):
+        kind = kind.value_type
+    return bool(pa.types.is_string(kind) or pa.types.is_large_string(kind))
 
 
 def _leaves(path: str, kind: pa.DataType) -> list[tuple[str, pa.DataType]]:

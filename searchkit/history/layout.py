@@ -83,6 +83,9 @@ class Layout:
         self.local = isinstance(fs, pafs.LocalFileSystem)
         #: Paths whose schema was checked already (files never change once written).
         self.checked: set[str] = set()
+        # The schemas found good, by kind: a year of files written by one writer has one
+        # (each file's is compared, not checked column by column again).
+        self._good: dict[str, list[pa.Schema]] = {}
         self._warned: set[str] = set()
         # The listings of the current listing() scope, by dataset ("" the whole store).
         self._listings: dict[str, object] | None = None
@@ -339,6 +342,10 @@ class Layout:
         """Refuse a file whose columns are not this layout's, naming it."""
         if path in self.checked:
             return
+        good = self._good.setdefault(kind, [])
+        if any(schema.equals(known) for known in good):
+            self.checked.add(path)
+            return
         expected = SCHEMAS[kind]
         optional = OPTIONAL.get(kind, ())
         missing = [f.name for f in expected if f.name not in (*schema.names, *optional)]
@@ -356,6 +363,8 @@ class Layout:
                 f"the {kind} folder to continue"
             )
         self.checked.add(path)
+        if len(good) < 8:  # a few writers' schemas; more are checked column by column
+            good.append(schema)
 
     def write(self, kind: str, day: str, table: pa.Table, stamp: int) -> str:
         """Write one file whole under ``kind/day=<day>/``; return its path."""

@@ -21,7 +21,7 @@ from searchkit.history.bounds import Bounds
 from searchkit.history.layout import ATTEMPTS, SCHEMAS, Layout
 from searchkit.history.text_columns import TEXT, encoded, encoded_table
 
-__all__ = ["DATED", "Planned", "own_day", "plan_file", "read", "read_planned"]
+__all__ = ["DATED", "Planned", "conformed", "own_day", "plan_file", "read", "read_planned"]
 
 #: The column that dates a row of each kind. A row counts only in its own UTC day's folder:
 #: searchkit files a point by its time and a rollup by its period, so a row dated on
@@ -41,6 +41,8 @@ _LOCAL_READERS = 2
 # would not fit is refused before its data is fetched), then its row groups by ranges.
 _WHOLE = 256 << 20
 _FORMAT = ds.ParquetFileFormat()
+#: Nanoseconds per unit of an Arrow timestamp.
+_NANOS = {"s": 1_000_000_000, "ms": 1_000_000, "us": 1_000, "ns": 1}
 
 
 @dataclass(frozen=True)
@@ -102,7 +104,9 @@ def read_planned(
     """Read the row groups ``planned`` keeps, then filter their rows.
 
     Text columns are decoded as dictionaries (each distinct text once, from the file's
-    dictionary pages), whatever type their writer gave them.
+    dictionary pages), whatever type their writer gave them. Without ``filter`` the columns
+    keep the types the file gives them (:func:`conformed` gives the dataset's: :func:`read`
+    does it once for all its files).
     """
     if not planned.groups:
         return None
@@ -114,8 +118,17 @@ def read_planned(
             if planned.data is not None
             else layout.fs.open_input_file(planned.path)
         ) as source:
-            parquet = pq.ParquetFile(source, metadata=planned.metadata, read_dictionary=texts)
-            present = [name for name in columns if name in parquet.schema_arrow.names]
+            parquet = pq.ParquetFile(
+                source,
+                metadata=planned.metadata,
+                read_dictionary=texts,
+                # Pre-buffering coalesces an object store's range requests; on a local
+                # disk or a file in memory it only copies each column chunk into fresh
+                # memory first (twice the CPU of a year's rollup read, bench/history.py).
+                pre_buffer=not layout.local and planned.data is None,
+            )
+            stored = set(parquet.schema_arrow.names)
+            present = [name for name in columns if name in stored]
             table = parquet.read_row_groups(planned.groups, columns=present, use_threads=False)
         for name in columns:
             if name not in present:  # an OPTIONAL column an older writer did not write
@@ -126,10 +139,19 @@ def read_planned(
         raise
     except (pa.ArrowException, OSError) as exc:
         raise _unreadable(layout, planned.path, exc) from exc
-    wanted = pa.schema([expected.field(name) for name in columns])
-    if table.schema != wanted:
-        table = _conform(table, wanted)  # a compatible writer's types (large strings, us times)
-    return table.filter(filter) if filter is not None else table
+    if filter is None:
+        return table
+    return conformed([table], kind, columns)[0].filter(filter)
+
+
+def conformed(tables: list[pa.Table], kind: str, columns: list[str]) -> list[pa.Table]:
+    """``tables`` (of one dataset's ``columns``) with the dataset's types: a compatible
+    writer's (large strings, instants in microseconds as every file stores them) cast, the
+    tables of one schema (a dataset's files, mostly) in one table, cast once."""
+    wanted = pa.schema([SCHEMAS[kind].field(name) for name in columns])
+    if tables and all(table.schema.equals(tables[0].schema) for table in tables[1:]):
+        tables = [pa.concat_tables(tables)]
+    return [table if table.schema == wanted else _conform(table, wanted) for table in tables]
 
 
 def _unreadable(layout: Layout, path: str, exc: Exception) -> Exception:
@@ -227,6 +249,8 @@ def read(
         tables = [part for part in parts if part is not None and part.num_rows]
         if not tables:
             return schema.empty_table().select(wanted)
+        if rows is None:
+            tables = conformed(tables, kind, needed)
         # One dictionary per text column across the files: keys group, sort and join.
         table = pa.concat_tables(tables).select(wanted)
         return encoded_table(table) if encode else table
@@ -255,12 +279,14 @@ def own_day(layout: Layout, kind: str, path: str, table: pa.Table | None) -> pa.
         return table
     folder, _, base = path.rpartition("/")
     day = folder.rpartition("/day=")[2]
-    begin = (dt.date.fromisoformat(day) - dt.date(1970, 1, 1)).days * DAY_NS
+    # In the column's own unit (a file's instants are read as stored: microseconds).
+    per_day = DAY_NS // _NANOS[table.schema.field(column).type.unit]
+    begin = (dt.date.fromisoformat(day) - dt.date(1970, 1, 1)).days * per_day
     times = table[column].cast(pa.int64())
     bounds = pc.min_max(times).as_py()
-    if bounds["min"] is None or (bounds["min"] >= begin and bounds["max"] < begin + DAY_NS):
+    if bounds["min"] is None or (bounds["min"] >= begin and bounds["max"] < begin + per_day):
         return table
-    inside = pc.and_(pc.greater_equal(times, begin), pc.less(times, begin + DAY_NS))
+    inside = pc.and_(pc.greater_equal(times, begin), pc.less(times, begin + per_day))
     outside = table.filter(pc.invert(inside))[column]
     what = "point" if kind == "throughput" else "rollup row"
     count = len(outside)

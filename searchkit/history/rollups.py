@@ -63,7 +63,7 @@ from searchkit.frames.counting import (
     median_spacing,
     run_sums,
 )
-from searchkit.history import reader, text_columns
+from searchkit.history import budget, reader, text_columns
 from searchkit.history.arrays import int64_values
 from searchkit.history.checks import (
     CHECKED,
@@ -200,13 +200,17 @@ def read(
     compaction or :meth:`~searchkit.History.refresh_rollups` rewrites it."""
     try:
         return reader.read(layout, "rollups", days=days, columns=columns)
-    except HistoryError:
-        pass  # read again day by day, leaving out the days that cannot be read
+    except HistoryError as exc:
+        if budget.refused(exc):
+            raise  # too large to hold: day by day would hold as much
+        # read again day by day, leaving out the days that cannot be read
     parts, left_out = [], []
     for day in sorted({day for day, _, _ in layout.files("rollups", *days)}):
         try:
             parts.append(reader.read(layout, "rollups", days=(day, day), columns=columns))
         except HistoryError as exc:
+            if budget.refused(exc):
+                raise
             left_out.append(f"{day} ({exc})")
     if left_out:
         warnings.warn(
@@ -458,7 +462,7 @@ def table_sums(
             continue  # see above; an id in two accounts: the points' rule merges them
         label = str(np.datetime64(int(days[head]), "D"))
         day_ids = ids[part].tolist()
-        sums, points, *invalid = (values[part] for values in found)
+        sums, points, *invalid = (values.rows(head, end) for values in found)
         out[label] = DaySums(
             day=label,
             ids=day_ids,

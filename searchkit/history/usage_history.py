@@ -46,7 +46,7 @@ from searchkit.history import accounts, dedupe, reader
 from searchkit.history.arguments import check_columns, check_day, check_days
 from searchkit.history.bounds import Bounds
 from searchkit.history.collect_round import collect_round
-from searchkit.history.compaction import compact_all
+from searchkit.history.compaction import compact_all, settle
 from searchkit.history.gaps import Gap
 from searchkit.history.layout import (
     LIMITS_SCHEMA,
@@ -176,8 +176,10 @@ class History:
                 Give the emulator's when its clock is advanced (notebooks, tests).
             compact: Also compact the closed UTC days this collect wrote to, and yesterday
                 (merge their files, thin their snapshots, write their rollups), so the
-                layout stays one file per day whatever the collect interval. With False,
-                those days' files stay as written and only their rollups are written.
+                layout stays one file per day whatever the collect interval; the day this
+                collect closes (across midnight) is merged on a thread after it returns,
+                which the next collect waits for. With False, those days' files stay as
+                written and only their rollups are written.
 
         Returns:
             A :class:`CollectSummary`.
@@ -366,6 +368,7 @@ class History:
             "days_skipped": n (another compactor held them), "stale_temporaries_removed":
             n}``.
         """
+        settle(self._layout)  # a merge a collect left running finishes first
         return compact_all(self._layout)
 
     @one_listing
@@ -382,6 +385,7 @@ class History:
         Returns:
             The number of rollups written.
         """
+        settle(self._layout)  # a merge a collect left running finishes first
         if days is None:
             today = f"{pd.Timestamp.now(tz='UTC'):%Y-%m-%d}"
             days = [day for day in self._layout.days("throughput") if day < today]

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from searchkit.analytics.day import DayForecast, forecast_day
-from searchkit.errors import ValidationError
+from searchkit.errors import UnknownIndexError, ValidationError
 from searchkit.frames.counting import ValueUnit
 from searchkit.frames.zones import TimeZone, resolve_zone
 from searchkit.model.limits import LIMIT_INFO
@@ -64,7 +64,8 @@ def find_index(rows: pd.DataFrame, index: str | None) -> str:
     ``projected_utilization`` of a finite limit.
 
     Raises:
-        ValidationError: No row has that id or name, or there are no rows.
+        UnknownIndexError: No row has that id or name (a ValidationError and a KeyError).
+        ValidationError: There are no rows.
     """
     if rows.empty:
         raise ValidationError("there is no index to draw: the source holds none")
@@ -78,7 +79,7 @@ def find_index(rows: pd.DataFrame, index: str | None) -> str:
     named = rows.index[rows["name"] == index]
     if len(named) == 0:
         known = ", ".join(repr(n) for n in sorted(rows["name"].astype(str))[:8])
-        raise ValidationError(f"no index has the name or id {index!r}; there are: {known}")
+        raise UnknownIndexError(f"no index has the name or id {index!r}; there are: {known}")
     return str(named[0])
 
 

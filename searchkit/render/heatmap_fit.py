@@ -33,6 +33,7 @@ __all__ = [
     "DAY_STEPS",
     "GAP_PT",
     "Fit",
+    "first_day_step",
     "fit_cells",
     "name_step",
     "numbers_may_fit",
@@ -113,6 +114,27 @@ def name_step(ax: Axes, rows: int) -> int:
     points = ax.get_position().height * _figure(ax).get_figheight() * 72.0
     size = FontProperties(size=mpl.rcParams["ytick.labelsize"]).get_size_in_points()
     return max(1, math.floor((size + GAP_PT) / (points / max(rows, 1))))
+
+
+def first_day_step(ax: Axes, days: int, first_label: str) -> int:
+    """Return a first step for the dates, before the figure is laid out: 1 or a week.
+
+    Laying out a year of dates, one tick each, takes seconds (a tick is several artists,
+    each measured by the layout). The Axes before its layout is at least as wide as after
+    it, and the first date is one of those :func:`fit_cells` measures, so the step from
+    them is never more than the one fit_cells takes; every step of :data:`DAY_STEPS` from
+    a week on is a multiple of a week, so fit_cells thins weekly dates to exactly the
+    dates it would have kept of every day's.
+    """
+    import matplotlib as mpl
+
+    position, figure = ax.get_position(), _figure(ax)
+    cell_w = position.width * figure.get_figwidth() * 72.0 / max(days, 1)
+    probe = ax.text(0, 0, first_label, fontsize=mpl.rcParams["xtick.labelsize"])
+    width = probe.get_window_extent().width * 72.0 / figure.dpi
+    probe.remove()
+    step = next((s for s in DAY_STEPS if width + 2 * GAP_PT <= s * cell_w), days)
+    return 7 if step >= 7 else 1
 
 
 def numbers_may_fit(ax: Axes, shape: tuple[int, int], widest: str, fontsize: str) -> bool:

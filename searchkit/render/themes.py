@@ -138,13 +138,13 @@ def apply_theme(ax: Axes, theme: Theme, *, figure: bool = True) -> None:
     ax.set_facecolor(theme.face)
     if figure:
         ax.figure.set_facecolor(theme.face)
+    # The ticks and their labels, those made and those to come (the labels are not asked
+    # for here: that would work the ticks out once more before the drawing does).
     ax.tick_params(colors=theme.text, grid_color=theme.grid, which="both")
     for spine in ax.spines.values():
         spine.set_color(theme.grid)
     for text in (ax.title, ax.xaxis.label, ax.yaxis.label, ax.xaxis.get_offset_text()):
         text.set_color(theme.text)
-    for label in (*ax.get_xticklabels(), *ax.get_yticklabels()):
-        label.set_color(theme.text)
     for child in ax.texts:
         child.set_color(theme.text)
     legend = ax.get_legend()

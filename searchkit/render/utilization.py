@@ -16,7 +16,13 @@ from searchkit.errors import ValidationError
 from searchkit.frames.counting import ValueUnit
 from searchkit.frames.zones import TimeZone, resolve_zone
 from searchkit.model.limits import LIMIT_INFO
-from searchkit.render.heatmap_fit import fit_cells, name_step, numbers_may_fit, under_the_axis
+from searchkit.render.heatmap_fit import (
+    first_day_step,
+    fit_cells,
+    name_step,
+    numbers_may_fit,
+    under_the_axis,
+)
 from searchkit.render.plots import literal, new_axes, themed
 from searchkit.render.themes import Theme, ThemeName, apply_theme, theme_of
 
@@ -173,8 +179,11 @@ def _axes(ax: Axes, grid: pd.DataFrame, total: int, tz: TimeZone) -> None:
             f"the {len(grid.index):,} of {total:,} indexes most used\n"
             f"({total - len(grid.index):,} not shown)"
         )
-    # Every day, level: heatmap_fit thins them to a step at which they keep apart.
-    ax.set_xticks(range(len(grid.columns)), [f"{p:%b %d}" for p in grid.columns])
+    # Days, level: heatmap_fit thins them to a step at which they keep apart (a year's
+    # from weekly ones: a tick for each of 365 days takes seconds to lay out).
+    days = [f"{p:%b %d}" for p in grid.columns]
+    step = first_day_step(ax, len(days), days[0]) if days else 1
+    ax.set_xticks(range(0, len(days), step), days[::step])
     ax.set_xlabel(f"day ({_zone_name(tz)}); operations = value x sampling interval")
 
 

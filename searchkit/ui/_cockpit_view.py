@@ -15,7 +15,7 @@ from typing import Any
 import ipywidgets as widgets
 import pandas as pd
 
-from searchkit.errors import ValidationError
+from searchkit.errors import UnknownIndexError, ValidationError
 from searchkit.frames.zones import TimeZone, resolve_zone, zone_name
 from searchkit.render import cockpit_pictures as pictures
 from searchkit.render import cockpit_table as table
@@ -268,14 +268,18 @@ class CockpitView(StaticPicture, widgets.VBox):
         self._on_table_option({})
 
     def select(self, name_or_id: str) -> None:
-        """Select the row of an index (by name or id), turning to its page."""
+        """Select the row of an index (by name or id), turning to its page.
+
+        Raises:
+            UnknownIndexError: No row shown has that name or id (also a ``KeyError``).
+        """
         with self._state:
             rows = self.filtered(self._rows)
             found = rows.index[
                 (rows.index.astype(str) == name_or_id) | (rows["name"] == name_or_id)
             ]
             if not len(found):
-                raise KeyError(f"no row shown has the name or id {name_or_id!r}")
+                raise UnknownIndexError(f"no row shown has the name or id {name_or_id!r}")
             self._page = int(list(rows.index).index(found[0])) // PAGE_ROWS
             self.show_rows(selected=str(found[0]))
         self._redraw_locked()

@@ -18,13 +18,7 @@ pytest.importorskip("moto")
 pytest.importorskip("boto3")
 
 
-from tests.history.s3server import new_bucket, options, running
-
-
-@pytest.fixture(scope="module")
-def s3_endpoint():
-    with running() as server:
-        yield server.endpoint
+from tests.history.s3server import new_bucket, options
 
 
 @pytest.fixture

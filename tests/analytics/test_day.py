@@ -86,7 +86,7 @@ def test_today_is_thinned_to_the_knots_a_picture_can_show():
 def test_an_index_with_no_forecast_has_no_path_and_an_unknown_one_is_refused(raw):
     day = forecast_day(raw, "2026-11-23 06:00")  # two days after the points end: stale
     assert day.path("id-shaped").empty
-    with pytest.raises(KeyError, match="no forecast row for the index 'nope'"):
+    with pytest.raises(sk.UnknownIndexError, match="no forecast row for the index 'nope'"):
         day.path("nope")
 
 

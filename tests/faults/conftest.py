@@ -42,24 +42,23 @@ HARNESS_SECRETS = (*secrets_of(USERNAME, PASSWORD), TOKEN, READ_ONLY_TOKEN)
 SHORT_READ = (2.0, 0.5)
 
 
-def harness_client(url: str, **options: object) -> sk.Client:
-    """A client of the harness with short backoff, so faults resolve fast.
+#: A harness client's settings: short backoff, so faults resolve fast. The timeout stays at
+#: 2 s so a busy machine is not mistaken for a fault; tests whose server never answers pass
+#: ``timeout=SHORT_READ``.
+HARNESS_SETTINGS: dict[str, object] = {
+    "username": USERNAME,
+    "password": PASSWORD,
+    "timeout": 2.0,
+    "max_retries": 2,
+    "backoff_factor": 0.01,
+    "retry_after_cap": 5.0,
+    "retry_budget": 5.0,
+}
 
-    The timeout stays at 2 s so a busy machine is not mistaken for a fault; tests whose
-    server never answers pass ``timeout=SHORT_READ``.
-    """
-    settings: dict[str, object] = {
-        "username": USERNAME,
-        "password": PASSWORD,
-        "base_url": url,
-        "timeout": 2.0,
-        "max_retries": 2,
-        "backoff_factor": 0.01,
-        "retry_after_cap": 5.0,
-        "retry_budget": 5.0,
-    }
-    settings.update(options)
-    return sk.Client(**settings)  # type: ignore[arg-type]
+
+def harness_client(url: str, **options: object) -> sk.Client:
+    """A client of the harness at ``url`` (:data:`HARNESS_SETTINGS`, ``options`` over them)."""
+    return sk.Client(base_url=url, **{**HARNESS_SETTINGS, **options})  # type: ignore[arg-type]
 
 
 @pytest.fixture(autouse=True)
@@ -84,10 +83,9 @@ def server_options():
 
 
 @pytest.fixture
-def client(server):
-    """Here a client is the harness's: of ``server``, with the harness's credentials."""
-    with harness_client(server.url) as c:
-        yield c
+def client_options():
+    """Here ``client`` is the harness's: of ``server``, with the harness's settings."""
+    return {"of": "server", **HARNESS_SETTINGS}
 
 
 @pytest.fixture
@@ -97,15 +95,9 @@ def emulator_options():
 
 
 @pytest.fixture
-def service(emulator):
-    """The emulator standing in for the real service behind the harness (real clock)."""
-    return emulator
-
-
-@pytest.fixture
-def proxy(service):
+def proxy(emulator):
     """The harness in front of the emulator: forwards what it is not told to break."""
-    with FaultServer(upstream=service.url, max_hang=MAX_HANG_S) as s:
+    with FaultServer(upstream=emulator.url, max_hang=MAX_HANG_S) as s:
         yield s
 
 

@@ -236,7 +236,7 @@ def test_body_retries_and_connection_retries_spend_one_budget(server, client):
     assert server.count("GET") == 3
 
 
-def test_create_reset_mid_body_is_never_re_sent(proxy, proxied, service):
+def test_create_reset_mid_body_is_never_re_sent(proxy, proxied, emulator):
     from .harness import forward
 
     def forward_then_cut(exchange):

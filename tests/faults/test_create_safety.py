@@ -27,19 +27,19 @@ LOST_ANSWERS = {
 
 
 @pytest.mark.parametrize("lost", LOST_ANSWERS.values(), ids=LOST_ANSWERS.keys())
-def test_create_whose_answer_is_lost_returns_the_index_it_created(proxy, service, lost):
+def test_create_whose_answer_is_lost_returns_the_index_it_created(proxy, emulator, lost):
     proxy.script("POST", forward(then=lost))
     with harness_client(proxy.url, timeout=SHORT_READ) as client:
         index = client.create_index("docs", **CREATE)
     assert proxy.count("POST") == 1
-    assert stored_names(service) == ["docs"]
-    (stored,) = service.store.list_indexes(service.account)
+    assert stored_names(emulator) == ["docs"]
+    (stored,) = emulator.store.list_indexes(emulator.account)
     assert index.id == stored["id"]
     assert index.token.get_secret_value() == stored["token"]
 
 
 def test_existing_name_is_refused_by_default_naming_the_index_and_creating_nothing(
-    proxy, proxied, service
+    proxy, proxied, emulator
 ):
     older = proxied.create_index("docs", **CREATE)
     with pytest.raises(IndexExistsError) as info:
@@ -52,18 +52,18 @@ def test_existing_name_is_refused_by_default_naming_the_index_and_creating_nothi
     assert info.value.existing == (older,)
     assert isinstance(info.value, sk.ValidationError)
     assert proxy.count("POST") == 1  # the first create only
-    assert stored_names(service) == ["docs"]
+    assert stored_names(emulator) == ["docs"]
 
 
-def test_if_exists_return_gives_back_the_existing_index_without_a_post(proxy, proxied, service):
+def test_if_exists_return_gives_back_the_existing_index_without_a_post(proxy, proxied, emulator):
     older = proxied.create_index("docs", **CREATE)
     again = proxied.create_index("docs", if_exists="return", **CREATE)
     assert again == older
     assert (proxy.count("GET"), proxy.count("POST")) == (3, 1)  # list, create, check
-    assert stored_names(service) == ["docs"]
+    assert stored_names(emulator) == ["docs"]
 
 
-def test_if_exists_return_with_two_of_that_name_refuses_to_choose(proxy, proxied, service):
+def test_if_exists_return_with_two_of_that_name_refuses_to_choose(proxy, proxied, emulator):
     a = proxied.create_index("docs", **CREATE)
     b = proxied.create_index("docs", if_exists="create", **CREATE)
     with pytest.raises(IndexExistsError, match="2 indexes named 'docs' exist") as info:
@@ -72,28 +72,28 @@ def test_if_exists_return_with_two_of_that_name_refuses_to_choose(proxy, proxied
     assert proxy.count("POST") == 2
 
 
-def test_if_exists_create_makes_a_duplicate_with_exactly_one_request(proxy, proxied, service):
+def test_if_exists_create_makes_a_duplicate_with_exactly_one_request(proxy, proxied, emulator):
     proxied.create_index("docs", **CREATE)
     before = proxy.count()
     second = proxied.create_index("docs", if_exists="create", **CREATE)
     assert proxy.count() - before == 1
     assert proxy.seen()[-1].method == "POST"
-    assert stored_names(service) == ["docs", "docs"]
+    assert stored_names(emulator) == ["docs", "docs"]
     assert second.name == "docs"
 
 
 def test_if_exists_create_reconciles_a_lost_answer_by_name_and_creation_time(
-    proxy, proxied, service
+    proxy, proxied, emulator
 ):
     proxy.script("POST", forward(then=drop()))
     index = proxied.create_index("docs", if_exists="create", **CREATE)
-    (stored,) = service.store.list_indexes(service.account)
+    (stored,) = emulator.store.list_indexes(emulator.account)
     assert index.id == stored["id"]
     assert (proxy.count("POST"), proxy.count("GET")) == (1, 1)  # the list after, only
 
 
 def test_if_exists_create_cannot_tell_its_index_from_a_recent_one_of_the_same_name(
-    proxy, proxied, service
+    proxy, proxied, emulator
 ):
     # Without a list made first, an index of that name created moments before is inside
     # the creation-time window too: the client must say it cannot tell, not guess.
@@ -102,7 +102,7 @@ def test_if_exists_create_cannot_tell_its_index_from_a_recent_one_of_the_same_na
     with pytest.raises(sk.AmbiguousCreateError, match="2 indexes of that name created within"):
         proxied.create_index("docs", if_exists="create", **CREATE)
     assert proxy.count("POST") == 2  # one per call, never re-sent
-    assert stored_names(service) == ["docs", "docs"]
+    assert stored_names(emulator) == ["docs", "docs"]
 
 
 def test_bad_if_exists_is_refused_before_any_request(proxy, proxied):
@@ -111,13 +111,13 @@ def test_bad_if_exists_is_refused_before_any_request(proxy, proxied):
     assert proxy.count() == 0
 
 
-def test_lost_answer_with_a_failing_list_is_ambiguous_and_not_repeated(proxy, proxied, service):
+def test_lost_answer_with_a_failing_list_is_ambiguous_and_not_repeated(proxy, proxied, emulator):
     proxy.script("GET", forward(), then=reply(503, {"error": "down"}))
     proxy.script("POST", forward(then=drop()))
     with pytest.raises(sk.AmbiguousCreateError) as info:
         proxied.create_index("docs", **CREATE)
     assert proxy.count("POST") == 1
-    assert stored_names(service) == ["docs"]
+    assert stored_names(emulator) == ["docs"]
     assert str(info.value) == (
         "create index 'docs' (POST /v2/search): the request was sent, then failed "
         "(POST /v2/search to "
@@ -127,42 +127,42 @@ def test_lost_answer_with_a_failing_list_is_ambiguous_and_not_repeated(proxy, pr
     )
 
 
-def test_lost_answer_without_reconciling_is_ambiguous_at_once(proxy, service):
+def test_lost_answer_without_reconciling_is_ambiguous_at_once(proxy, emulator):
     proxy.script("POST", forward(then=hang()))
     client = harness_client(proxy.url, timeout=SHORT_READ)
     with pytest.raises(sk.AmbiguousCreateError, match=r"no answer within 0\.5 s"):
         client.create_index("docs", reconcile=False, if_exists="create", **CREATE)
     assert (proxy.count("POST"), proxy.count("GET")) == (1, 0)
-    assert stored_names(service) == ["docs"]
+    assert stored_names(emulator) == ["docs"]
 
 
 def test_request_abandoned_before_its_body_was_read_is_ambiguous_and_creates_nothing(
-    proxy, proxied, service
+    proxy, proxied, emulator
 ):
     proxy.script("POST", reset(before_body=True))
     with pytest.raises(sk.AmbiguousCreateError, match="no new index of that name is listed yet"):
         proxied.create_index("docs", **CREATE)
     assert proxy.count("POST") == 1
-    assert stored_names(service) == []
+    assert stored_names(emulator) == []
 
 
-def test_a_second_new_index_of_the_same_name_makes_the_create_ambiguous(proxy, proxied, service):
+def test_a_second_new_index_of_the_same_name_makes_the_create_ambiguous(proxy, proxied, emulator):
     # Someone else created "docs" while this call's answer was lost: the client cannot
     # tell which one is its own, so it must not guess.
     # The other index is made before the answer is dropped: made after, the client's
     # check could list before it exists (it did, on a busy machine) and see only its own.
     def raced_then_dropped(exchange):
-        service.store.create_index(service.account, name="docs", **CREATE)
+        emulator.store.create_index(emulator.account, name="docs", **CREATE)
         drop()(exchange)
 
     proxy.script("POST", forward(then=raced_then_dropped))
     with pytest.raises(sk.AmbiguousCreateError, match="2 new indexes of that name are listed"):
         proxied.create_index("docs", **CREATE)
     assert proxy.count("POST") == 1
-    assert stored_names(service) == ["docs", "docs"]
+    assert stored_names(emulator) == ["docs", "docs"]
 
 
-def test_server_error_on_create_without_a_new_index_is_server_error(proxy, proxied, service):
+def test_server_error_on_create_without_a_new_index_is_server_error(proxy, proxied, emulator):
     proxy.script("POST", reply(500, {"error": "database unavailable"}))
     with pytest.raises(
         sk.ServerError,
@@ -171,29 +171,29 @@ def test_server_error_on_create_without_a_new_index_is_server_error(proxy, proxi
         proxied.create_index("docs", **CREATE)
     assert proxy.count("POST") == 1
     assert proxy.count("GET") == 2  # before and after: nothing new, so really not created
-    assert stored_names(service) == []
+    assert stored_names(emulator) == []
 
 
-def test_create_refused_before_sending_is_safe_to_repeat(service):
+def test_create_refused_before_sending_is_safe_to_repeat(emulator):
     with refused_port() as port:
         client = harness_client(f"http://127.0.0.1:{port}")
         with pytest.raises(sk.TransportError) as info:
             client.create_index("docs", reconcile=False, if_exists="create", **CREATE)
     assert info.value.sent is False
     assert info.value.method == "POST"
-    assert stored_names(service) == []
+    assert stored_names(emulator) == []
     # The same port, now answering: the repeat creates the one and only index.
-    with FaultServer(upstream=service.url, port=port) as back:
+    with FaultServer(upstream=emulator.url, port=port) as back:
         assert client.create_index("docs", **CREATE).name == "docs"
         assert back.count("POST") == 1
-    assert stored_names(service) == ["docs"]
+    assert stored_names(emulator) == ["docs"]
 
 
-def test_list_before_a_create_failing_to_connect_sends_no_post(service):
+def test_list_before_a_create_failing_to_connect_sends_no_post(emulator):
     with refused_port() as port, pytest.raises(sk.TransportError) as info:
         harness_client(f"http://127.0.0.1:{port}").create_index("docs", **CREATE)
     assert info.value.sent is False
-    assert stored_names(service) == []
+    assert stored_names(emulator) == []
 
 
 @pytest.fixture
@@ -231,7 +231,7 @@ def test_lost_create_on_a_service_with_a_distant_clock_is_ambiguous_not_a_failur
     assert stored_names(emulator) == ["docs"]
 
 
-def test_create_whose_reconciling_list_times_out_names_the_create(proxy, service):
+def test_create_whose_reconciling_list_times_out_names_the_create(proxy, emulator):
     # Before, the error named "GET /v2/search", an operation the user never asked for.
     proxy.script("POST", forward(then=hang()))
     proxy.script("GET", forward(), then=hang())
@@ -247,7 +247,7 @@ def test_create_whose_reconciling_list_times_out_names_the_create(proxy, service
 
 
 def test_create_whose_first_list_fails_names_the_create_and_that_nothing_was_created(
-    proxy, service
+    proxy, emulator
 ):
     proxy.script("GET", then=reply(503, {"error": "maintenance"}))
     with pytest.raises(sk.ServerError) as info:
@@ -265,7 +265,7 @@ def test_create_whose_first_list_fails_names_the_create_and_that_nothing_was_cre
 # -- one name, one index (issue 29, item 4) -------------------------------------------------
 
 
-def test_eight_threads_creating_one_name_make_one_index(proxy, service):
+def test_eight_threads_creating_one_name_make_one_index(proxy, emulator):
     # Each list is held 0.3 s by the harness: without serialising, all eight lists come
     # back empty before any create lands, and eight indexes are made.
     import threading
@@ -293,7 +293,7 @@ def test_eight_threads_creating_one_name_make_one_index(proxy, service):
         thread.join()
 
     assert (len(created), len(refused), failed) == (1, 7, [])
-    assert stored_names(service) == ["same-name"]
+    assert stored_names(emulator) == ["same-name"]
     assert {exc.existing for exc in refused} == {(created[0],)}
     assert proxy.count("POST") == 1
 
@@ -316,7 +316,7 @@ def gathered(parties: int):
 
 
 def test_parallel_create_processes_each_say_a_duplicate_was_made_naming_the_ids(
-    proxy, service, tmp_path
+    proxy, emulator, tmp_path
 ):
     import os
     import re
@@ -344,7 +344,7 @@ def test_parallel_create_processes_each_say_a_duplicate_was_made_naming_the_ids(
     ]
     results = [(p.wait(timeout=300), *p.communicate()) for p in processes]
 
-    stored = {i["id"] for i in service.store.list_indexes(service.account)}
+    stored = {i["id"] for i in emulator.store.list_indexes(emulator.account)}
     assert len(stored) == parties  # across processes nothing can be locked: all created
     for code, out, err in results:
         own = re.search(r"created index 'cli-name' \(([0-9a-f-]{36})\)", out)

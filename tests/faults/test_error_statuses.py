@@ -115,7 +115,7 @@ def test_huge_error_body_gives_a_bounded_message(server, client, body):
 # -- the same statuses from the emulator, through the harness ----------------------------
 
 
-def test_wrong_password_from_the_service_is_one_authentication_error(proxy, service):
+def test_wrong_password_from_the_service_is_one_authentication_error(proxy, emulator):
     client = harness_client(proxy.url, password="not-the-password")
     with pytest.raises(sk.AuthenticationError) as info:
         client.list_indexes()
@@ -123,8 +123,8 @@ def test_wrong_password_from_the_service_is_one_authentication_error(proxy, serv
     assert info.value.server_message == "invalid username or password"
 
 
-def test_read_only_account_creating_is_one_permission_denied(proxy, service):
-    service.add_user("reader", "reader-pw-Tq81", read_only=True)
+def test_read_only_account_creating_is_one_permission_denied(proxy, emulator):
+    emulator.add_user("reader", "reader-pw-Tq81", read_only=True)
     client = harness_client(proxy.url, username="reader", password="reader-pw-Tq81")
     with pytest.raises(sk.PermissionDeniedError) as info:
         client.create_index("docs", region="eu-west-1", type="payg")

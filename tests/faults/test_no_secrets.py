@@ -256,12 +256,12 @@ def no_outside_connections(monkeypatch) -> Iterator[list[object]]:
 @pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_whole_matrix_under_debug_logging_leaks_no_secret_and_duplicates_nothing(
-    service, caplog, monkeypatch, tmp_path
+    emulator, caplog, monkeypatch, tmp_path
 ):
     caplog.set_level(logging.DEBUG, logger="searchkit")
     caplog.set_level(logging.DEBUG, logger="urllib3")
     with contextlib.ExitStack() as stack, no_outside_connections(monkeypatch) as outside:
-        sweep = Sweep(service, stack)
+        sweep = Sweep(emulator, stack)
         list_rows(sweep)
         rate_limit_rows(sweep)
         create_rows(sweep)
@@ -272,7 +272,7 @@ def test_whole_matrix_under_debug_logging_leaks_no_secret_and_duplicates_nothing
         sent_headers = [repr(r.headers) for srv in sweep.servers for r in srv.seen()]
         posts_per_server = [srv.count("POST") for srv in sweep.servers]
 
-    stored = service.store.list_indexes(service.account)
+    stored = emulator.store.list_indexes(emulator.account)
     secrets = {
         *HARNESS_SECRETS,
         NETRC_SECRET,

@@ -30,19 +30,19 @@ def rogue_proxy(monkeypatch):
 
 
 @pytest.mark.parametrize("variable", ["http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"])
-def test_loopback_traffic_never_goes_through_a_proxy(rogue_proxy, monkeypatch, service, variable):
+def test_loopback_traffic_never_goes_through_a_proxy(rogue_proxy, monkeypatch, emulator, variable):
     monkeypatch.setenv(variable, rogue_proxy.url)
-    service.store.create_index(service.account, name="real", region="eu-west-1", type="payg")
-    with harness_client(service.url) as client:
+    emulator.store.create_index(emulator.account, name="real", region="eu-west-1", type="payg")
+    with harness_client(emulator.url) as client:
         assert client.list_indexes().names() == ["real"]
         assert client.create_index("docs", region="eu-west-1", type="payg").name == "docs"
     assert rogue_proxy.count() == 0
 
 
-def test_loopback_by_name_is_not_proxied_either(rogue_proxy, monkeypatch, service):
+def test_loopback_by_name_is_not_proxied_either(rogue_proxy, monkeypatch, emulator):
     monkeypatch.setenv("http_proxy", rogue_proxy.url)
     monkeypatch.setenv("HTTP_PROXY", rogue_proxy.url)
-    url = service.url.replace("127.0.0.1", "localhost")
+    url = emulator.url.replace("127.0.0.1", "localhost")
     with harness_client(url) as client:
         assert client.list_indexes().names() == []
     assert rogue_proxy.count() == 0

@@ -44,9 +44,9 @@ def collect_across_midnight(hist: Any, emu: Any, client: Any, **kw: Any) -> None
 
 @pytest.fixture
 def across_midnight(tmp_path, made_once) -> Callable[..., Any]:
-    """``across_midnight(root=tmp_path / "h", compact=True, emu=None)``: a History at ``root``
+    """``across_midnight(root=tmp_path / "h", compact=True, emulator=None)``: a History at ``root``
     holding what :func:`collect_across_midnight` collects (13 rounds of the demo set: its
-    files, points and rollups), made once per worker and copied. Given ``emu``, its clock
+    files, points and rollups), made once per worker and copied. Given ``emulator``, its clock
     is moved to where those collects leave it (a minute's value is the same whenever it is
     listed), so the test's next collect follows on."""
     from searchkit.emulator import Emulator
@@ -59,20 +59,16 @@ def across_midnight(tmp_path, made_once) -> Callable[..., Any]:
 
         return make
 
-    def copy(root: pathlib.Path | None = None, *, compact: bool = True, emu: Any = None) -> Any:
+    def copy(
+        root: pathlib.Path | None = None, *, compact: bool = True, emulator: Any = None
+    ) -> Any:
         root = tmp_path / "h" if root is None else root
         made_once(f"across-midnight-compact-{compact}", collected(compact), root)
-        if emu is not None:
-            emu.advance(ACROSS_MIDNIGHT_S)
+        if emulator is not None:
+            emulator.advance(ACROSS_MIDNIGHT_S)
         return History(root)
 
     return copy
-
-
-@pytest.fixture
-def emu(emulator):
-    """The history tests' name for ``emulator``."""
-    return emulator
 
 
 def data_files(root: pathlib.Path, kind: str = "throughput") -> list[pathlib.Path]:

@@ -19,7 +19,7 @@ from tests.history.conftest import data_files
 HOUR = 3600
 
 
-def test_collect_stores_the_listed_points_with_the_frame_columns(tmp_path, emu, client):
+def test_collect_stores_the_listed_points_with_the_frame_columns(tmp_path, emulator, client):
     hist = History(tmp_path / "h")
     summary = hist.collect(client)
     indexes = client.list_indexes()
@@ -48,15 +48,15 @@ def test_collect_stores_the_listed_points_with_the_frame_columns(tmp_path, emu, 
     assert sk.throughput_intervals(stored)[indexes[0].id] == pd.Timedelta(minutes=1)
 
 
-def test_files_are_hive_partitioned_by_utc_day(tmp_path, emu, client):
+def test_files_are_hive_partitioned_by_utc_day(tmp_path, emulator, client):
     hist = History(tmp_path / "h")
-    hist.collect(client, now=emu.now())
+    hist.collect(client, now=emulator.now())
     days = sorted(p.parent.name for p in data_files(tmp_path / "h"))
     assert days == ["day=2026-11-20"]
     assert [p.parent.name for p in data_files(tmp_path / "h", "limits")] == ["day=2026-11-20"]
 
 
-def test_second_collect_stores_nothing_new(tmp_path, emu, client):
+def test_second_collect_stores_nothing_new(tmp_path, emulator, client):
     hist = History(tmp_path / "h")
     hist.collect(client)
     before = data_files(tmp_path / "h")
@@ -68,10 +68,10 @@ def test_second_collect_stores_nothing_new(tmp_path, emu, client):
     assert len(hist.throughput()) == 6 * 120
 
 
-def test_an_advanced_clock_adds_only_the_new_minutes(tmp_path, emu, client):
+def test_an_advanced_clock_adds_only_the_new_minutes(tmp_path, emulator, client):
     hist = History(tmp_path / "h")
     hist.collect(client)
-    emu.advance(30 * 60)
+    emulator.advance(30 * 60)
 
     summary = hist.collect(client)
 
@@ -82,10 +82,10 @@ def test_an_advanced_clock_adds_only_the_new_minutes(tmp_path, emu, client):
     assert frame["time"].diff().dropna().dt.round("min").eq(pd.Timedelta(minutes=1)).all()
 
 
-def test_collecting_too_rarely_reports_the_gap_and_never_fills_it(tmp_path, emu, client):
+def test_collecting_too_rarely_reports_the_gap_and_never_fills_it(tmp_path, emulator, client):
     hist = History(tmp_path / "h")
     hist.collect(client)
-    emu.advance(5 * HOUR)
+    emulator.advance(5 * HOUR)
 
     summary = hist.collect(client)
 
@@ -100,7 +100,7 @@ def test_collecting_too_rarely_reports_the_gap_and_never_fills_it(tmp_path, emu,
     assert len(info.gaps) == 6
 
 
-def test_throughput_filters_by_time_and_name_and_converts_the_zone(tmp_path, emu, client):
+def test_throughput_filters_by_time_and_name_and_converts_the_zone(tmp_path, emulator, client):
     hist = History(tmp_path / "h")
     hist.collect(client)
     frame = hist.throughput(
@@ -115,10 +115,10 @@ def test_throughput_filters_by_time_and_name_and_converts_the_zone(tmp_path, emu
     assert frame["time"].min().floor("min") == pd.Timestamp("2026-11-20 16:45", tz="Asia/Kathmandu")
 
 
-def test_reading_one_day_opens_only_that_partition(tmp_path, emu, client):
+def test_reading_one_day_opens_only_that_partition(tmp_path, emulator, client):
     hist = History(tmp_path / "h")
     hist.collect(client)
-    emu.advance(24 * HOUR)
+    emulator.advance(24 * HOUR)
     hist.collect(client)
     # A corrupt file in the other day's folder is never opened by a one-day read.
     (tmp_path / "h/throughput/day=2026-11-21/part-0-broken.parquet").write_bytes(b"nope")
@@ -127,7 +127,7 @@ def test_reading_one_day_opens_only_that_partition(tmp_path, emu, client):
     assert len(frame) == 6 * 120
 
 
-def test_two_concurrent_collectors_lose_and_duplicate_nothing(tmp_path, emu, client):
+def test_two_concurrent_collectors_lose_and_duplicate_nothing(tmp_path, emulator, client):
     location = tmp_path / "h"
     barrier = threading.Barrier(2)
     results = []
@@ -135,7 +135,7 @@ def test_two_concurrent_collectors_lose_and_duplicate_nothing(tmp_path, emu, cli
 
     def run() -> None:
         try:
-            with emu.client() as own:
+            with emulator.client() as own:
                 listed = own.list_indexes()
                 barrier.wait()
                 results.append(History(location).collect(own, indexes=listed))
@@ -206,11 +206,11 @@ def test_compact_merges_a_day_and_drops_duplicates_keeping_the_latest(tmp_path):
     assert hist.compact()["partitions"] == 0
 
 
-def test_compact_after_collects_keeps_what_readers_see(tmp_path, emu, client):
+def test_compact_after_collects_keeps_what_readers_see(tmp_path, emulator, client):
     hist = History(tmp_path / "h")
     for _ in range(3):
         hist.collect(client)
-        emu.advance(40 * 60)
+        emulator.advance(40 * 60)
     before = hist.throughput()
     hist.compact()
     after = hist.throughput()
@@ -221,7 +221,7 @@ def test_compact_after_collects_keeps_what_readers_see(tmp_path, emu, client):
     )
 
 
-def test_limits_as_of_a_time_show_a_plan_change(tmp_path, emu, client):
+def test_limits_as_of_a_time_show_a_plan_change(tmp_path, emulator, client):
     hist = History(tmp_path / "h")
     raw = client.list_indexes().to_dicts()
     hist.collect(client, indexes=raw, now="2026-11-20 12:00")
@@ -238,7 +238,7 @@ def test_limits_as_of_a_time_show_a_plan_change(tmp_path, emu, client):
     assert latest["collected_at"].iloc[0] == pd.Timestamp("2026-11-21 12:00", tz="UTC")
 
 
-def test_no_token_reaches_the_files_or_the_summary(tmp_path, emu, client):
+def test_no_token_reaches_the_files_or_the_summary(tmp_path, emulator, client):
     hist = History(tmp_path / "h")
     summary = hist.collect(client)
     tokens = [i.token for i in client.list_indexes()]
@@ -249,7 +249,7 @@ def test_no_token_reaches_the_files_or_the_summary(tmp_path, emu, client):
         assert token not in repr(summary) + summary._repr_html_()
 
 
-def test_summary_displays_counts_in_text_and_html(tmp_path, emu, client):
+def test_summary_displays_counts_in_text_and_html(tmp_path, emulator, client):
     summary = History(tmp_path / "h").collect(client)
     assert "6 indexes, 720 new points, 0 gaps" in repr(summary)
     html = summary._repr_html_()
@@ -267,7 +267,7 @@ def test_an_unwritable_location_is_a_clear_error(tmp_path, client):
         History(blocker / "h").collect(client)
 
 
-def test_a_foreign_file_is_named_and_nothing_stored_is_lost(tmp_path, emu, client):
+def test_a_foreign_file_is_named_and_nothing_stored_is_lost(tmp_path, emulator, client):
     hist = History(tmp_path / "h")
     hist.collect(client)
     foreign = tmp_path / "h/throughput/day=2026-11-20/part-9-other.parquet"
@@ -282,10 +282,10 @@ def test_a_foreign_file_is_named_and_nothing_stored_is_lost(tmp_path, emu, clien
     assert len(hist.throughput()) == 720
 
 
-def test_a_truncated_file_is_named_and_nothing_stored_is_lost(tmp_path, emu, client):
+def test_a_truncated_file_is_named_and_nothing_stored_is_lost(tmp_path, emulator, client):
     hist = History(tmp_path / "h")
     hist.collect(client)
-    emu.advance(600)
+    emulator.advance(600)
     hist.collect(client)
     victim = data_files(tmp_path / "h")[-1]
     saved = victim.read_bytes()
@@ -298,10 +298,10 @@ def test_a_truncated_file_is_named_and_nothing_stored_is_lost(tmp_path, emu, cli
     assert len(History(tmp_path / "h").throughput()) == 780
 
 
-def test_a_clock_gone_backwards_is_reported_and_keeps_stored_points(tmp_path, emu, client):
+def test_a_clock_gone_backwards_is_reported_and_keeps_stored_points(tmp_path, emulator, client):
     hist = History(tmp_path / "h")
     earlier = client.list_indexes()
-    emu.advance(HOUR)
+    emulator.advance(HOUR)
     hist.collect(client)
 
     summary = hist.collect(client, indexes=earlier)
@@ -311,7 +311,7 @@ def test_a_clock_gone_backwards_is_reported_and_keeps_stored_points(tmp_path, em
     assert len(hist.throughput(names="docs-search")) == 180
 
 
-def test_a_disappeared_or_renamed_index_is_reported(tmp_path, emu, client):
+def test_a_disappeared_or_renamed_index_is_reported(tmp_path, emulator, client):
     hist = History(tmp_path / "h")
     raw = client.list_indexes().to_dicts()
     hist.collect(client, indexes=raw)
@@ -328,7 +328,7 @@ def test_a_disappeared_or_renamed_index_is_reported(tmp_path, emu, client):
     assert gone["name"] in set(frame["name"])  # its history is kept
 
 
-def test_a_name_or_id_no_stored_index_had_is_an_unknown_index_error(tmp_path, emu, client):
+def test_a_name_or_id_no_stored_index_had_is_an_unknown_index_error(tmp_path, emulator, client):
     hist = History(tmp_path / "h")
     raw = client.list_indexes().to_dicts()
     hist.collect(client, indexes=raw)
@@ -352,7 +352,7 @@ def test_a_name_or_id_no_stored_index_had_is_an_unknown_index_error(tmp_path, em
         hist.throughput(start=after, index_ids=["zzz"])
 
 
-def test_a_temporary_file_of_a_writer_at_work_is_never_read(tmp_path, emu, client):
+def test_a_temporary_file_of_a_writer_at_work_is_never_read(tmp_path, emulator, client):
     hist = History(tmp_path / "h")
     hist.collect(client)
     folder = data_files(tmp_path / "h")[0].parent
@@ -360,11 +360,11 @@ def test_a_temporary_file_of_a_writer_at_work_is_never_read(tmp_path, emu, clien
     assert len(hist.throughput()) == 720
 
 
-def test_duckdb_reads_the_files_with_the_readme_query(tmp_path, emu, client):
+def test_duckdb_reads_the_files_with_the_readme_query(tmp_path, emulator, client):
     duckdb = pytest.importorskip("duckdb")
     hist = History(tmp_path / "h")
     hist.collect(client)
-    emu.advance(600)
+    emulator.advance(600)
     hist.collect(client)
     # Written twice on purpose: the query keeps the latest write of each point.
     hist.collect(client, indexes=client.list_indexes())
@@ -388,7 +388,9 @@ def test_duckdb_reads_the_files_with_the_readme_query(tmp_path, emu, client):
     ]
 
 
-def test_compact_thins_unchanged_limits_snapshots_and_keeps_plan_changes(tmp_path, emu, client):
+def test_compact_thins_unchanged_limits_snapshots_and_keeps_plan_changes(
+    tmp_path, emulator, client
+):
     hist = History(tmp_path / "h")
     raw = client.list_indexes().to_dicts()
     folder = tmp_path / "h/limits/day=2026-11-20"
@@ -416,11 +418,11 @@ def test_compact_thins_unchanged_limits_snapshots_and_keeps_plan_changes(tmp_pat
         )
 
 
-def test_readers_see_every_point_while_compact_replaces_files(tmp_path, emu, client):
+def test_readers_see_every_point_while_compact_replaces_files(tmp_path, emulator, client):
     hist = History(tmp_path / "h")
     for _ in range(6):
         hist.collect(client)
-        emu.advance(20 * 60)
+        emulator.advance(20 * 60)
     expected = len(hist.throughput())
     counts: list[int] = []
     errors: list[BaseException] = []
@@ -440,7 +442,7 @@ def test_readers_see_every_point_while_compact_replaces_files(tmp_path, emu, cli
     try:
         for _ in range(3):
             hist.collect(client)
-            emu.advance(60)
+            emulator.advance(60)
             hist.compact()
     finally:
         done.set()
@@ -450,11 +452,11 @@ def test_readers_see_every_point_while_compact_replaces_files(tmp_path, emu, cli
     assert len(data_files(tmp_path / "h")) == 1
 
 
-def test_info_finds_a_gap_that_spans_midnight(tmp_path, emu, client):
+def test_info_finds_a_gap_that_spans_midnight(tmp_path, emulator, client):
     hist = History(tmp_path / "h")
-    emu.advance(10 * HOUR)  # window 20:00-21:59
+    emulator.advance(10 * HOUR)  # window 20:00-21:59
     hist.collect(client)
-    emu.advance(6 * HOUR)  # window 02:00-03:59 the next day
+    emulator.advance(6 * HOUR)  # window 02:00-03:59 the next day
     hist.collect(client)
 
     info = hist.info()
@@ -467,7 +469,9 @@ def test_info_finds_a_gap_that_spans_midnight(tmp_path, emu, client):
     assert "(4 h 1 min)" in str(gap)
 
 
-def test_compact_removes_a_dead_writers_temporary_file_but_not_a_fresh_one(tmp_path, emu, client):
+def test_compact_removes_a_dead_writers_temporary_file_but_not_a_fresh_one(
+    tmp_path, emulator, client
+):
     import os
     import time
 

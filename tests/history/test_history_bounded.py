@@ -32,7 +32,7 @@ def test_an_unbounded_read_over_the_limit_is_refused_and_a_bounded_one_runs(
 
 
 def test_the_default_limit_is_the_machines_memory_and_a_bad_limit_is_named(
-    tmp_path, emu, client, monkeypatch
+    tmp_path, emulator, client, monkeypatch
 ):
     hist = History(tmp_path / "h")
     hist.collect(client)
@@ -45,3 +45,23 @@ def test_the_default_limit_is_the_machines_memory_and_a_bad_limit_is_named(
     assert str(caught.value) == (
         "SEARCHKIT_READ_LIMIT='lots' is no size: give bytes, e.g. 2000000000, 2GB or 512MiB"
     )
+
+
+def test_a_rollups_read_is_estimated_by_its_lists_and_not_read_again_day_by_day(
+    across_midnight, monkeypatch
+):
+    hist = across_midnight()  # rollups of six indexes on two days
+    monkeypatch.setenv("SEARCHKIT_READ_LIMIT", "20kB")
+
+    # 96 quarters a row (twice): about 4.5 KB a row (was taken for 0.7 KB: 1 KB a row, by
+    # the share of the columns read), and refused as a whole, not read again in parts.
+    with pytest.raises(HistoryError) as caught:
+        hist.sums("2026-11-20", "2026-11-21", detail="quarter")
+    days = hist.sums("2026-11-20", "2026-11-21", detail="day")  # the totals fit
+
+    assert str(caught.value) == (
+        "reading the rollups history from 2026-11-20 to 2026-11-21 would take about 52.7 KiB "
+        "of memory (12 rows), more than the 19.5 KiB allowed (this machine's memory, or "
+        "SEARCHKIT_READ_LIMIT); nothing was read: read a shorter span"
+    )
+    assert sorted(days) == ["2026-11-20", "2026-11-21"]

@@ -21,22 +21,15 @@ import pyarrow.parquet as pq
 import pytest
 
 import searchkit as sk
-from searchkit.emulator import Emulator
 from searchkit.history.layout import THROUGHPUT_SCHEMA, WRITE_OPTIONS
 from searchkit.history.usage_history import History
 
 pytest.importorskip("moto")
 boto3 = pytest.importorskip("boto3")
 
-from tests.history.s3server import CountingMotoServer, options, running  # noqa: E402
+from tests.history.s3server import CountingMotoServer, options  # noqa: E402
 
 NOON = dt.datetime(2026, 11, 20, 12, 0, tzinfo=dt.timezone.utc)
-
-
-@pytest.fixture(scope="module")
-def server():
-    with running() as moto:
-        yield moto
 
 
 def past_day(root, day: pd.Timestamp, ids: list[str], names: list[str], account: str) -> None:
@@ -109,17 +102,17 @@ def counted(server: CountingMotoServer, call) -> dict[str, int]:
 
 
 @pytest.mark.parametrize("days", [3, 9])
-def test_reads_list_each_dataset_once_whatever_the_days(tmp_path, server, days):
-    with Emulator(demo=True, seed=3, clock=NOON, window_minutes=60) as emu:
-        hist = s3_store(tmp_path, server, emu, days)
+@pytest.mark.emulator(demo=True, seed=3, clock=NOON, window_minutes=60)
+def test_reads_list_each_dataset_once_whatever_the_days(tmp_path, s3_server, emulator, days):
+    hist = s3_store(tmp_path, s3_server, emulator, days)
 
-        forecast = counted(server, lambda: sk.forecast_limits(hist))
-        usage = counted(server, lambda: sk.usage_frame(hist))
-        info = counted(server, hist.info)
-        read = counted(server, hist.throughput)
-        emu.advance(600)
-        with emu.client() as client:
-            collect = counted(server, lambda: hist.collect(client, now=emu.now()))
+    forecast = counted(s3_server, lambda: sk.forecast_limits(hist))
+    usage = counted(s3_server, lambda: sk.usage_frame(hist))
+    info = counted(s3_server, hist.info)
+    read = counted(s3_server, hist.throughput)
+    emulator.advance(600)
+    with emulator.client() as client:
+        collect = counted(s3_server, lambda: hist.collect(client, now=emulator.now()))
 
     # One LIST per dataset read, whatever the days; a HEAD and one GET per file read:
     # forecast_limits reads each day's rollup (today's too: the collect keeps it current),

@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import searchkit as sk
+from searchkit.history.compaction import settle_all
 from searchkit.history.layout import THROUGHPUT_SCHEMA, HistoryWarning
 from searchkit.history.usage_history import History
 from tests.history.conftest import data_files as files
@@ -80,9 +81,11 @@ def test_collect_without_compaction_writes_the_closed_days_rollup(tmp_path, acro
 
 
 def test_rollups_are_written_to_decode_fast_and_read_as_any_parquet(tmp_path, across_midnight):
-    # A year's zones read 35M quarter sums: the lists are LZ4 (LZ4_RAW, which Spark and
-    # DuckDB read) and the sums without a dictionary page (they hardly repeat); the other
-    # columns stay zstd with dictionaries, as every file's.
+    # A year's zones read 35M quarter sums from 365 files of 27 columns: every figure is
+    # LZ4 (LZ4_RAW, which Spark and DuckDB read; zstd's decoder costs more to set up per
+    # column chunk than a small column takes to decode), the texts zstd (a huge name
+    # compresses), the sums without a dictionary page (they hardly repeat); the other
+    # columns keep their dictionaries.
     hist = across_midnight(compact=False)
     (rollup,) = closed_rollups(tmp_path / "h")
     meta = pq.ParquetFile(rollup).metadata.row_group(0)
@@ -95,7 +98,10 @@ def test_rollups_are_written_to_decode_fast_and_read_as_any_parquet(tmp_path, ac
         "gaps.list.element.stored_until", "gaps.list.element.listed_from",
         "crossing_limits.list.element", "crossing_times.list.element"}  # fmt: skip
     assert {path: chunks[path].compression for path in lists} == dict.fromkeys(lists, "LZ4")
-    assert {chunks[path].compression for path in set(chunks) - lists} == {"ZSTD"}
+    texts = {"account", "index_id", "name", "source"}
+    assert {path: chunks[path].compression for path in texts} == dict.fromkeys(texts, "ZSTD")
+    assert {chunks[path].compression for path in set(chunks) - lists - texts} == {"LZ4"}
+    assert "RLE_DICTIONARY" in chunks["index_id"].encodings
     for path in ("quarter_value_sum.list.element", "hourly_value_sum.list.element"):
         assert "RLE_DICTIONARY" not in chunks[path].encodings, path
     for path in ("index_id", "name", "value_sum", "quarter_points.list.element"):
@@ -128,14 +134,14 @@ def test_rollups_equal_the_points_with_late_points_and_duplicates(tmp_path, acro
 
 
 def test_the_next_collect_recomputes_the_rollup_of_a_day_that_got_late_points(
-    tmp_path, emu, client, across_midnight
+    tmp_path, emulator, client, across_midnight
 ):
-    hist = across_midnight(compact=False, emu=emu)
+    hist = across_midnight(compact=False, emulator=emulator)
     before = set(closed_rows(hist)["index_id"])
     late_points(tmp_path / "h/throughput" / CLOSED / "part-7-late.parquet", [2.0, 3.0], 7)
     assert closed_rows(hist).empty
 
-    hist.collect(client, now=emu.now(), compact=False)
+    hist.collect(client, now=emulator.now(), compact=False)
 
     assert set(closed_rows(hist)["index_id"]) == {*before, "id-late"}
     assert len(closed_rollups(tmp_path / "h")) == 1  # the stale rollup was replaced
@@ -153,12 +159,13 @@ def test_two_writers_rollups_of_the_same_files_count_once(tmp_path, across_midni
 
 
 def test_rollups_written_before_they_held_hours_are_rewritten_by_the_next_collect(
-    tmp_path, emu, client
+    tmp_path, emulator, client
 ):
     hist = History(tmp_path / "h")
     for _ in range(11):  # every 6 hours, 2026-11-20 12:00 .. 2026-11-23 00:00
-        hist.collect(client, now=emu.now())
-        emu.advance(6 * HOUR)
+        hist.collect(client, now=emulator.now())
+        emulator.advance(6 * HOUR)
+    settle_all()  # the merge of the day the last round closed
     days = ["2026-11-20", "2026-11-21", "2026-11-22"]
     assert sorted(hist.sums(days[0], days[-1], detail="hour")) == days
     for path in files(tmp_path / "h", "rollups"):  # as a searchkit without hours wrote them
@@ -170,7 +177,7 @@ def test_rollups_written_before_they_held_hours_are_rewritten_by_the_next_collec
 
     # 06:00: yesterday's stale rollup is rewritten, and so the days before it (and today's,
     # rolled up again from its points: an old rollup cannot be extended)
-    hist.collect(client, now=emu.now())
+    hist.collect(client, now=emulator.now())
 
     assert sorted(hist.sums(days[0], days[-1], detail="hour")) == days
     rewritten = {path.name for path in files(tmp_path / "h", "rollups")}
@@ -180,8 +187,8 @@ def test_rollups_written_before_they_held_hours_are_rewritten_by_the_next_collec
         for path in files(tmp_path / "h", "rollups")
         if path.parent.name < "day=2026-11-23"
     }
-    emu.advance(600)
-    hist.collect(client, now=emu.now())  # the closed days all current: none rewritten
+    emulator.advance(600)
+    hist.collect(client, now=emulator.now())  # the closed days all current: none rewritten
     after = {path.name for path in files(tmp_path / "h", "rollups")}
     assert len(after) == 4 and after & rewritten == closed
 

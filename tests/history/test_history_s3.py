@@ -12,15 +12,9 @@ from searchkit.history.usage_history import History
 pytest.importorskip("moto")
 pytest.importorskip("boto3")
 
-from tests.history.s3server import new_bucket, options, running
+from tests.history.s3server import new_bucket, options
 
 NOON = dt.datetime(2026, 11, 20, 12, 0, tzinfo=dt.timezone.utc)
-
-
-@pytest.fixture(scope="module")
-def s3_endpoint():
-    with running() as server:
-        yield server.endpoint
 
 
 @pytest.fixture
@@ -28,7 +22,8 @@ def bucket(s3_endpoint, request):
     return new_bucket(s3_endpoint, request.node.name)
 
 
-# ``emu`` (tests/history/conftest.py) with an hour of points a list.
+# ``emulator`` (tests/conftest.py, options in tests/history/conftest.py) with an hour of
+# points a list.
 pytestmark = pytest.mark.emulator(demo=True, seed=3, clock=NOON, window_minutes=60)
 
 
@@ -37,14 +32,14 @@ def keys(s3, bucket: str) -> list[str]:
     return sorted(item["Key"] for item in listed)
 
 
-def test_collect_read_and_compact_on_s3(s3_endpoint, bucket, emu):
+def test_collect_read_and_compact_on_s3(s3_endpoint, bucket, emulator):
     s3, name = bucket
     hist = History(f"s3://{name}/usage", storage_options=options(s3_endpoint))
-    with emu.client() as client:
-        first = hist.collect(client, now=emu.now())
-        again = hist.collect(client, now=emu.now())
-        emu.advance(1800)
-        later = hist.collect(client, now=emu.now())
+    with emulator.client() as client:
+        first = hist.collect(client, now=emulator.now())
+        again = hist.collect(client, now=emulator.now())
+        emulator.advance(1800)
+        later = hist.collect(client, now=emulator.now())
 
     assert (first.new_points, again.new_points, later.new_points) == (360, 0, 180)
     stored = keys(s3, name)
@@ -75,14 +70,14 @@ def test_collect_read_and_compact_on_s3(s3_endpoint, bucket, emu):
     assert (info.files, info.bytes) == (len(sizes), sum(sizes.values()))
 
 
-def test_two_concurrent_collectors_on_one_bucket_see_each_point_once(s3_endpoint, bucket, emu):
+def test_two_concurrent_collectors_on_one_bucket_see_each_point_once(s3_endpoint, bucket, emulator):
     _, name = bucket
     location = f"s3://{name}/shared"
     barrier = threading.Barrier(2)
     results = []
 
     def run() -> None:
-        with emu.client() as own:
+        with emulator.client() as own:
             listed = own.list_indexes()
             barrier.wait()
             hist = History(location, storage_options=options(s3_endpoint))
@@ -115,7 +110,7 @@ def uri(endpoint: str, bucket: str, secret: str) -> str:
     )
 
 
-def test_credentials_in_the_location_never_show(s3_endpoint, bucket, emu, capsys):
+def test_credentials_in_the_location_never_show(s3_endpoint, bucket, emulator, capsys):
     from urllib.parse import quote
 
     from searchkit.cli.main import main
@@ -123,8 +118,8 @@ def test_credentials_in_the_location_never_show(s3_endpoint, bucket, emu, capsys
     _, name = bucket
     location = uri(s3_endpoint, name, SECRET)
     hist = History(location)
-    with emu.client() as client:
-        assert hist.collect(client, now=emu.now()).new_points == 360
+    with emulator.client() as client:
+        assert hist.collect(client, now=emulator.now()).new_points == 360
     assert main(["history", "--store", location]) == 0
     printed = capsys.readouterr().out
     shown = (
@@ -171,7 +166,7 @@ AT_SECRET = "sEcR@eT-Kx9@q"
 
 
 def test_credentials_in_the_location_are_not_the_path_when_storage_options_are_given(
-    s3_endpoint, bucket, emu
+    s3_endpoint, bucket, emulator
 ):
     s3, name = bucket
     given = {k: v for k, v in options(s3_endpoint).items() if k not in ("access_key", "secret_key")}
@@ -179,8 +174,8 @@ def test_credentials_in_the_location_are_not_the_path_when_storage_options_are_g
 
     assert hist.root == f"{name}/usage"
     assert repr(hist) == f"History('s3://***@{name}/usage')"
-    with emu.client() as client:
-        assert hist.collect(client, now=emu.now()).new_points == 360
+    with emulator.client() as client:
+        assert hist.collect(client, now=emulator.now()).new_points == 360
     info = str(hist.info())
     assert info.splitlines()[0] == f"history at s3://***@{name}/usage"
     assert [k for k in keys(s3, name) if k.startswith("usage/limits/")]
@@ -188,13 +183,13 @@ def test_credentials_in_the_location_are_not_the_path_when_storage_options_are_g
         assert "sEcR" not in text and "testing:" not in text
 
 
-def test_a_user_part_alone_is_masked_and_not_the_path(s3_endpoint, bucket, emu):
+def test_a_user_part_alone_is_masked_and_not_the_path(s3_endpoint, bucket, emulator):
     _, name = bucket
     hist = History(f"s3://TOKENONLY42@{name}/usage", storage_options=options(s3_endpoint))
 
     assert (hist.root, hist.location) == (f"{name}/usage", f"s3://***@{name}/usage")
-    with emu.client() as client:
-        assert hist.collect(client, now=emu.now()).new_points == 360
+    with emulator.client() as client:
+        assert hist.collect(client, now=emulator.now()).new_points == 360
     assert "TOKENONLY42" not in str(hist.info())
 
 
@@ -218,7 +213,7 @@ def test_the_cli_never_prints_a_secret_holding_an_at_or_a_user_part(
 
 
 def test_a_listing_kept_for_a_call_survives_a_compaction_in_the_middle_of_it(
-    s3_endpoint, bucket, emu
+    s3_endpoint, bucket, emulator
 ):
     # Issue 30 item 3: one LIST per dataset per call, which the reader's guard can still
     # trust. A call's listing names the day's two files; another process compacts the day
@@ -228,10 +223,10 @@ def test_a_listing_kept_for_a_call_survives_a_compaction_in_the_middle_of_it(
     s3, name = bucket
     location = f"s3://{name}/usage"
     hist = History(location, storage_options=options(s3_endpoint))
-    with emu.client() as client:
-        hist.collect(client, now=emu.now(), compact=False)
-        emu.advance(1800)
-        hist.collect(client, now=emu.now(), compact=False)
+    with emulator.client() as client:
+        hist.collect(client, now=emulator.now(), compact=False)
+        emulator.advance(1800)
+        hist.collect(client, now=emulator.now(), compact=False)
     other = History(location, storage_options=options(s3_endpoint))
     with hist.reading():
         before = hist.throughput()

@@ -21,7 +21,7 @@ def hourly(hist: History, client: sk.Client, raw: list[dict], change_at: int) ->
     return listings
 
 
-def test_a_snapshot_is_stored_only_when_the_limits_change(tmp_path, emu, client):
+def test_a_snapshot_is_stored_only_when_the_limits_change(tmp_path, emulator, client):
     hist = History(tmp_path / "h")
 
     hourly(hist, client, client.list_indexes().to_dicts(), change_at=3)
@@ -31,7 +31,7 @@ def test_a_snapshot_is_stored_only_when_the_limits_change(tmp_path, emu, client)
     assert sorted(stored) == sorted([ten, one])
 
 
-def test_limits_in_force_are_those_each_collect_listed(tmp_path, emu, client):
+def test_limits_in_force_are_those_each_collect_listed(tmp_path, emulator, client):
     hist = History(tmp_path / "h")
     listings = hourly(hist, client, client.list_indexes().to_dicts(), change_at=3)
 
@@ -48,7 +48,7 @@ def test_limits_in_force_are_those_each_collect_listed(tmp_path, emu, client):
         ]
 
 
-def test_an_index_gone_or_renamed_is_stored_and_reported_once(tmp_path, emu, client):
+def test_an_index_gone_or_renamed_is_stored_and_reported_once(tmp_path, emulator, client):
     hist = History(tmp_path / "h")
     raw = client.list_indexes().to_dicts()
     hist.collect(client, indexes=raw, now="2026-11-20 10:00")
@@ -65,7 +65,7 @@ def test_an_index_gone_or_renamed_is_stored_and_reported_once(tmp_path, emu, cli
     assert hist.limits().loc[raw[0]["id"], "name"] == "docs-search-v2"
 
 
-def test_usage_compares_each_period_with_the_limits_at_its_end(tmp_path, emu, client):
+def test_usage_compares_each_period_with_the_limits_at_its_end(tmp_path, emulator, client):
     hist = History(tmp_path / "h")
     raw = client.list_indexes().to_dicts()
     # Every index's limits change at 12:00 on 2026-11-20, before the days its points are on.

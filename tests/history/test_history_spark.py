@@ -61,12 +61,12 @@ def test_the_readme_snippet_is_this_tests_code():
 
 
 @pytest.mark.slow
-def test_the_readme_spark_snippet_agrees_with_searchkit(tmp_path, monkeypatch, emu, client):
+def test_the_readme_spark_snippet_agrees_with_searchkit(tmp_path, monkeypatch, emulator, client):
     require_spark()
     from pyspark.sql import SparkSession
 
     hist = History(tmp_path / STORE)
-    collect_across_midnight(hist, emu, client)
+    collect_across_midnight(hist, emulator, client)
     # A minute of the open day written again later with another value: the latest wins.
     # (The closed day is left as compacted, so its rollup stays current.)
     first = hist.throughput().iloc[-1]

@@ -92,7 +92,7 @@ def test_late_points_make_a_days_rollup_stale_until_the_next_compaction(tmp_path
     assert len(sk.usage_frame(hist)) == len(before) + 1
 
 
-def test_a_stray_folder_is_skipped_and_named_in_a_warning(tmp_path, emu, client):
+def test_a_stray_folder_is_skipped_and_named_in_a_warning(tmp_path, emulator, client):
     hist = History(tmp_path / "h")
     hist.collect(client)
     expected = sk.usage_frame(hist)
@@ -208,14 +208,16 @@ def test_equal_collected_at_keeps_the_larger_value_in_history_compaction_and_sql
     assert hist.throughput()["value"].tolist() == [5.0]
 
 
-def test_a_collect_reads_what_the_service_returned_not_the_whole_history(tmp_path, emu, client):
+def test_a_collect_reads_what_the_service_returned_not_the_whole_history(
+    tmp_path, emulator, client
+):
     hist = History(tmp_path / "h")
     hist.collect(client)
     raw = client.list_indexes().to_dicts()
     old = tmp_path / "h/throughput/day=1999-01-01/part-1-x.parquet"
     old.parent.mkdir(parents=True)
     old.write_bytes(b"PAR1 not a parquet file")  # any read of the old days fails
-    emu.advance(600)
+    emulator.advance(600)
     raw = client.list_indexes().to_dicts()
     vector = raw[0]["throughput_vector"]
     vector.insert(0, {**vector[0], "t": "1970-01-01 00:00:00 +0000 UTC"})
@@ -226,7 +228,7 @@ def test_a_collect_reads_what_the_service_returned_not_the_whole_history(tmp_pat
     assert summary.gaps == ()
 
 
-def test_timestamps_are_stored_as_microseconds_every_engine_reads(tmp_path, emu, client):
+def test_timestamps_are_stored_as_microseconds_every_engine_reads(tmp_path, emulator, client):
     hist = History(tmp_path / "h")
     hist.collect(client)
     schema = pq.read_schema(files(tmp_path / "h")[0])
@@ -249,7 +251,9 @@ def test_dask_reads_the_store_and_agrees_on_the_total(tmp_path, across_midnight)
     assert round(deduped["value"].sum(), 6) == round(total, 6)
 
 
-def test_a_minute_listed_twice_counts_once_from_a_list_and_from_the_history(tmp_path, emu, client):
+def test_a_minute_listed_twice_counts_once_from_a_list_and_from_the_history(
+    tmp_path, emulator, client
+):
     raw = client.list_indexes().to_dicts()
     vector = raw[0]["throughput_vector"]
     vector.insert(1, {**vector[1], "y": vector[1]["y"] + 100.0})  # the same minute, revised
@@ -267,14 +271,14 @@ def test_a_minute_listed_twice_counts_once_from_a_list_and_from_the_history(tmp_
     assert (from_list["operations"] > 0).all()
 
 
-def test_a_collect_that_fails_midway_says_what_it_stored(tmp_path, emu, client):
-    emu.advance(12 * HOUR + 30 * 60)  # 00:30: the window spans two UTC days
+def test_a_collect_that_fails_midway_says_what_it_stored(tmp_path, emulator, client):
+    emulator.advance(12 * HOUR + 30 * 60)  # 00:30: the window spans two UTC days
     (tmp_path / "h/throughput").mkdir(parents=True)
     (tmp_path / "h/throughput/day=2026-11-21").write_text("a file where a folder goes")
     hist = History(tmp_path / "h")
 
     with pytest.raises(sk.HistoryError) as info:
-        hist.collect(client, now=emu.now())
+        hist.collect(client, now=emulator.now())
 
     stored = files(tmp_path / "h")
     assert [p.parent.name for p in stored] == ["day=2026-11-20"]

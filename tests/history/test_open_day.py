@@ -220,10 +220,10 @@ def points_only(tmp_path: pathlib.Path, root: pathlib.Path) -> History:
     return History(copy)
 
 
-def test_each_collect_keeps_the_open_days_rollup_current(tmp_path, emu, client):
+def test_each_collect_keeps_the_open_days_rollup_current(tmp_path, emulator, client):
     hist = History(tmp_path / "h")
 
-    collect_every_ten_minutes(hist, emu, client)
+    collect_every_ten_minutes(hist, emulator, client)
 
     assert len(files(tmp_path / "h")) == 13  # the day's files as collected, not merged
     assert len(files(tmp_path / "h", "rollups")) == 1
@@ -237,9 +237,9 @@ def test_each_collect_keeps_the_open_days_rollup_current(tmp_path, emu, client):
     pd.testing.assert_frame_equal(kept, expected, check_exact=True)
 
 
-def test_usage_of_the_open_day_from_its_rollup_equals_the_points(tmp_path, emu, client):
+def test_usage_of_the_open_day_from_its_rollup_equals_the_points(tmp_path, emulator, client):
     hist = History(tmp_path / "h")
-    collect_every_ten_minutes(hist, emu, client)
+    collect_every_ten_minutes(hist, emulator, client)
     assert not hist.rollups().empty
     raw = points_only(tmp_path, tmp_path / "h")
 
@@ -265,9 +265,11 @@ def late_point(hist: History, root: pathlib.Path) -> None:
     pq.write_table(table, root / f"throughput/day={DAY}/part-1-late.parquet")
 
 
-def test_a_late_point_in_a_summarised_hour_is_counted_never_the_stale_rollup(tmp_path, emu, client):
+def test_a_late_point_in_a_summarised_hour_is_counted_never_the_stale_rollup(
+    tmp_path, emulator, client
+):
     hist = History(tmp_path / "h")
-    collect_every_ten_minutes(hist, emu, client)
+    collect_every_ten_minutes(hist, emulator, client)
     late_point(hist, tmp_path / "h")
 
     assert hist.rollups().empty  # the day's files changed: its rollup is not trusted
@@ -278,7 +280,7 @@ def test_a_late_point_in_a_summarised_hour_is_counted_never_the_stale_rollup(tmp
             check_exact=True,
         )
 
-    hist.collect(client, now=emu.now())  # rolls the day up from its points again
+    hist.collect(client, now=emulator.now())  # rolls the day up from its points again
 
     assert len(hist.rollups()) == 6
     pd.testing.assert_frame_equal(

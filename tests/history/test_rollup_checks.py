@@ -221,21 +221,21 @@ def stray_point(folder, like: dict, at: str) -> None:
 
 
 def test_the_open_day_s_rollup_is_checked_before_a_collect_extends_it(
-    tmp_path, emu, client, across_midnight
+    tmp_path, emulator, client, across_midnight
 ):
     """Each collect round extends today's rollup with the points it wrote: a rollup whose
     row was removed by hand is not extended (that index would restart from the new
     points): the day is rolled up from its points, named by its files as they are."""
-    hist = across_midnight(compact=False, emu=emu)  # collected up to 2026-11-21 01:00
+    hist = across_midnight(compact=False, emulator=emulator)  # collected up to 2026-11-21 01:00
     today = "2026-11-21"
     [rolled] = [p for p in files(tmp_path / "h", "rollups") if p.parent.name == f"day={today}"]
     table = pq.read_table(rolled)
     rewrite(rolled, table.slice(1))
 
-    emu.advance(600)
+    emulator.advance(600)
     with pytest.warns(HistoryWarning, match=f"rollups that do not add up ignored: {today}"):
         assert hist.sums(today, today) == {}
-    hist.collect(client, now=emu.now(), compact=False)
+    hist.collect(client, now=emulator.now(), compact=False)
 
     points_only = without_rollups(tmp_path, tmp_path / "h")
     with warnings.catch_warnings():

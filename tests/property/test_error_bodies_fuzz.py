@@ -74,12 +74,12 @@ pytestmark = pytest.mark.server(shared=True)
 
 
 @pytest.fixture
-def client(server):
-    """A client of ``server`` with a password of its own (none reaches a message)."""
-    with sk.Client(
-        username="u", password="pw-fuzz-Rr55-secret", base_url=server.url, timeout=2, max_retries=0
-    ) as c:
-        yield c
+def client_options():
+    """Here ``client`` talks to ``server`` with a password of its own (none reaches a message)."""
+    return {
+        "of": "server", "username": "u", "password": "pw-fuzz-Rr55-secret", "timeout": 2,
+        "max_retries": 0,
+    }  # fmt: skip
 
 
 HTTP = settings(

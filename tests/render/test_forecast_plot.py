@@ -76,8 +76,9 @@ def test_without_an_index_it_draws_the_one_that_runs_out_first(raw):
 
 
 def test_an_unknown_index_is_refused_naming_the_known_ones(raw):
+    # An unknown name or id is an UnknownIndexError everywhere (the README's vocabulary).
     with pytest.raises(
-        sk.ValidationError,
+        sk.UnknownIndexError,
         match="no index has the name or id 'nope'; there are: 'shaped', 'unlimited'",
     ):
         sk.plot_forecast(raw, index="nope", now=NOW)

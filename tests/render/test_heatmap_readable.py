@@ -191,6 +191,18 @@ def test_ninety_days_show_weekly_dates_and_colour_alone_where_a_cross_would_be_a
     assert legend_entries(ax) == ["unlimited", TOO_SMALL]
 
 
+def test_a_year_of_days_shows_dates_eight_weeks_apart_laid_out_from_weekly_ticks():
+    # A year is laid out from weekly dates (365 ticks took seconds to lay out), and thinned
+    # to the step every day's ticks gave: every 56th day.
+    ax = sk.plot_utilization(usage_of(365, 40), max_indexes=None)
+    words = drawn(ax, "365-days-40-indexes")
+    assert overlaps(words) == []
+    assert outside_the_figure(ax, words) == []
+    assert [text for text, _ in words["dates"]] == [
+        "Nov 01", "Dec 27", "Feb 21", "Apr 18", "Jun 13", "Aug 08", "Oct 03",
+    ]  # fmt: skip
+
+
 def test_a_thousand_indexes_draw_the_thirty_most_used_and_count_the_rest():
     ax = sk.plot_utilization(usage_of(30, 1000))
     words = drawn(ax, "30-days-1000-indexes")

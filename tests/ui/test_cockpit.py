@@ -457,3 +457,9 @@ def test_a_refresh_interval_of_its_own_is_named_as_every_duration_is(cockpit):
         assert interval.options[-1] == ("1 min 30 s", 90.0) and interval.value == 90.0
     finally:
         cockpit.refresh_every = None
+
+
+def test_selecting_an_unknown_index_is_an_unknown_index_error_naming_it(cockpit):
+    # An unknown name or id is an UnknownIndexError everywhere (also a KeyError).
+    with pytest.raises(sk.UnknownIndexError, match="no row shown has the name or id 'nope'"):
+        cockpit.select("nope")
