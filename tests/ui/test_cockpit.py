@@ -331,6 +331,11 @@ class Opened(pafs.FileSystemHandler):
         return self._fs.open_append_stream(path)
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="SeenHistory is switched off in the cockpit (render/cockpit_data.read_by_refresh): "
+    "a refresh reads the store afresh until a CI-only mismatch after a compaction is found",
+)
 @pytest.mark.parametrize(
     "options", [{}, {"field": "max_daily_queries", "value_unit": "per_minute", "now": True}]
 )
