@@ -21,6 +21,7 @@ from searchkit.history.layout import THROUGHPUT_SCHEMA
 from searchkit.history.usage_history import History
 from tests.history.conftest import data_files as files
 from tests.history.conftest import stored_files
+from tests.local_fs import LocalHandler
 
 HOUR = 3600
 
@@ -289,25 +290,13 @@ def test_a_collect_that_fails_midway_says_what_it_stored(tmp_path, emulator, cli
     )
 
 
-class _Vanishing(pafs.FileSystemHandler):
+class _Vanishing(LocalHandler):
     """A real local filesystem whose listing of one day always shows a file that is gone
     by the time it is opened: a compaction that never stops replacing files."""
 
     def __init__(self, day: str) -> None:
-        self._fs = pafs.LocalFileSystem()
+        super().__init__()
         self._day = day
-
-    def get_type_name(self) -> str:
-        return "vanishing"
-
-    def equals(self, other: object) -> bool:
-        return other is self
-
-    def normalize_path(self, path: str) -> str:
-        return path
-
-    def get_file_info(self, paths: list[str]) -> list[pafs.FileInfo]:
-        return self._fs.get_file_info(paths)
 
     def get_file_info_selector(self, selector: pafs.FileSelector) -> list[pafs.FileInfo]:
         infos = self._fs.get_file_info(selector)
@@ -318,39 +307,6 @@ class _Vanishing(pafs.FileSystemHandler):
             ghost = f"{base}/part-0-{len(infos)}-gone.parquet"
             infos.append(pafs.FileInfo(ghost, pafs.FileType.File, size=100))
         return infos
-
-    def open_input_file(self, path: str) -> pa.NativeFile:
-        return self._fs.open_input_file(path)
-
-    def open_input_stream(self, path: str) -> pa.NativeFile:
-        return self._fs.open_input_stream(path)
-
-    def create_dir(self, path: str, recursive: bool) -> None:
-        self._fs.create_dir(path, recursive=recursive)
-
-    def delete_dir(self, path: str) -> None:
-        self._fs.delete_dir(path)
-
-    def delete_dir_contents(self, path: str, missing_dir_ok: bool = False) -> None:
-        self._fs.delete_dir_contents(path, missing_dir_ok=missing_dir_ok)
-
-    def delete_root_dir_contents(self) -> None:
-        raise OSError("not here")
-
-    def delete_file(self, path: str) -> None:
-        self._fs.delete_file(path)
-
-    def move(self, src: str, dest: str) -> None:
-        self._fs.move(src, dest)
-
-    def copy_file(self, src: str, dest: str) -> None:
-        self._fs.copy_file(src, dest)
-
-    def open_output_stream(self, path: str, metadata: object = None) -> pa.NativeFile:
-        return self._fs.open_output_stream(path)
-
-    def open_append_stream(self, path: str, metadata: object = None) -> pa.NativeFile:
-        return self._fs.open_append_stream(path)
 
 
 def test_reads_whose_retries_run_out_end_in_a_history_error(tmp_path):

@@ -25,6 +25,7 @@ from searchkit.emulator import Emulator
 from searchkit.render.cockpit_table import row_label, shown_rows, table_header
 from searchkit.ui.cockpit import QuotaCockpit
 from tests.analytics.test_forecast import busy_days, days_of
+from tests.local_fs import LocalHandler
 from tests.ui.test_widgets import PNG_MAGIC, display_data, part, shown, synced_state
 from tests.wall import HANG_S
 
@@ -273,62 +274,20 @@ def test_refresh_reads_a_new_collect_and_keeps_the_selection(store):
         cockpit.close()
 
 
-class Opened(pafs.FileSystemHandler):
+class Opened(LocalHandler):
     """The local filesystem, noting each file opened for reading (a footer or a read)."""
 
     def __init__(self) -> None:
-        self._fs = pafs.LocalFileSystem()
+        super().__init__()
         self.opened: list[str] = []
-
-    def get_type_name(self) -> str:
-        return "opened"
-
-    def equals(self, other: object) -> bool:
-        return other is self
-
-    def normalize_path(self, path: str) -> str:
-        return path
-
-    def get_file_info(self, paths: list[str]) -> list[pafs.FileInfo]:
-        return self._fs.get_file_info(paths)
-
-    def get_file_info_selector(self, selector: pafs.FileSelector) -> list[pafs.FileInfo]:
-        return self._fs.get_file_info(selector)
 
     def open_input_file(self, path: str) -> pa.NativeFile:
         self.opened.append(path)
-        return self._fs.open_input_file(path)
+        return super().open_input_file(path)
 
     def open_input_stream(self, path: str) -> pa.NativeFile:
         self.opened.append(path)
-        return self._fs.open_input_stream(path)
-
-    def create_dir(self, path: str, recursive: bool) -> None:
-        self._fs.create_dir(path, recursive=recursive)
-
-    def delete_dir(self, path: str) -> None:
-        self._fs.delete_dir(path)
-
-    def delete_dir_contents(self, path: str, missing_dir_ok: bool = False) -> None:
-        self._fs.delete_dir_contents(path, missing_dir_ok=missing_dir_ok)
-
-    def delete_root_dir_contents(self) -> None:
-        raise OSError("not here")
-
-    def delete_file(self, path: str) -> None:
-        self._fs.delete_file(path)
-
-    def move(self, src: str, dest: str) -> None:
-        self._fs.move(src, dest)
-
-    def copy_file(self, src: str, dest: str) -> None:
-        self._fs.copy_file(src, dest)
-
-    def open_output_stream(self, path: str, metadata: object = None) -> pa.NativeFile:
-        return self._fs.open_output_stream(path)
-
-    def open_append_stream(self, path: str, metadata: object = None) -> pa.NativeFile:
-        return self._fs.open_append_stream(path)
+        return super().open_input_stream(path)
 
 
 @pytest.mark.xfail(
