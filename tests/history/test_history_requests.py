@@ -170,6 +170,17 @@ def test_a_forecast_at_midnight_reads_each_rollup_once(tmp_path, s3_server, emul
 README = pathlib.Path(__file__).resolve().parents[2] / "README.md"
 
 
+def test_the_readme_s_bench_counts_are_the_tested_ones():
+    # bench/s3.py's store holds 14 days (the newest closed at midnight, as the test above):
+    # the requests the README quotes from it are what the tests count on D = 14 days.
+    counts = {call: sum(kinds.values()) for call, kinds in expected_reads(14).items()}
+    text = " ".join(README.read_text().split())
+    assert (counts["forecast_limits"], counts["usage_frame"], counts["info"]) == (37, 37, 29)
+    assert f"`forecast_limits` {counts['forecast_limits']} requests (22d64ca 39;" in text
+    assert f"`usage_frame` {counts['usage_frame']} requests (37)" in text
+    assert f"`info()` {counts['info']} requests (29;" in text
+
+
 def stated(reads, collect, days: int) -> str:
     """The README's sentence of the counts on a store of D days (a HEAD + GET pair per
     file read; an upload is a POST, a PUT and a POST; a DELETE then PUTs the folder's
