@@ -291,9 +291,9 @@ def span(values: list[float], fmt: str = ".2f") -> str:
     return f"{low:{fmt}}" if f"{low:{fmt}}" == f"{high:{fmt}}" else f"{low:{fmt}}-{high:{fmt}}"
 
 
-def report(runs: dict[str, list[dict[str, Any]]], keys: list[str]) -> None:
+def report(runs: dict[str, list[dict[str, Any]]], keys: list[str], family: str) -> None:
     """Print each operation's figures for each code (ranges over the rounds) and emit the
-    README's (the best round's)."""
+    README's (the best round's) as ``family``'s (``s3``, or ``s3year`` for ``--store``)."""
     from figures import emit
 
     for label, rounds in runs.items():
@@ -318,12 +318,12 @@ def report(runs: dict[str, list[dict[str, Any]]], keys: list[str]) -> None:
             side = "" if label == "this code" else ".baseline"
             name = operation if zone == "UTC" else f"{operation}.{zone}"
             best = min(rows, key=lambda row: row["s3"])
-            emit(f"s3.{name}{side}.local", min(r["local"] for r in rows))
-            emit(f"s3.{name}{side}.s3", best["s3"])
-            emit(f"s3.{name}{side}.s3_cpu", min(r["s3_cpu"] for r in rows))
-            emit(f"s3.{name}{side}.local_cpu", min(r["local_cpu"] for r in rows))
-            emit(f"s3.{name}{side}.requests", sum(best["requests"].values()), "")
-            emit(f"s3.{name}{side}.lists", best["requests"].get("LIST", 0), "")
+            emit(f"{family}.{name}{side}.local", min(r["local"] for r in rows))
+            emit(f"{family}.{name}{side}.s3", best["s3"])
+            emit(f"{family}.{name}{side}.s3_cpu", min(r["s3_cpu"] for r in rows))
+            emit(f"{family}.{name}{side}.local_cpu", min(r["local_cpu"] for r in rows))
+            emit(f"{family}.{name}{side}.requests", sum(best["requests"].values()), "")
+            emit(f"{family}.{name}{side}.lists", best["requests"].get("LIST", 0), "")
 
 
 def main() -> None:
@@ -375,7 +375,7 @@ def main() -> None:
         for _ in range(args.rounds if args.baseline else 1):
             for label, source in codes.items():
                 runs[label].append(run(store, args.repeat, source, zones, operations, given))
-        report(runs, keys)
+        report(runs, keys, "s3year" if args.store else "s3")
 
 
 if __name__ == "__main__":
