@@ -376,7 +376,12 @@ def test_a_store_compacted_while_it_refreshes_says_so_and_loses_nothing(
         newest = sk.History(copy).newest_time()
         assert newest is not None
         expect(status).to_contain_text(f"newest point {newest:%Y-%m-%d %H:%M} UTC")
-        assert_forecast_limits(exported(page, expect, widget), sk.forecast_limits(sk.History(copy)))
+        fresh = sk.forecast_limits(sk.History(copy))
+        assert_forecast_limits(exported(page, expect, widget), fresh)
+        # The picture too is drawn again as of the new instant (the screenshot shows it).
+        picture = widget.locator(f".sk-cockpit-picture img.sk-plot-{label}")
+        as_of = fresh["as_of"].iloc[0]
+        expect(picture).to_have_attribute("alt", re.compile(f" as of {as_of:%H:%M} UTC "))
         save_screenshot(widget, f"cockpit-{label}-compacted")
         no_traceback = "[data-mime-type='application/vnd.jupyter.stderr']"
         assert page.locator(f".jp-OutputArea-output{no_traceback}").count() == 0
