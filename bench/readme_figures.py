@@ -61,6 +61,8 @@ class Job:
     own_baseline: bool = False  # compares with --base itself (--baseline SRC)
 
 
+_YEAR = ("--year", "--days", "365", "--indexes", "1000")
+_TWICE = ("--repeat", "2")
 JOBS: dict[str, Job] = {
     "throughput": Job("throughput.py"),
     "startup": Job("startup.py"),
@@ -79,9 +81,11 @@ JOBS: dict[str, Job] = {
     "alerts-accuracy": Job("alerts.py", ("--accuracy",), quick=False),
     "layouts": Job("history.py", ("--layouts", "--indexes", "1000", "--days", "30"), quick=False),
     "collect": Job("history.py", ("--collect", "--rounds", "7"), quick=False),
-    "year": Job(
-        "history.py", ("--year", "--days", "365", "--indexes", "1000"), False, own_baseline=True
-    ),
+    "year": Job("history.py", _YEAR, False, own_baseline=True),
+    # The year in parts of a few minutes each (a quiet re-run between other work):
+    "year-usage": Job("history.py", (*_YEAR, "--only", "usage", *_TWICE), False, True),
+    "year-drawn": Job("history.py", (*_YEAR, "--only", "plot,cockpit", *_TWICE), False, True),
+    "year-info": Job("history.py", (*_YEAR, "--only", "info"), False, own_baseline=True),
 }
 
 
@@ -197,7 +201,7 @@ def measure(args: argparse.Namespace, out: Path) -> None:
         extra = ["--baseline", str(wire)] if name == "list" else []
         if name == "list" and base:
             extra.append(str(base[0]))
-        if name == "year":
+        if name.startswith("year"):
             extra += ["--keep", args.year_store] if args.year_store else []
             if base and args.year_base_store:
                 extra += ["--baseline", str(base[0]), "--baseline-store", args.year_base_store]
