@@ -13,10 +13,12 @@ given (``info()`` has none). With ``--baseline SRC`` (a source tree, e.g. ``git 
 22d64ca searchkit | tar -x -C SRC``) the same is measured for that code in the same run,
 each code in a fresh process, in turn (A B A B ...) for ``--rounds`` rounds; the figures
 are then the range over the rounds, each with the load average when its process started.
+``--latency MS`` makes the server wait that long before each answer, as a real bucket's
+round trip does (loopback answers in well under a millisecond).
 
 Usage: .venv/bin/python bench/s3.py [--indexes 200] [--days 14] [--baseline SRC]
        [--rounds 2] [--zones UTC,America/New_York,Asia/Kolkata,Pacific/Chatham]
-       [--store PATH] [--only usage_frame,forecast_limits]
+       [--store PATH] [--only usage_frame,forecast_limits] [--latency 50]
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 sys.path.append(str(ROOT))  # tests.history.s3server; a --baseline tree goes first
 
 OPERATIONS = ("forecast_limits", "usage_frame", "info")
+LATENCY = "SEARCHKIT_BENCH_S3_LATENCY_MS"  # --latency, for the server's process
 ZONED = ("forecast_limits", "usage_frame")
 
 
@@ -165,6 +168,8 @@ def serve() -> None:
             app = DomainDispatcherApplication(create_backend_app)
 
             def counting(environ: dict[str, Any], start: Any) -> Any:
+                if latency:  # a real bucket's round trip (threads: the waits overlap)
+                    time.sleep(latency)
                 if environ.get("PATH_INFO") == "/__counts__":
                     with self._lock:
                         body = json.dumps(dict(self.counts)).encode()
@@ -181,6 +186,7 @@ def serve() -> None:
             self._server.serve_forever(poll_interval=0.01)
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's line per request
+    latency = float(os.environ.get(LATENCY, "0")) / 1000
     server = Served()
     server.start()
     try:
@@ -336,6 +342,9 @@ def main() -> None:
     parser.add_argument("--zones", default="UTC", help="zones, comma-separated")
     parser.add_argument("--only", default=",".join(OPERATIONS), help="operations to measure")
     parser.add_argument("--store", help="an existing store (this code's rollups) to serve")
+    parser.add_argument(
+        "--latency", type=float, default=0, help="ms the server waits before each answer"
+    )
     parser.add_argument("--measure", help=argparse.SUPPRESS)
     parser.add_argument("--given", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
@@ -345,6 +354,8 @@ def main() -> None:
         serve()
         return
     zones, operations = args.zones.split(","), args.only.split(",")
+    if args.latency:
+        os.environ[LATENCY] = str(args.latency)  # inherited by the server's process
     if args.measure:
         result = measure(Path(args.measure), args.repeat, zones, operations, args.given)
         print(json.dumps(result))
