@@ -633,17 +633,17 @@ FIGURES += [
     Figure(
         S3,
         "forecast_limits on S3",
-        "0.27-0.45 s (22d64ca 0.79-0.92 s)",
+        "0.39-0.43 s (22d64ca 0.40-0.62 s)",
         "s3.forecast_limits.s3",
-        (0.27 * 0.9, 0.45 * 1.1),
+        (0.39 * 0.9, 0.43 * 1.1),
         "s3.forecast_limits.local",
     ),
     Figure(
         S3,
         "forecast_limits on S3: CPU",
-        "0.10-0.13 s (0.20-0.23 s)",
+        "0.10-0.12 s (0.17-0.18 s)",
         "s3.forecast_limits.s3_cpu",
-        (0.10 * 0.9, 0.13 * 1.1),
+        (0.10 * 0.9, 0.12 * 1.1),
         "s3.forecast_limits.local_cpu",
     ),
     Figure(
@@ -658,17 +658,17 @@ FIGURES += [
     Figure(
         S3,
         "usage_frame on S3",
-        "0.23-0.52 s (0.37-0.56 s)",
+        "0.34-0.42 s (0.35-0.44 s)",
         "s3.usage_frame.s3",
-        (0.23 * 0.9, 0.52 * 1.1),
+        (0.34 * 0.9, 0.42 * 1.1),
         "s3.usage_frame.local",
     ),
     Figure(
         S3,
         "usage_frame on S3: CPU",
-        "0.09-0.15 s (0.13-0.15 s)",
+        "0.10-0.11 s (0.11-0.12 s)",
         "s3.usage_frame.s3_cpu",
-        (0.09 * 0.9, 0.15 * 1.1),
+        (0.10 * 0.9, 0.11 * 1.1),
         "s3.usage_frame.local_cpu",
     ),
     Figure(
@@ -683,17 +683,17 @@ FIGURES += [
     Figure(
         S3,
         "info() on S3",
-        "0.16-0.25 s (1.83-2.54 s)",
+        "0.18-0.21 s (1.34-1.96 s)",
         "s3.info.s3",
-        (0.16 * 0.9, 0.25 * 1.1),
+        (0.18 * 0.9, 0.21 * 1.1),
         "s3.info.local",
     ),
     Figure(
         S3,
         "info() on S3: CPU",
-        "0.04-0.06 s (0.58-0.63 s)",
+        "0.05-0.06 s (0.50-0.52 s)",
         "s3.info.s3_cpu",
-        (0.04 * 0.9, 0.06 * 1.1),
+        (0.05 * 0.9, 0.06 * 1.1),
         "s3.info.local_cpu",
     ),
     Figure(
@@ -708,25 +708,25 @@ FIGURES += [
     Figure(
         S3,
         "the year on S3: usage_frame, UTC",
-        "10.89 s on S3 against 4.44 s",
+        "8.00 s on S3 against 3.74 s",
         "s3year.usage_frame.s3",
-        about(10.89),
+        about(8.00),
         "s3year.usage_frame.local",
     ),
     Figure(
         S3,
         "the year on S3: usage_frame, UTC: CPU",
-        "2.51 s of CPU against 1.23 s",
+        "3.13 s of CPU against 1.75 s",
         "s3year.usage_frame.s3_cpu",
-        about(2.51),
+        about(3.13),
         "s3year.usage_frame.local_cpu",
     ),
     Figure(
         S3,
         "the year on S3: usage_frame, every zone: CPU",
-        "2.51 s; 3.92-4.42 s",
+        "3.13 s; 3.53-3.90 s",
         "s3year.usage_frame.*.s3_cpu",
-        (2.51 * 0.9, 4.42 * 1.1),
+        (3.13 * 0.9, 3.90 * 1.1),
     ),
     Figure(
         S3,
@@ -740,9 +740,9 @@ FIGURES += [
     Figure(
         S3,
         "the year on S3: forecast_limits, every zone: CPU",
-        "0.58-0.76 s",
+        "0.45-0.54 s",
         "s3year.forecast_limits.*.s3_cpu",
-        (0.58 * 0.9, 0.76 * 1.1),
+        (0.45 * 0.9, 0.54 * 1.1),
     ),
     Figure(
         TD,
@@ -1015,7 +1015,8 @@ NOT_PRODUCED: list[tuple[str, str]] = [
     (
         "S3 before requests were counted (181 requests, 110 of them LISTs; 386), before a "
         "midnight forecast read each rollup once (65) and a call each limits file once (37), "
-        "and the requests per call on D days",
+        "and the requests per call on D days; the figures with 20 ms a request "
+        "(bench/s3.py --baseline SRC --rounds 2 --latency 20)",
         "the code before those changes; the counts per call are tests "
         "(tests/history/test_history_requests.py), not timings",
     ),
