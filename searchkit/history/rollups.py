@@ -343,7 +343,7 @@ def _crossings(
     nanos: np.ndarray,
     clean: np.ndarray,
     seconds: np.ndarray,
-    ids: pd.Index,
+    ids: Sequence[str],
     limits: Mapping[str, Sequence[float]] | None,
 ) -> tuple[pa.Array, pa.Array]:
     """The crossing columns of the rows (ids) with ``limits``."""
