@@ -45,9 +45,12 @@ FAST_TESTS := tests --ignore=tests/browser --ignore=tests/load -m "not slow and 
 # Without nbval's plugin (importing it builds jsonschema's URI grammars: about 2.5 s of CPU
 # in the controller and again in each worker) or anyio's (no test uses it).
 FAST_PLUGINS := -p no:nbval -p no:anyio
+# Each property test tries a quarter of its examples here (Hypothesis profile "fast",
+# tests/conftest.py); `make test`, which CI runs, tries them all.
+FAST_EXAMPLES := --hypothesis-profile fast
 
 test-fast: $(STAMP)
-	$(SUITE_ENV) $(PY) -m pytest $(PARALLEL) $(FAST_PLUGINS) $(FAST_TESTS)
+	$(SUITE_ENV) $(PY) -m pytest $(PARALLEL) $(FAST_PLUGINS) $(FAST_EXAMPLES) $(FAST_TESTS)
 
 # Every figure the README gives, re-measured in one run and printed beside the baseline it is
 # compared with (measured in the same run), then one table of them all against what the README
