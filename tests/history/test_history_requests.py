@@ -165,9 +165,9 @@ def test_reads_list_each_dataset_once_whatever_the_days(tmp_path, s3_server, emu
 MIDNIGHT = dt.datetime(2026, 11, 21, 0, 0, tzinfo=dt.timezone.utc)
 
 
-@pytest.mark.parametrize("days", [3, 9])
 @pytest.mark.emulator(demo=True, seed=3, clock=MIDNIGHT, window_minutes=60)
-def test_a_forecast_at_midnight_reads_each_rollup_once(tmp_path, s3_server, emulator, days):
+def test_a_forecast_at_midnight_reads_each_rollup_once(tmp_path, s3_server, emulator):
+    days = 3  # the test above shows the counts do not grow but by the days
     # Collected at midnight: the newest point's minute ends at midnight, so the forecast's
     # instant is the next day's first and its window a day past the days read to find it.
     # It read every rollup again for that (65 requests on bench/s3.py's store, 22d64ca 39).
