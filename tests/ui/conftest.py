@@ -11,14 +11,26 @@ when drawn) is drawn every time. tests/render tests the drawings themselves, unc
 from __future__ import annotations
 
 import hashlib
+import io
 import pickle
 from collections.abc import Callable
 from typing import Any
 
+import pandas as pd
 import pytest
 
 #: A drawing's arguments (hashed pickle) -> what the product's function returned for them.
 _DRAWN: dict[bytes, Any] = {}
+
+
+class _Canonical(pickle.Pickler):
+    """Pickles a frame as a fresh copy of it: the same values give the same bytes even after
+    pandas cached something on one of them (a drawing reading a row does)."""
+
+    def reducer_override(self, obj: Any) -> Any:
+        if isinstance(obj, pd.DataFrame | pd.Series):
+            return obj.copy().__reduce_ex__(pickle.DEFAULT_PROTOCOL)
+        return NotImplemented
 
 
 def _drawn_once(
@@ -27,12 +39,12 @@ def _drawn_once(
     def once(*args: Any, **kwargs: Any) -> Any:
         if depends_on_more(*args, **kwargs):
             return draw(*args, **kwargs)
+        buffer = io.BytesIO()
         try:
-            key = hashlib.sha256(
-                pickle.dumps((draw.__qualname__, args, sorted(kwargs.items())))
-            ).digest()
+            _Canonical(buffer).dump((draw.__qualname__, args, sorted(kwargs.items())))
         except (pickle.PicklingError, TypeError, AttributeError):
             return draw(*args, **kwargs)
+        key = hashlib.sha256(buffer.getvalue()).digest()
         if key not in _DRAWN:
             _DRAWN[key] = draw(*args, **kwargs)
         return _DRAWN[key]
