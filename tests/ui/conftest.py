@@ -6,6 +6,7 @@ product's own function and handed, the same bytes, to every later widget that as
 exactly the same one: the same arguments, compared by their pickled bytes. A picture whose
 arguments cannot say all it depends on (a day that reads its index's points from a store
 when drawn) is drawn every time. tests/render tests the drawings themselves, uncached.
+The cockpit's warm-up drawing runs once per worker too.
 """
 
 from __future__ import annotations
@@ -52,6 +53,18 @@ def _drawn_once(
     return once
 
 
+_WARMED: list[bool] = []
+
+
+def _warm_up_once(warm_up: Callable[[], None]) -> Callable[[], None]:
+    def once() -> None:
+        if not _WARMED:
+            _WARMED.append(True)
+            warm_up()
+
+    return once
+
+
 @pytest.fixture(autouse=True)
 def _pictures_drawn_once(monkeypatch: pytest.MonkeyPatch) -> None:
     from searchkit.render import cockpit_pictures
@@ -60,6 +73,9 @@ def _pictures_drawn_once(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(
         browser, "throughput_pngs", _drawn_once(browser.throughput_pngs, lambda **_: False)
     )
+    # The cockpit warms matplotlib up (a tiny drawing) on a thread as it opens: once in a
+    # worker does what it is for; each further cockpit's was 30-50 ms of drawing nothing.
+    monkeypatch.setattr(cockpit_pictures, "warm_up", _warm_up_once(cockpit_pictures.warm_up))
     # A day with a source reads that store's points while it is drawn: not cached.
     monkeypatch.setattr(
         cockpit_pictures,
