@@ -62,12 +62,13 @@ test-fast: $(STAMP)
 # BASE=COMMIT measures the same figures for that commit's code too (a git worktree under
 # .bench/trees), each script alternately for this code and that one (ROUNDS=N times), and adds
 # that commit's figure and the ratio to the table; YEAR_BASE_STORE=DIR is a year store that
-# commit's code wrote. ONLY=list,history runs just those jobs (bench/readme_figures.py --help).
+# commit's code wrote. ONLY=list,history runs just those jobs (bench/readme_figures.py --help);
+# OUT=DIR gathers the figures of several runs in one folder (--differ DIR, --table DIR).
 bench: $(STAMP)
 	$(PY) bench/readme_figures.py $(if $(QUICK),--quick) $(if $(BASE),--base $(BASE)) \
 		$(if $(ROUNDS),--rounds $(ROUNDS)) $(if $(ONLY),--only $(ONLY)) \
 		$(if $(YEAR_STORE),--year-store $(YEAR_STORE)) \
-		$(if $(YEAR_BASE_STORE),--year-base-store $(YEAR_BASE_STORE))
+		$(if $(YEAR_BASE_STORE),--year-base-store $(YEAR_BASE_STORE)) $(if $(OUT),--out $(OUT))
 
 # Re-run the example notebooks in place (after changing what they show), then drop the
 # per-cell execution timestamps so a re-run changes only what really changed. The plots are
