@@ -45,9 +45,12 @@ FAST_TESTS := tests --ignore=tests/browser --ignore=tests/load -m "not slow and 
 # Without nbval's plugin (importing it builds jsonschema's URI grammars: about 2.5 s of CPU
 # in the controller and again in each worker) or anyio's (no test uses it).
 FAST_PLUGINS := -p no:nbval -p no:anyio
+# Each property test tries a quarter of its examples here (Hypothesis profile "fast",
+# tests/conftest.py); `make test`, which CI runs, tries them all.
+FAST_EXAMPLES := --hypothesis-profile fast
 
 test-fast: $(STAMP)
-	$(SUITE_ENV) $(PY) -m pytest $(PARALLEL) $(FAST_PLUGINS) $(FAST_TESTS)
+	$(SUITE_ENV) $(PY) -m pytest $(PARALLEL) $(FAST_PLUGINS) $(FAST_EXAMPLES) $(FAST_TESTS)
 
 # Every figure the README gives, re-measured in one run and printed beside the baseline it is
 # compared with (measured in the same run), then one table of them all against what the README
@@ -59,12 +62,13 @@ test-fast: $(STAMP)
 # BASE=COMMIT measures the same figures for that commit's code too (a git worktree under
 # .bench/trees), each script alternately for this code and that one (ROUNDS=N times), and adds
 # that commit's figure and the ratio to the table; YEAR_BASE_STORE=DIR is a year store that
-# commit's code wrote. ONLY=list,history runs just those jobs (bench/readme_figures.py --help).
+# commit's code wrote. ONLY=list,history runs just those jobs (bench/readme_figures.py --help);
+# OUT=DIR gathers the figures of several runs in one folder (--differ DIR, --table DIR).
 bench: $(STAMP)
 	$(PY) bench/readme_figures.py $(if $(QUICK),--quick) $(if $(BASE),--base $(BASE)) \
 		$(if $(ROUNDS),--rounds $(ROUNDS)) $(if $(ONLY),--only $(ONLY)) \
 		$(if $(YEAR_STORE),--year-store $(YEAR_STORE)) \
-		$(if $(YEAR_BASE_STORE),--year-base-store $(YEAR_BASE_STORE))
+		$(if $(YEAR_BASE_STORE),--year-base-store $(YEAR_BASE_STORE)) $(if $(OUT),--out $(OUT))
 
 # Re-run the example notebooks in place (after changing what they show), then drop the
 # per-cell execution timestamps so a re-run changes only what really changed. The plots are

@@ -582,23 +582,8 @@ def bench_year(
         return best
 
     print(f"each call {repeat} times, this code and the baseline's in turn; load: {_load()}")
-    if "usage" not in only:
-        _drawings(side_by_side, zones, only)
-        return
-    usage = side_by_side(
-        f"usage_frame(hist), all indexes x {days} days", "usage", "-", "targets < 10 s, < 1 GiB"
-    )
-    floor = run_measure(root, "rollup-read", "searchkit", "-", 1)
-    print(
-        f"plain pyarrow read of the rollups' quarter columns (what a zone's usage needs): "
-        f"{floor['seconds']:.2f} s, +{floor['read_mib']:.0f} MiB"
-    )
-    for zone in zones:
-        ours = side_by_side(f"usage_frame(hist, tz={zone!r})", "usage", zone, "target < 3 s")
-        print(
-            f"  = {ours['seconds'] / usage['seconds']:.2f}x UTC, "
-            f"{ours['seconds'] / floor['seconds']:.2f}x the plain read"
-        )
+    if "usage" in only:
+        _usages(side_by_side, root, days, zones)
     _drawings(side_by_side, zones, only)
     print(f"load after: {_load()}")
     if "info" not in only:
@@ -634,6 +619,24 @@ def bench_year(
     emit("year.forecast.plain_s", plain["seconds"])
     emit("year.forecast.vs_plain", forecast["seconds"] / plain["seconds"], "x")
     emit("year.forecast.vs_read", forecast["seconds"] / read["seconds"], "x")
+
+
+def _usages(side_by_side, root: Path, days: int, zones: list[str]) -> None:
+    """usage_frame in UTC and each zone, beside a plain read of the rollups' quarters."""
+    usage = side_by_side(
+        f"usage_frame(hist), all indexes x {days} days", "usage", "-", "targets < 10 s, < 1 GiB"
+    )
+    floor = run_measure(root, "rollup-read", "searchkit", "-", 1)
+    print(
+        f"plain pyarrow read of the rollups' quarter columns (what a zone's usage needs): "
+        f"{floor['seconds']:.2f} s, +{floor['read_mib']:.0f} MiB"
+    )
+    for zone in zones:
+        ours = side_by_side(f"usage_frame(hist, tz={zone!r})", "usage", zone, "target < 3 s")
+        print(
+            f"  = {ours['seconds'] / usage['seconds']:.2f}x UTC, "
+            f"{ours['seconds'] / floor['seconds']:.2f}x the plain read"
+        )
 
 
 def _drawings(side_by_side, zones: list[str], only: set[str]) -> None:

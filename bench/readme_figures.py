@@ -20,8 +20,13 @@ rather than give a number. The year's and S3's comparisons use the scripts' own
 The wire path (``bench/list.py``) is always measured beside ``ebb8985``, the code before the
 layered redesign, in the same run (issue 30).
 
+``--differ DIR`` lists, from an earlier run's folder, only the README figures the run did
+not reproduce (outside the README's range, on either side), with the README's words and the
+run's figure: the sentences to edit after a quiet run.
+
 Usage: .venv/bin/python bench/readme_figures.py [--quick] [--base COMMIT] [--rounds N]
            [--only JOB,...] [--year-store DIR] [--year-base-store DIR] [--table DIR]
+           [--differ DIR]
 (``make bench``, ``make bench QUICK=1``, ``make bench BASE=22d64ca``.)
 """
 
@@ -56,6 +61,8 @@ class Job:
     own_baseline: bool = False  # compares with --base itself (--baseline SRC)
 
 
+_YEAR = ("--year", "--days", "365", "--indexes", "1000")
+_TWICE = ("--repeat", "2")
 JOBS: dict[str, Job] = {
     "throughput": Job("throughput.py"),
     "startup": Job("startup.py"),
@@ -74,9 +81,11 @@ JOBS: dict[str, Job] = {
     "alerts-accuracy": Job("alerts.py", ("--accuracy",), quick=False),
     "layouts": Job("history.py", ("--layouts", "--indexes", "1000", "--days", "30"), quick=False),
     "collect": Job("history.py", ("--collect", "--rounds", "7"), quick=False),
-    "year": Job(
-        "history.py", ("--year", "--days", "365", "--indexes", "1000"), False, own_baseline=True
-    ),
+    "year": Job("history.py", _YEAR, False, own_baseline=True),
+    # The year in parts of a few minutes each (a quiet re-run between other work):
+    "year-usage": Job("history.py", (*_YEAR, "--only", "usage", *_TWICE), False, True),
+    "year-drawn": Job("history.py", (*_YEAR, "--only", "plot,cockpit", *_TWICE), False, True),
+    "year-info": Job("history.py", (*_YEAR, "--only", "info"), False, own_baseline=True),
 }
 
 
@@ -192,7 +201,7 @@ def measure(args: argparse.Namespace, out: Path) -> None:
         extra = ["--baseline", str(wire)] if name == "list" else []
         if name == "list" and base:
             extra.append(str(base[0]))
-        if name == "year":
+        if name.startswith("year"):
             extra += ["--keep", args.year_store] if args.year_store else []
             if base and args.year_base_store:
                 extra += ["--baseline", str(base[0]), "--baseline-store", args.year_base_store]
@@ -380,6 +389,35 @@ def table(out: Path) -> None:
         print(f"  - {what}: {why}")
 
 
+def differ(out: Path) -> int:
+    """Print the README figures the run in ``out`` measured outside the README's range
+    (README section, figure, what the README says, what the run gave and the verdict) and
+    how many it reproduced; return how many differ."""
+    meta = json.loads((out / "meta.json").read_text()) if (out / "meta.json").exists() else {}
+    found = values(out, meta.get("base"))
+    loads = sorted({run["load"] for run in read_lines(out / "runs.jsonl")})
+    differing, kept = [], 0
+    for figure in FIGURES:
+        value = checked(figure, found, "now")
+        if value is None or figure.range is None:
+            continue
+        said = verdict(figure, value)
+        if said == "in range":
+            kept += 1
+            continue
+        got = shown(figure, pick(found, "now", figure.key))
+        if figure.on_ratio:
+            got += f" (ratio {value:.2f}x)"
+        differing.append(f"  [{said}] {figure.section} / {figure.what}: README {figure.readme!r}, "
+                         f"this run {got}")  # fmt: skip
+    print(
+        f"README figures of {out} (this code {meta.get('now', '?')}, load {', '.join(loads)}): "
+        f"{kept} reproduced, {len(differing)} differ"
+    )
+    print("\n".join(differing))
+    return len(differing)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="skip the slow jobs (the year)")
@@ -390,9 +428,13 @@ def main() -> None:
     parser.add_argument("--year-base-store", help="the store --base's code wrote, for the year")
     parser.add_argument("--out", help="where the figures go (default .bench/run-TIME)")
     parser.add_argument("--table", help="only print the table of an earlier run's folder")
+    parser.add_argument("--differ", help="only the figures an earlier run did not reproduce")
     args = parser.parse_args()
     if args.table:
         table(Path(args.table))
+        return
+    if args.differ:
+        differ(Path(args.differ))
         return
     out = Path(args.out or ROOT / ".bench" / time.strftime("run-%Y%m%d-%H%M%S", time.gmtime()))
     out.mkdir(parents=True, exist_ok=True)

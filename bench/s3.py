@@ -2,14 +2,21 @@
 the requests each call makes, counted by the server.
 
 A store of ``--indexes`` indexes x ``--days`` compacted days with their rollups and one
-limits snapshot (as collect leaves it; written by bench/history.py's writer) is read from
-a local folder and from a bucket on moto's S3 server (tests/history/s3server.py, which
-counts the requests it answers). For ``forecast_limits``, ``usage_frame`` and ``info()``
-it prints the best of ``--repeat`` times on each, their ratio, and the requests of one call
-by kind (LIST, HEAD, GET). With ``--baseline SRC`` (a source tree, e.g. ``git archive
-ebb8985 searchkit | tar -x -C SRC``) the same is measured for that code in the same run.
+limits snapshot (as collect leaves it; written by bench/history.py's writer), or the store
+``--store`` names (a year, say: its points are never written), is read from a local folder
+and from a bucket on moto's S3 server (tests/history/s3server.py, which counts the requests
+it answers). For ``forecast_limits``, ``usage_frame`` and ``info()`` it prints the best of
+``--repeat`` calls on each, in wall and CPU time (CPU of the whole process: on S3 it
+includes moto's server, which runs in it), their ratio, and the requests of one call by kind
+(LIST, HEAD, GET). ``--zones`` measures ``usage_frame`` and ``forecast_limits`` in each zone
+given (``info()`` has none). With ``--baseline SRC`` (a source tree, e.g. ``git archive
+22d64ca searchkit | tar -x -C SRC``) the same is measured for that code in the same run,
+each code in a fresh process, in turn (A B A B ...) for ``--rounds`` rounds; the figures
+are then the range over the rounds, each with the load average when its process started.
 
 Usage: .venv/bin/python bench/s3.py [--indexes 200] [--days 14] [--baseline SRC]
+       [--rounds 2] [--zones UTC,America/New_York,Asia/Kolkata,Pacific/Chatham]
+       [--store PATH] [--only usage_frame,forecast_limits]
 """
 
 from __future__ import annotations
@@ -30,91 +37,171 @@ sys.path.insert(0, str(Path(__file__).parent))
 sys.path.append(str(ROOT))  # tests.history.s3server; a --baseline tree goes first
 
 OPERATIONS = ("forecast_limits", "usage_frame", "info")
+ZONED = ("forecast_limits", "usage_frame")
 
 
-def call(operation: str, hist: Any) -> Any:
+def call(operation: str, hist: Any, zone: str) -> Any:
     import searchkit as sk
 
+    # In UTC no tz is given: the call as 22d64ca took it (its forecast_limits had no tz).
+    tz = {} if zone == "UTC" else {"tz": zone}
     if operation == "forecast_limits":
-        return sk.forecast_limits(hist)
+        return sk.forecast_limits(hist, **tz)
     if operation == "usage_frame":
-        return sk.usage_frame(hist)
+        return sk.usage_frame(hist, **tz)
     return hist.info()
 
 
-def measure(store: Path, repeat: int) -> dict[str, Any]:
-    """In this process: serve ``store`` (its points and limits) from moto and time each
-    operation on both, after this code has written each copy's rollups (a rollup names its
-    day's files as its own code reads them: by name, size and modification time now, and an
-    upload changes the time, so each copy gets the rollups its files would have)."""
+def _bucket_rollups(local: Path, remote: Any) -> None:
+    """Give the bucket the local copy's rollups, each renamed after its day's files as the
+    bucket lists them (an upload changes their modification time, which a rollup names):
+    the same points, so the same figures, as a compaction renames a merged day's rollup.
+    Writing them anew from the points would read the whole store back through the server."""
+    import pyarrow.parquet as pq
+
+    from searchkit.history.encoding import write_options
+    from searchkit.history.rollups import renamed, sources
+
+    layout = remote._layout
+    named = sources(layout)
+    for path in sorted((local / "rollups").glob("day=*/*.parquet")):
+        day = path.parent.name[4:]
+        table = renamed(pq.read_table(path), named[day])
+        target = f"{layout.root}/rollups/{path.parent.name}/{path.name}"
+        with layout.fs.open_output_stream(target) as out:
+            pq.write_table(table, out, **write_options("rollups", table.schema))
+
+
+def _stores(store: Path, server: Any, given: bool) -> Path:
+    """Copy ``store`` to a local folder (hard links when ``given``: its files are never
+    written, only rollups replaced) and to the bucket ``bench``; give each copy the rollups
+    this code reads. Returns the local copy's folder."""
     import shutil
-    import tempfile
-    import warnings
 
     import boto3
     import pyarrow.fs as pafs
 
     from searchkit import History  # the public name: a --baseline tree's too
+    from tests.history.s3server import options
+
+    s3 = boto3.client(
+        "s3",
+        endpoint_url=server.endpoint,
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+        region_name="us-east-1",
+    )
+    s3.create_bucket(Bucket="bench")
+    fs = pafs.S3FileSystem(**options(server.endpoint))
+    local = Path(tempfile.mkdtemp(prefix="searchkit-s3-local-")) / "usage"
+    if given:
+        subprocess.run(["cp", "-al", str(store), str(local)], check=True)
+        for kind in ("throughput", "limits"):
+            pafs.copy_files(str(store / kind), f"bench/usage/{kind}", destination_filesystem=fs)
+    else:
+        shutil.copytree(store, local)
+        pafs.copy_files(str(store), "bench/usage", destination_filesystem=fs)
+    remote = History("s3://bench/usage", storage_options=options(server.endpoint))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        History(local).refresh_rollups(History(local).days())
+        if given:
+            _bucket_rollups(local, remote)
+        # A rollup names its day's files as its own code reads them (by name, size and
+        # modification time now), so each copy gets the rollups its files would have.
+        written = remote.refresh_rollups(remote.days())
+    print(f"rollups written anew on the bucket: {written}", file=sys.stderr)
+    return local
+
+
+def measure(
+    store: Path, repeat: int, zones: list[str], operations: list[str], given: bool
+) -> dict[str, Any]:
+    """In this process: serve ``store`` (its points and limits) from moto and time each
+    operation in each zone on both copies."""
+    import logging
+    import resource
+    import shutil
+
+    from searchkit import History
     from tests.history.s3server import CountingMotoServer, options
 
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's line per request
     server = CountingMotoServer()
     server.start()
     local = None
     try:
-        s3 = boto3.client(
-            "s3",
-            endpoint_url=server.endpoint,
-            aws_access_key_id="testing",
-            aws_secret_access_key="testing",
-            region_name="us-east-1",
-        )
-        s3.create_bucket(Bucket="bench")
-        fs = pafs.S3FileSystem(**options(server.endpoint))
-        pafs.copy_files(str(store), "bench/usage", destination_filesystem=fs)
-        local = Path(tempfile.mkdtemp(prefix="searchkit-s3-local-"))
-        shutil.copytree(store, local / "usage")
-        remote = History("s3://bench/usage", storage_options=options(server.endpoint))
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            for hist in (History(local / "usage"), remote):
-                hist.refresh_rollups(hist.days())
-        store = local / "usage"
-        results: dict[str, Any] = {}
-        for operation in OPERATIONS:
-            row: dict[str, Any] = {}
-            for where in ("local", "s3"):
-                best = float("inf")
-                for attempt in range(repeat):
-                    hist = (
-                        History(store)
-                        if where == "local"
-                        else History("s3://bench/usage", storage_options=options(server.endpoint))
-                    )
-                    server.reset()
-                    started = time.perf_counter()
-                    call(operation, hist)
-                    best = min(best, time.perf_counter() - started)
-                    if attempt == 0 and where == "s3":
-                        row["requests"] = server.counted()
-                row[where] = best
-            results[operation] = row
+        local = _stores(store, server, given)
+        results: dict[str, Any] = {"load": os.getloadavg()[0]}
+        for operation in operations:
+            for zone in zones if operation in ZONED else ["UTC"]:
+                row: dict[str, Any] = {}
+                answers = []
+                for where in ("local", "s3"):
+                    best = cpu = float("inf")
+                    for attempt in range(repeat):
+                        hist = (
+                            History(local)
+                            if where == "local"
+                            else History(
+                                "s3://bench/usage", storage_options=options(server.endpoint)
+                            )
+                        )
+                        server.reset()
+                        started, used = time.perf_counter(), time.process_time()
+                        try:
+                            answer = call(operation, hist, zone)
+                        except TypeError as exc:  # an older code without the argument
+                            row["failed"] = f"{type(exc).__name__}: {exc}"
+                            break
+                        if attempt == 0:
+                            answers.append(answer)
+                        best = min(best, time.perf_counter() - started)
+                        cpu = min(cpu, time.process_time() - used)
+                        if attempt == 0 and where == "s3":
+                            row["requests"] = server.counted()
+                    row[where], row[f"{where}_cpu"] = best, cpu
+                row["identical"] = len(answers) == 2 and _same(*answers)
+                results[f"{operation} {zone}"] = row
+        results["peak_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         return results
     finally:
         server.stop()
         if local is not None:
-            shutil.rmtree(local, ignore_errors=True)
+            shutil.rmtree(local.parent, ignore_errors=True)
 
 
-def run(store: Path, repeat: int, source: str | None) -> dict[str, Any]:
+def _same(local: Any, remote: Any) -> bool:
+    """Whether the local and the S3 copy gave the same answer, to the last bit."""
+    import pandas as pd
+
+    if isinstance(local, pd.DataFrame):
+        try:
+            pd.testing.assert_frame_equal(local, remote, check_exact=True)
+        except AssertionError:
+            return False
+        return True
+    # info(): where it is and its files' bytes differ; what it says of the points may not.
+    said = ("indexes", "points", "first", "last", "gaps")
+    return all(getattr(local, k, None) == getattr(remote, k, None) for k in said)
+
+
+def run(
+    store: Path,
+    repeat: int,
+    source: str | None,
+    zones: list[str],
+    operations: list[str],
+    given: bool,
+) -> dict[str, Any]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [source, str(ROOT)]))
-    out = subprocess.run(
-        [sys.executable, __file__, "--measure", str(store), "--repeat", str(repeat)],
-        check=True,
-        stdout=subprocess.PIPE,
-        text=True,
-        env=env,
-    ).stdout
+    # moto keeps each object above this size in a temporary file, not in its memory.
+    env.setdefault("MOTO_S3_DEFAULT_KEY_BUFFER_SIZE", str(1 << 20))
+    command = [sys.executable, __file__, "--measure", str(store), "--repeat", str(repeat)]
+    command += ["--zones", ",".join(zones), "--only", ",".join(operations)]
+    command += ["--given"] if given else []
+    out = subprocess.run(command, check=True, stdout=subprocess.PIPE, text=True, env=env).stdout
     return json.loads(out.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
 
@@ -124,43 +211,90 @@ def shown(requests: dict[str, int]) -> str:
     return f"{total} requests ({kinds})"
 
 
+def span(values: list[float], fmt: str = ".2f") -> str:
+    low, high = min(values), max(values)
+    return f"{low:{fmt}}" if f"{low:{fmt}}" == f"{high:{fmt}}" else f"{low:{fmt}}-{high:{fmt}}"
+
+
+def report(runs: dict[str, list[dict[str, Any]]], keys: list[str]) -> None:
+    """Print each operation's figures for each code (ranges over the rounds) and emit the
+    README's (the best round's)."""
+    from figures import emit
+
+    for label, rounds in runs.items():
+        loads = ", ".join(f"{r['load']:.1f}" for r in rounds)
+        peaks = ", ".join(f"{r['peak_mib']:.0f}" for r in rounds)
+        print(f"{label}: load at each round's start {loads}; peak RSS {peaks} MiB")
+    for key in keys:
+        operation, zone = key.split(" ")
+        for label, rounds in runs.items():
+            rows = [r[key] for r in rounds]
+            if any("failed" in row for row in rows):
+                print(f"{key:36} {label:28} not measured: {rows[0].get('failed')}")
+                continue
+            ratios = [row["s3"] / row["local"] for row in rows]
+            print(
+                f"{key:36} {label:28} wall local {span([r['local'] for r in rows])} s, "
+                f"S3 {span([r['s3'] for r in rows])} s = {span(ratios)}x; CPU local "
+                f"{span([r['local_cpu'] for r in rows])} s, S3 {span([r['s3_cpu'] for r in rows])}"
+                f" s; {shown(rows[0]['requests'])}"
+                + ("" if all(row["identical"] for row in rows) else "; S3 DIFFERS from local")
+            )
+            side = "" if label == "this code" else ".baseline"
+            name = operation if zone == "UTC" else f"{operation}.{zone}"
+            best = min(rows, key=lambda row: row["s3"])
+            emit(f"s3.{name}{side}.local", min(r["local"] for r in rows))
+            emit(f"s3.{name}{side}.s3", best["s3"])
+            emit(f"s3.{name}{side}.requests", sum(best["requests"].values()), "")
+            emit(f"s3.{name}{side}.lists", best["requests"].get("LIST", 0), "")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--indexes", type=int, default=200)
     parser.add_argument("--days", type=int, default=14)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=1, help="A B rounds with --baseline")
     parser.add_argument("--baseline", help="a source tree to measure beside this code")
+    parser.add_argument("--zones", default="UTC", help="zones, comma-separated")
+    parser.add_argument("--only", default=",".join(OPERATIONS), help="operations to measure")
+    parser.add_argument("--store", help="an existing store (this code's rollups) to serve")
     parser.add_argument("--measure", help=argparse.SUPPRESS)
+    parser.add_argument("--given", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     warnings.simplefilter("ignore")
+    zones, operations = args.zones.split(","), args.only.split(",")
     if args.measure:
-        print(json.dumps(measure(Path(args.measure), args.repeat)))
+        result = measure(Path(args.measure), args.repeat, zones, operations, args.given)
+        print(json.dumps(result))
         return
-    from figures import emit
     from history import write_dataset
 
+    keys = [
+        f"{operation} {zone}"
+        for operation in operations
+        for zone in (zones if operation in ZONED else ["UTC"])
+    ]
     with tempfile.TemporaryDirectory(prefix="searchkit-requests-") as folder:
-        store = Path(folder) / "usage"
-        write_dataset(store, args.indexes, args.days)  # each code writes its rollups
+        if args.store:
+            store, given = Path(args.store), True
+            what = f"the store {store}"
+        else:
+            store, given = Path(folder) / "usage", False
+            write_dataset(store, args.indexes, args.days)  # each code writes its rollups
+            what = f"{args.indexes} indexes x {args.days} days, compacted with rollups"
         print(
-            f"{args.indexes} indexes x {args.days} days, compacted with rollups; moto's S3 "
-            f"server over loopback vs a local disk, best of {args.repeat}"
+            f"{what}; moto's S3 server over loopback vs a local disk, best of {args.repeat} "
+            f"calls in each process, {args.rounds} round(s); load {os.getloadavg()[0]:.1f}"
         )
-        runs = {"this code": run(store, args.repeat, None)}
+        codes: dict[str, str | None] = {"this code": None}
         if args.baseline:
-            runs[f"baseline {args.baseline}"] = run(store, args.repeat, args.baseline)
-        for operation in OPERATIONS:
-            for label, results in runs.items():
-                row = results[operation]
-                print(
-                    f"{operation:16} {label:28} local {row['local']:.2f} s, S3 {row['s3']:.2f} s "
-                    f"= {row['s3'] / row['local']:.2f}x; {shown(row['requests'])}"
-                )
-                side = "" if label == "this code" else ".baseline"
-                emit(f"s3.{operation}{side}.local", row["local"])
-                emit(f"s3.{operation}{side}.s3", row["s3"])
-                emit(f"s3.{operation}{side}.requests", sum(row["requests"].values()), "")
-                emit(f"s3.{operation}{side}.lists", row["requests"].get("LIST", 0), "")
+            codes[f"baseline {args.baseline}"] = args.baseline
+        runs: dict[str, list[dict[str, Any]]] = {label: [] for label in codes}
+        for _ in range(args.rounds if args.baseline else 1):
+            for label, source in codes.items():
+                runs[label].append(run(store, args.repeat, source, zones, operations, given))
+        report(runs, keys)
 
 
 if __name__ == "__main__":

@@ -32,6 +32,16 @@ from hypothesis import settings
 # deadline would fail them for a GC pause. Speed is what bench/ measures.
 settings.register_profile("searchkit", deadline=None, print_blob=True)
 settings.load_profile("searchkit")
+# `make test-fast` (the edit loop) loads this one (`--hypothesis-profile fast`): each property
+# test tries a quarter of its examples there. `make test`, which CI runs, tries them all.
+settings.register_profile("fast", settings.get_profile("searchkit"), max_examples=25)
+
+
+def examples(full: int) -> int:
+    """How many examples a property test with ``full`` of them tries under the loaded profile:
+    all under the suite's own, a quarter under ``fast`` (as its ``max_examples`` says)."""
+    share = settings.default.max_examples / settings.get_profile("searchkit").max_examples
+    return max(1, round(full * share))
 
 
 def pytest_configure(config: pytest.Config) -> None:

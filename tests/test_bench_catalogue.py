@@ -88,3 +88,34 @@ def test_every_catalogued_figure_belongs_to_a_job_the_runner_knows(catalogue: Mo
         sys.path.remove(str(BENCH))
     jobs = {catalogue.job_of(figure.key) for figure in catalogue.FIGURES}
     assert jobs <= set(readme_figures.JOBS)
+
+
+def test_differ_lists_only_the_readme_figures_a_run_did_not_reproduce(
+    catalogue: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # After a quiet run, the lead edits the README sentences whose figure moved: --differ
+    # names those and only those (a figure in its range, or not measured, is left out).
+    sys.path.insert(0, str(BENCH))
+    try:
+        import readme_figures
+    finally:
+        sys.path.remove(str(BENCH))
+    (tmp_path / "meta.json").write_text('{"now": "abc1234", "base": null}')
+    (tmp_path / "runs.jsonl").write_text(
+        '{"job": "year", "side": "now", "code": 0, "wall": 1, "cpu": 1, "load": "0.5 -> 0.7"}\n'
+    )
+    figure = {f.key: f for f in catalogue.FIGURES}
+    kept = figure["year.refusal.s"].range
+    assert kept is not None
+    # one figure far outside its README range, one at the middle of its own, one a baseline
+    emitted = {"startup.pass": 24.0, "year.usage.s": 99.0, "year.refusal.s": sum(kept) / 2}
+    (tmp_path / "now.jsonl").write_text(
+        "".join(f'{{"key": "{k}", "value": {v}, "unit": "s"}}\n' for k, v in emitted.items())
+    )
+    assert readme_figures.differ(tmp_path) == 1
+    assert capsys.readouterr().out.splitlines() == [
+        f"README figures of {tmp_path} (this code abc1234, load 0.5 -> 0.7): 2 reproduced, "
+        "1 differ",
+        f"  [OUTSIDE] A year / usage_frame(hist), UTC: README {figure['year.usage.s'].readme!r}, "
+        "this run 99.00 s",
+    ]

@@ -25,6 +25,7 @@ from searchkit.model.limits import LIMIT_FIELDS, LIMIT_INFO
 
 __all__ = [
     "DAILY_FIELDS",
+    "NOT_REPORTED_REASON",
     "UNLIMITED_REASON",
     "compare_with_limits",
     "field_label",
@@ -37,7 +38,8 @@ __all__ = [
 DAILY_FIELDS: tuple[str, str] = ("max_daily_queries", "max_daily_updates")
 #: The reason of a row whose index has no limit.
 UNLIMITED_REASON = "unlimited"
-_NOT_REPORTED = "limit not reported"
+#: The reason of a row whose index's limit the service did not report.
+NOT_REPORTED_REASON = "limit not reported"
 
 
 def field_label(field: str | None) -> str:
@@ -152,6 +154,6 @@ def compare_with_limits(
     why[np.isposinf(limit)] = 2
     if mismatch is not None:
         why[:] = 3
-    texts = ["", _NOT_REPORTED, UNLIMITED_REASON, mismatch or ""]
+    texts = ["", NOT_REPORTED_REASON, UNLIMITED_REASON, mismatch or ""]
     usage["reason"] = pd.array(texts, dtype="str").take(why)
     return usage

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from searchkit.analytics.day import DayForecast, forecast_day
+from searchkit.analytics.seen import SeenHistory
 from searchkit.analytics.usage import is_history, usage_frame
 from searchkit.frames.counting import ValueUnit
 
@@ -24,17 +25,12 @@ __all__ = ["cockpit_forecast", "cockpit_usage", "newest_point", "read_by_refresh
 
 
 def read_by_refresh(source: Source) -> Source:
-    """What the cockpit's refreshes read: for now the source itself, read afresh at each
-    refresh (as :func:`~searchkit.forecast_limits` reads it).
-
-    :class:`~searchkit.analytics.seen.SeenHistory` (a refresh reads only the files written
-    since) is switched off here: in one CI run of tests/browser/test_cockpit.py (a store
-    compacted between two refreshes, in the dark theme after the light one) the cockpit
-    then exported ``used`` figures 0.9% below forecast_limits' on the same store. Neither
-    tests/analytics/test_seen.py nor two in-process replays of that sequence reproduce it;
-    until the cause is found, a slower refresh is better than a wrong figure.
-    """
-    return source
+    """What the cockpit's refreshes read: a History as a
+    :class:`~searchkit.analytics.seen.SeenHistory` (each refresh reads only the files
+    written since the last; whatever it cannot prove unchanged it reads afresh, so the
+    rows stay forecast_limits' on the store to the bit), anything else as it is (read
+    whole each time)."""
+    return SeenHistory(source) if is_history(source) else source
 
 
 def cockpit_forecast(

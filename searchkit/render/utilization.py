@@ -6,11 +6,13 @@ The numbers come from :func:`~searchkit.analytics.usage.usage_frame`; this modul
 from __future__ import annotations
 
 import datetime as dt
+import textwrap
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
 from searchkit._deprecation import legacy_arguments
+from searchkit.analytics.limit_periods import NOT_REPORTED_REASON, UNLIMITED_REASON
 from searchkit.analytics.usage import usage_frame
 from searchkit.errors import ValidationError
 from searchkit.frames.counting import ValueUnit
@@ -70,14 +72,18 @@ def plot_utilization(
             light one; by default the theme of an enclosing ``sk.plot_theme(...)`` block,
             else matplotlib's own look.
         max_indexes: Draw at most this many indexes, the highest utilization on any day
-            first (unlimited last); the y axis counts the rest. None draws them all.
+            first (unlimited last; when no period has a share of the limit, the most
+            operations in a period first); the y axis counts the rest. None draws them all.
 
     Returns:
         The Axes: one row per index, one column per day, colour = operations / limit
         (capped at 150 %), every cell's number in percent ("≥" where the day's points do
         not cover it, so it undercounts), a cross on each day over the limit; an
         unlimited index is left white with the word "unlimited", a limit the service did
-        not report is grey. The legend, under the dates, explains each mark. Words are
+        not report is grey. Periods that are not the limit's (days in a zone other than
+        UTC: a daily limit resets at UTC midnight) have no share of it: their cells are
+        left white and the Axes says why (``usage_frame`` has their operations). The
+        legend, under the dates, explains each mark. Words are
         fitted to the cells as drawn (:mod:`~searchkit.render.heatmap_fit`): when the
         numbers do not fit their cells (a month of days, hundreds of rows) none is
         drawn and the legend says so; dates and names are thinned until they keep apart.
@@ -85,7 +91,8 @@ def plot_utilization(
     look = theme_of(theme)
     usage = _usage(source, tz=tz, field=field, value_unit=value_unit)
     total = usage["name"].nunique()
-    usage = _most_used(usage, max_indexes)
+    no_share = _no_share(usage)
+    usage = _most_used(usage, max_indexes, by="utilization" if no_share is None else "operations")
     if ax is None:
         ax = new_axes(_figure_size(usage["name"].nunique()))
     if usage.empty:
@@ -93,13 +100,7 @@ def plot_utilization(
         ax.set_yticks([])
         ax.text(0.5, 0.5, "no usage data", transform=ax.transAxes, ha="center", va="center")
         return themed(ax, look)
-    grid = usage.pivot_table(
-        index="name", columns="period", values="utilization", aggfunc="max", dropna=False
-    )
-    limits = _cells(usage, grid, "limit").to_numpy(dtype=np.float64)
-    unlimited = np.isposinf(limits)
-    unknown = np.isnan(limits) & ~np.isnan(grid.to_numpy(dtype=np.float64))
-    data = np.ma.masked_invalid(np.where(unlimited, np.nan, grid.to_numpy(np.float64) * 100))
+    grid, data, unlimited, unknown = _grid(usage)
     _draw_cells(ax, data, unknown, look)
     _axes(ax, grid, total, usage["period"].dt.tz)
     ax.set_title(title or _utilization_title(str(usage["field"].iloc[0])), fontsize="medium")
@@ -107,6 +108,8 @@ def plot_utilization(
     complete = full.reindex_like(grid).fillna(True).astype(bool).to_numpy()
     numbers, partial = _label_cells(ax, data, complete)
     words = _say_unlimited(ax, data.shape[1], unlimited, look)
+    if no_share is not None:
+        _say_why_blank(ax, no_share, look)
     fit = fit_cells(ax, days=data.shape[1], rows=data.shape[0], numbers=numbers, words=words)
     breached = _cells(usage, grid, "breached").fillna(False).astype(bool)
     rows, cols = np.nonzero(breached.to_numpy())
@@ -120,6 +123,20 @@ def plot_utilization(
                    numbers_left_out=bool(data.count()) and not shown)  # fmt: skip
     _legend(ax, marks, look, fit.below_pt)
     return ax
+
+
+def _grid(usage: pd.DataFrame) -> tuple[pd.DataFrame, Any, np.ndarray, np.ndarray]:
+    """The utilization as index x period, its cells in percent (masked where there is no
+    share: unlimited, or no limit to compare with), which are unlimited and which have
+    operations but a limit not reported."""
+    grid = usage.pivot_table(
+        index="name", columns="period", values="utilization", aggfunc="max", dropna=False
+    )
+    limits = _cells(usage, grid, "limit").to_numpy(dtype=np.float64)
+    unlimited = np.isposinf(limits)
+    unknown = np.isnan(limits) & ~np.isnan(grid.to_numpy(dtype=np.float64))
+    data = np.ma.masked_invalid(np.where(unlimited, np.nan, grid.to_numpy(np.float64) * 100))
+    return grid, data, unlimited, unknown
 
 
 def _figure_size(rows: int) -> tuple[float, float]:
@@ -187,14 +204,37 @@ def _axes(ax: Axes, grid: pd.DataFrame, total: int, tz: TimeZone) -> None:
     ax.set_xlabel(f"day ({_zone_name(tz)}); operations = value x sampling interval")
 
 
-def _most_used(usage: pd.DataFrame, max_indexes: int | None) -> pd.DataFrame:
-    """The rows of the ``max_indexes`` indexes with the highest utilization on any day."""
+def _most_used(usage: pd.DataFrame, max_indexes: int | None, *, by: str) -> pd.DataFrame:
+    """The rows of the ``max_indexes`` indexes with the highest utilization (``by``, or
+    ``"operations"``) in any period."""
     if max_indexes is None or usage["name"].nunique() <= max_indexes:
         return usage
-    limited = usage["utilization"].where(np.isfinite(usage["limit"]))
+    if by == "operations":
+        limited = usage["operations"]
+    else:
+        limited = usage["utilization"].where(np.isfinite(usage["limit"]))
     peak = limited.groupby(usage["name"]).max().rename("peak").reset_index()
     order = peak.sort_values(["peak", "name"], ascending=[False, True], na_position="last")
     return usage[usage["name"].isin(order["name"].head(max(max_indexes, 0)))]
+
+
+def _no_share(usage: pd.DataFrame) -> str | None:
+    """Why no period of ``usage`` has a share of the limit (its periods are not the
+    limit's: the ``reason`` of every row), or None."""
+    if usage.empty or "reason" not in usage or usage["utilization"].notna().any():
+        return None
+    reasons = usage["reason"].unique()
+    if len(reasons) != 1 or reasons[0] in ("", UNLIMITED_REASON, NOT_REPORTED_REASON):
+        return None  # unlimited and unreported limits have marks of their own
+    return str(reasons[0])
+
+
+def _say_why_blank(ax: Axes, reason: str, look: Theme | None) -> None:
+    """Write across the Axes why its cells have no colour."""
+    words = textwrap.fill(f"No share of the limit to colour: {reason}.", width=60)
+    ax.text(0.5, 0.5, f"{words}\n(sk.usage_frame has the operations of each period)",
+            transform=ax.transAxes, ha="center", va="center", fontsize="medium",
+            color=look.muted if look else "#555555")  # fmt: skip
 
 
 def _say_unlimited(ax: Axes, days: int, unlimited: np.ndarray, look: Theme | None) -> list[Text]:

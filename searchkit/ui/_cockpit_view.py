@@ -64,6 +64,7 @@ class CockpitView(StaticPicture, widgets.VBox):
         self._png: bytes | None = None
         self._picture_about = ""
         self._filling = False  # the date range being filled in: no drawing per date
+        self._offered: pd.DataFrame | None = None  # the rows the download link holds
         self._build(field, tz)
         super().__init__(children=self._layout())
         self.add_class("sk-cockpit")
@@ -308,8 +309,13 @@ class CockpitView(StaticPicture, widgets.VBox):
         )
 
     def show_rows(self, selected: str | None = None) -> None:
-        """Show the page of the filtered, sorted rows holding the selection."""
+        """Show the page of the filtered, sorted rows holding the selection; withdraw the
+        CSV link when the rows shown are not the ones it holds any more (a refresh, a
+        filter, a sort, the backtest's columns): it never offers figures no longer shown."""
         rows = self.filtered(self._rows)
+        if self._offered is not None and not rows.equals(self._offered):
+            self._offered = None
+            self._download.value = ""
         keep = selected or self.selected_id
         ids = [str(i) for i in rows.index]
         if keep in ids and selected is None:
@@ -457,12 +463,13 @@ class CockpitView(StaticPicture, widgets.VBox):
             self.redraw()
 
     def _offer_csv(self) -> None:
-        with self._state:
+        with self._state:  # the rows and their link together (show_rows withdraws it)
             shown = self.filtered(self._rows)
-        text = table.rows_csv(shown)
-        encoded = base64.b64encode(text.encode("utf-8")).decode("ascii")
-        self._download.value = (
-            f'<a class="sk-csv-link" download="quota-cockpit.csv" '
-            f'href="data:text/csv;charset=utf-8;base64,{encoded}">Download {len(shown):,} '
-            "rows as CSV</a>"
-        )
+            text = table.rows_csv(shown)
+            encoded = base64.b64encode(text.encode("utf-8")).decode("ascii")
+            self._offered = shown
+            self._download.value = (
+                f'<a class="sk-csv-link" download="quota-cockpit.csv" '
+                f'href="data:text/csv;charset=utf-8;base64,{encoded}">Download {len(shown):,} '
+                "rows as CSV</a>"
+            )

@@ -71,7 +71,7 @@ class QuotaCockpit(CockpitView):
     ) -> None:
         name = zone_name(tz)  # an unknown zone is refused here, before anything is built
         self._source = source
-        self._reading = data.read_by_refresh(source)  # read afresh (see read_by_refresh)
+        self._reading = data.read_by_refresh(source)  # a refresh reads only what is new
         self._now = now
         self._value_unit = value_unit
         self._state = threading.RLock()

@@ -7,17 +7,22 @@ from __future__ import annotations
 import datetime as dt
 import pathlib
 import shutil
+import tempfile
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import searchkit as sk
 from searchkit.analytics.day import forecast_day
 from searchkit.analytics.seen import SeenHistory
 from searchkit.emulator import Emulator
 from searchkit.history.checks import seal
+from tests.local_fs import LocalHandler
 
 EVENING = dt.datetime(2026, 11, 20, 20, 0, tzinfo=dt.timezone.utc)
 
@@ -136,3 +141,138 @@ def test_the_points_read_for_a_crossing_are_read_once(store):
     assert seen.reads == []
     pd.testing.assert_frame_equal(again, sk.forecast_limits(sk.History(store)), check_exact=True)
     assert again.loc[past, "hit_at"].tolist() == first.loc[past, "hit_at"].tolist()
+
+
+class Listed(LocalHandler):
+    """The local filesystem, noting the folder of each listing. Through PyFileSystem a
+    History reads it as an object store: one recursive listing is one LIST request."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.listed: list[str] = []
+
+    def get_file_info_selector(self, selector: pafs.FileSelector) -> list[pafs.FileInfo]:
+        self.listed.append(selector.base_dir.rpartition("/")[2])
+        return super().get_file_info_selector(selector)
+
+
+def test_a_refresh_on_an_object_store_lists_each_dataset_once_per_call(store):
+    """A refresh after a collect (the newest point, then the forecast, as the cockpit asks
+    them) lists the throughput and the limits once per call, the rollups not at all (they
+    were read once): one LIST request each on an object store. A forecast of a History
+    read afresh lists each of the three datasets once."""
+    handler = Listed()
+    seen = SeenHistory(sk.History(str(store), filesystem=pafs.PyFileSystem(handler)))
+    seen.newest_time()
+    forecast_day(seen)
+    collect_again(store)
+    handler.listed.clear()
+    seen.newest_time()
+    assert handler.listed == ["throughput", "limits"]
+    handler.listed.clear()
+    rows = forecast_day(seen).rows
+    assert handler.listed == ["limits", "throughput"]
+    pd.testing.assert_frame_equal(rows, sk.forecast_limits(sk.History(store)), check_exact=True)
+    afresh = Listed()
+    forecast_day(sk.History(str(store), filesystem=pafs.PyFileSystem(afresh)))
+    assert afresh.listed == ["limits", "throughput", "rollups"]
+
+
+class Compacting(LocalHandler):
+    """The local filesystem, except that while ``compacting`` a compaction is replacing the
+    newest day's files under every read: each listing of the throughput shows a file that
+    is gone when it is opened (as tests/browser/test_cockpit.py's kernel sees it)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.compacting = False
+
+    def get_file_info_selector(self, selector: pafs.FileSelector) -> list[pafs.FileInfo]:
+        infos = super().get_file_info_selector(selector)
+        if not self.compacting or "/throughput" not in selector.base_dir:
+            return infos
+        folders = [selector.base_dir]
+        folders += [i.path for i in infos if i.type == pafs.FileType.Directory]
+        days = [f for f in folders if f.rpartition("/")[2].startswith("day=")]
+        if days:
+            ghost = max(days) + "/part-1-replaced-by-a-compaction.parquet"
+            infos.append(pafs.FileInfo(ghost, pafs.FileType.File, size=100))
+        return infos
+
+
+#: The browser test's store: the demo collected once a day for three days, to 19:00 UTC.
+START = dt.datetime(2026, 11, 17, 19, 0, tzinfo=dt.timezone.utc)
+
+
+@pytest.fixture(scope="module")
+def three_days(tmp_path_factory) -> pathlib.Path:
+    root = tmp_path_factory.mktemp("seen-steps") / "h"
+    with Emulator(demo=True, seed=2026, clock=START, window_minutes=1440) as emu:
+        with emu.client() as client:
+            for _ in range(3):
+                emu.advance(86_400)
+                sk.History(root).collect(client, now=emu.now())
+    return root
+
+
+def late_point(root: pathlib.Path, minutes: int) -> None:
+    """Another writer's file in the newest day: a point before those already stored."""
+    folder = sorted((root / "throughput").glob("day=*"))[-1]
+    table = pq.read_table(sorted(folder.glob("*.parquet"))[-1]).slice(0, 1)
+    stamp = pa.array([pd.Timestamp(folder.name[4:], tz="UTC") + pd.Timedelta(minutes=minutes)])
+    value = pa.array([table["value"][0].as_py() + 1000.0 + minutes])
+    table = table.set_column(table.schema.get_field_index("value"), "value", value)
+    at = table.schema.get_field_index("collected_at")
+    table = table.set_column(at, "collected_at", stamp.cast(table.schema.field(at).type))
+    pq.write_table(table, folder / f"part-{stamp[0].value}-late-{minutes}.parquet")
+
+
+STEPS = ("collect", "compact", "refused", "refresh", "draw", "late")
+
+
+@pytest.mark.slow
+@settings(max_examples=12, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(steps=st.lists(st.sampled_from(STEPS), min_size=1, max_size=7))
+def test_any_sequence_of_collects_compactions_and_refused_reads_gives_a_fresh_read(
+    three_days, steps
+):
+    """Whatever happened to the store between two reads (collects, compactions, a read
+    refused while a compaction replaced files, drawings that read an index's points,
+    another writer's late point), a SeenHistory read again gives what the store read
+    afresh gives, to the bit: the newest point (read first, as the cockpit does) and
+    forecast_limits' rows."""
+    with tempfile.TemporaryDirectory() as folder:
+        root = pathlib.Path(folder) / "h"
+        shutil.copytree(three_days, root)
+        handler = Compacting()
+        seen = SeenHistory(sk.History(str(root), filesystem=pafs.PyFileSystem(handler)))
+        day = forecast_day(seen)
+        minutes = 0
+        for step in [*steps, "refresh"]:
+            if step == "collect":
+                minutes += 10
+                clock = START + dt.timedelta(days=2, minutes=minutes)
+                with Emulator(demo=True, seed=2026, clock=clock, window_minutes=1440) as emu:
+                    with emu.client() as client:
+                        emu.advance(86_400)
+                        sk.History(root).collect(client, now=emu.now())
+            elif step == "compact":
+                sk.History(root).compact()
+            elif step == "late":
+                late_point(root, 60 + minutes)
+            elif step == "refused":
+                handler.compacting = True
+                try:
+                    with pytest.raises(sk.HistoryError, match="kept changing while it was read"):
+                        seen.newest_time()
+                        forecast_day(seen)
+                finally:
+                    handler.compacting = False
+            elif step == "draw":
+                for index_id in day.rows.index:
+                    day.today(index_id)
+            else:
+                assert seen.newest_time() == sk.History(root).newest_time()
+                day = forecast_day(seen)
+                fresh = sk.forecast_limits(sk.History(root))
+                pd.testing.assert_frame_equal(day.rows, fresh, check_exact=True)

@@ -60,10 +60,9 @@ def s3_store(tmp_path, server, emu, days: int) -> History:
     limits = local.limits()
     account = str(local.snapshots()["account"].iloc[0])
     ids, names = [str(i) for i in limits.index], [str(n) for n in limits["name"]]
+    collected = pd.Timestamp(local.days()[0], tz="UTC")  # the day the collect filled
     for back in range(days, 0, -1):
-        past_day(
-            root, pd.Timestamp(NOON).normalize() - pd.Timedelta(days=back), ids, names, account
-        )
+        past_day(root, collected - pd.Timedelta(days=back), ids, names, account)
     # Rollups name their files by size and modification time (in seconds). The copies on
     # S3 are stamped when uploaded, which may be the same second as the files here were
     # written: dated an hour back here (and so rolled up, today's anew), no copy keeps its
@@ -79,7 +78,7 @@ def s3_store(tmp_path, server, emu, days: int) -> History:
         aws_secret_access_key="testing",
         region_name="us-east-1",
     )
-    bucket = f"requests-{days}"
+    bucket = f"requests-{days}-{int(emu.now())}"
     s3.create_bucket(Bucket=bucket)
     # Uploaded by boto3, not pyarrow's copy_files: at pyarrow 16 (the floor) copy_files to
     # a moto server in this same process never returned (CI's lowest-versions run hung on it).
@@ -101,53 +100,101 @@ def counted(server: CountingMotoServer, call) -> dict[str, int]:
     return server.counted()
 
 
+def reads(server: CountingMotoServer, hist: History) -> dict[str, dict[str, int]]:
+    """The requests of each read, each on the store just opened (as a notebook opens it:
+    nothing known of it yet)."""
+
+    def opened() -> History:
+        return History(hist.root, filesystem=hist.filesystem)
+
+    return {
+        "forecast_limits": counted(server, lambda: sk.forecast_limits(opened())),
+        "usage_frame": counted(server, lambda: sk.usage_frame(opened())),
+        "info": counted(server, lambda: opened().info()),
+        "throughput": counted(server, lambda: opened().throughput()),
+    }
+
+
+def expected_reads(days: int) -> dict[str, dict[str, int]]:
+    """What :func:`reads` counts on a store of ``days`` days, today's among them: one LIST
+    per dataset read, whatever the days; a HEAD and one GET per file read, each file once
+    a call. Each reads every day's rollup (today's too: the collect keeps it current) and
+    the newest limits file (for the limits, the names and, in ``usage_frame``, their
+    changes over the days: fetched once); ``forecast_limits`` also the newest day's
+    points (the newest instant); ``throughput()`` every day's points, and the names."""
+    return {
+        "forecast_limits": {"LIST": 3, "HEAD": days + 2, "GET": days + 2},
+        "usage_frame": {"LIST": 3, "HEAD": days + 1, "GET": days + 1},
+        "info": {"LIST": 1, "HEAD": days, "GET": days},
+        "throughput": {"LIST": 2, "HEAD": days + 1, "GET": days + 1},
+    }
+
+
 @pytest.mark.parametrize("days", [3, 9])
 @pytest.mark.emulator(demo=True, seed=3, clock=NOON, window_minutes=60)
 def test_reads_list_each_dataset_once_whatever_the_days(tmp_path, s3_server, emulator, days):
     hist = s3_store(tmp_path, s3_server, emulator, days)
 
-    forecast = counted(s3_server, lambda: sk.forecast_limits(hist))
-    usage = counted(s3_server, lambda: sk.usage_frame(hist))
-    info = counted(s3_server, hist.info)
-    read = counted(s3_server, hist.throughput)
+    counts = reads(s3_server, hist)
     emulator.advance(600)
     with emulator.client() as client:
         collect = counted(s3_server, lambda: hist.collect(client, now=emulator.now()))
 
-    # One LIST per dataset read, whatever the days; a HEAD and one GET per file read:
-    # forecast_limits reads each day's rollup (today's too: the collect keeps it current),
-    # today's points once (the newest instant) and the newest limits twice (the limits,
-    # then the names).
-    assert forecast == {"LIST": 3, "HEAD": days + 4, "GET": days + 4}
-    assert usage == {"LIST": 3, "HEAD": days + 3, "GET": days + 3}
-    # info(): the whole store in one LIST, then every day's rollup (today's is current).
-    assert info == {"LIST": 1, "HEAD": days + 1, "GET": days + 1}
-    assert read == {"LIST": 2, "HEAD": days + 1, "GET": days + 1}
+    assert counts == expected_reads(days + 1)  # the past days and today
     # A collect within the day: the same whatever the days stored. Each file written is a
     # multipart upload (POST, PUT, POST): today's points and the record of the newest.
     # Then today's rollup, extended with the points it wrote: one LIST of the rollups, its
     # read (HEAD, GET), the new one uploaded, the old one deleted (HEAD, DELETE; S3FileSystem
     # then PUTs the folder's marker).
-    assert collect == {"LIST": 4, "HEAD": 7, "GET": 7, "POST": 6, "PUT": 4, "DELETE": 1}
+    assert collect == {"LIST": 4, "HEAD": 5, "GET": 5, "POST": 6, "PUT": 4, "DELETE": 1}
     # The README states these numbers, word for word.
-    assert stated(forecast, usage, info, collect, days) in " ".join(README.read_text().split())
+    assert stated(counts, collect, days + 1) in " ".join(README.read_text().split())
+
+
+MIDNIGHT = dt.datetime(2026, 11, 21, 0, 0, tzinfo=dt.timezone.utc)
+
+
+@pytest.mark.parametrize("days", [3, 9])
+@pytest.mark.emulator(demo=True, seed=3, clock=MIDNIGHT, window_minutes=60)
+def test_a_forecast_at_midnight_reads_each_rollup_once(tmp_path, s3_server, emulator, days):
+    # Collected at midnight: the newest point's minute ends at midnight, so the forecast's
+    # instant is the next day's first and its window a day past the days read to find it.
+    # It read every rollup again for that (65 requests on bench/s3.py's store, 22d64ca 39).
+    hist = s3_store(tmp_path, s3_server, emulator, days)
+    assert hist.days() == [f"2026-11-{20 - days + n:02d}" for n in range(days + 1)]
+    assert set(sk.forecast_limits(hist)["period"]) == {pd.Timestamp(MIDNIGHT)}
+
+    assert reads(s3_server, hist) == expected_reads(days + 1)  # as within the day
 
 
 README = pathlib.Path(__file__).resolve().parents[2] / "README.md"
 
 
-def stated(forecast, usage, info, collect, days: int) -> str:
+def test_the_readme_s_bench_counts_are_the_tested_ones():
+    # bench/s3.py's store holds 14 days (the newest closed at midnight, as the test above):
+    # the requests the README quotes from it are what the tests count on D = 14 days.
+    counts = {call: sum(kinds.values()) for call, kinds in expected_reads(14).items()}
+    text = " ".join(README.read_text().split())
+    assert (counts["forecast_limits"], counts["usage_frame"], counts["info"]) == (35, 33, 29)
+    assert f"`forecast_limits` {counts['forecast_limits']} requests (22d64ca 39;" in text
+    assert f"`usage_frame` {counts['usage_frame']} requests (37)" in text
+    assert f"`info()` {counts['info']} requests (29;" in text
+
+
+def stated(reads, collect, days: int) -> str:
     """The README's sentence of the counts on a store of D days (a HEAD + GET pair per
     file read; an upload is a POST, a PUT and a POST; a DELETE then PUTs the folder's
     marker)."""
-    for counts in (forecast, usage, info):
+    for counts in reads.values():
         assert counts["HEAD"] == counts["GET"]
     uploads, deletes = collect["POST"] // 2, collect["DELETE"]
     assert collect["PUT"] == uploads + deletes and collect["POST"] == 2 * uploads
 
     def pairs(counts) -> str:
-        return f"D + {counts['HEAD'] - days}"
+        more = counts["HEAD"] - days
+        return "D" if more == 0 else f"D + {more}"
 
+    forecast, usage, info = reads["forecast_limits"], reads["usage_frame"], reads["info"]
     return (
         f"`forecast_limits` {forecast['LIST']} LISTs and {pairs(forecast)} HEAD + GET pairs, "
         f"`usage_frame` {usage['LIST']} LISTs and {pairs(usage)} pairs, `info()` "

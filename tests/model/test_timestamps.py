@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from searchkit.errors import SearchKitError, TimestampError, ValidationError
 from searchkit.model.gotime import parse_timestamps
 from tests.analytics_data import ZONES, epoch_nanos, go_format
+from tests.conftest import examples
 
 UTC = dt.timezone.utc
 
@@ -299,7 +300,7 @@ def _render(when: dt.datetime, fraction: int, zone: str | None, suffix: str | No
     return " ".join([date, time, offset, zone, *rest])
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(st.tuples(instants, fractions, zone_names, suffixes), min_size=1, max_size=12))
 def test_property_go_rendering_round_trips_to_the_same_instant(samples):
     texts = [_render(*sample) for sample in samples]
@@ -320,7 +321,7 @@ def _general_path_only(monkeypatch: pytest.MonkeyPatch) -> None:
 GOOD = "2026-03-28 12:34:56.123456789 +0545 +0545"
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     st.lists(
         st.tuples(

@@ -16,6 +16,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from searchkit.emulator import Emulator
+from tests.conftest import examples
 
 from ..spec import LIMIT_FIELDS as LIMITS
 from ..spec import REGIONS, SPEC_FIELDS, TYPES
@@ -106,7 +107,7 @@ def check(target: Target, body: str | bytes) -> requests.Response:
     return response
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(bodies)
 @example('{"name": "a", "region": "eu-west-1", "type": "payg"}')
 @example('{"name": "\\ud800", "region": "eu-west-1", "type": "payg"}')
@@ -129,7 +130,7 @@ def valid_name(name: str) -> bool:
     )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     name=st.text(max_size=140),
     region=st.sampled_from(REGIONS),

@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from searchkit.emulator import Emulator
+from tests.conftest import examples
 
 USER = ("fuzz", "fuzz-pw-é€🦊")
 AUTH = b"Basic " + base64.b64encode(f"{USER[0]}:{USER[1]}".encode())
@@ -53,7 +54,9 @@ def exchange(emulator: Emulator, data: bytes) -> bytes:
 
 
 @settings(
-    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(300),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(data=raw_requests)
 def test_raw_bytes_never_get_a_500_or_a_traceback(emulator, caplog, data):

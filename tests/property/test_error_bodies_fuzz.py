@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 import searchkit as sk
 from searchkit.errors import MAX_MESSAGE_CHARS, error_for_status, server_message
+from tests.conftest import examples
 
 from ..faults.harness import reply
 
@@ -83,7 +84,9 @@ def client_options():
 
 
 HTTP = settings(
-    max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(120),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 
 

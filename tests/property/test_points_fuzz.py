@@ -12,8 +12,11 @@ from hypothesis import strategies as st
 from searchkit.errors import InvalidResponseError
 from searchkit.frames.throughput_frames import throughput_frame
 from searchkit.model.index import IndexList, SearchIndex
+from tests.conftest import examples
 
-SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 @st.composite

@@ -11,8 +11,11 @@ from hypothesis import strategies as st
 
 from searchkit.errors import TimestampError
 from searchkit.model.gotime import parse_timestamps
+from tests.conftest import examples
 
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 NS = 1_000_000_000
 # datetime64[ns] covers 1677-09-21 .. 2262-04-11; stay a day inside for any offset.

@@ -79,3 +79,34 @@ def test_past_max_indexes_the_most_used_indexes_are_drawn_and_the_rest_counted()
     assert ylabel == "the 3 of 5 indexes most used\n(2 not shown)"
     assert every_labels == ["a-open", "b-low", "c-high", "d-mid", "e-high"]
     assert every.get_ylabel() == ""
+
+
+def test_days_of_another_zone_say_why_their_cells_are_blank_and_the_busiest_are_drawn():
+    # A daily limit resets at UTC midnight: Kolkata days have no share of it (usage_frame's
+    # reason). The heatmap drew 3 white rows, alphabetical, as "most used", saying nothing.
+    def points(value):
+        return [{"x": f"2026-11-20 0{h}:00:00 +0000 UTC", "y": value} for h in range(6)]
+
+    raw = [
+        index_json(name, id=f"i-{n}", max_daily_queries=100, max_daily_updates=0,
+                   throughput_vector=points(value))
+        for n, (name, value) in enumerate([("a-quiet", 1.0), ("b-busy", 5.0), ("c-mid", 3.0)])
+    ]  # fmt: skip
+    ax = sk.plot_utilization(raw, tz="Asia/Kolkata", max_indexes=2)
+    labels = [label.get_text() for label in ax.get_yticklabels()]
+    texts = [" ".join(t.get_text().split()) for t in ax.texts]
+    ylabel = ax.get_ylabel()
+    utc = sk.plot_utilization(raw, max_indexes=2)
+    utc_texts = [t.get_text() for t in utc.texts]
+    plt.close(ax.figure)
+    plt.close(utc.figure)
+    assert labels == ["b-busy", "c-mid"]  # the most operations in a Kolkata day
+    assert ylabel == "the 2 of 3 indexes most used\n(1 not shown)"
+    assert texts == [
+        "No share of the limit to colour: max_daily_queries+max_daily_updates resets at UTC "
+        "midnight; these days start at midnight in Asia/Kolkata. (sk.usage_frame has the "
+        "operations of each period)"
+    ]
+    # In UTC the cells have their shares (6 points an hour apart x 3,600 s x 5/s = 108,000
+    # operations of 100; partial days), and no words.
+    assert utc_texts == ["≥108,000%", "≥64,800%"]

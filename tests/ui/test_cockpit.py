@@ -7,6 +7,7 @@ find them.
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import io
 import pathlib
@@ -144,6 +145,33 @@ def test_the_csv_is_what_is_shown_and_reads_back_as_forecast_limits(cockpit, raw
     assert 'download="quota-cockpit.csv"' in link and "Download 2 rows as CSV" in link
 
 
+def offered(cockpit) -> pd.DataFrame | None:
+    """The rows the cockpit's download link holds (its CSV read back), or None: no link."""
+    link = part(cockpit, "sk-download").value
+    if not link:
+        return None
+    (encoded,) = re.findall(r"base64,([A-Za-z0-9+/=]+)", link)
+    text = base64.b64decode(encoded).decode("utf-8")
+    return pd.read_csv(io.StringIO(text), index_col="index_id", keep_default_na=False)
+
+
+def test_the_csv_link_is_withdrawn_when_the_rows_shown_change(cockpit):
+    """The download link holds the rows shown when Export was pressed: a filter or a sort
+    that changes them withdraws it (it would offer rows no longer shown); a refresh that
+    gives the same rows, or a page turn, keeps it."""
+    part(cockpit, "sk-export").click()
+    assert list(offered(cockpit).index) == ["id-early", "id-shaped", "id-quiet", "id-unlimited"]
+    cockpit.refresh()  # the same source read again: the same rows
+    part(cockpit, "sk-next").click()  # one page: nothing turns
+    assert list(offered(cockpit).index) == ["id-early", "id-shaped", "id-quiet", "id-unlimited"]
+    cockpit.filter("ED")
+    assert offered(cockpit) is None
+    part(cockpit, "sk-export").click()
+    assert list(offered(cockpit).index) == ["id-shaped", "id-unlimited"]
+    cockpit.sort("name", descending=True)
+    assert offered(cockpit) is None
+
+
 def test_selecting_a_row_shows_its_hit_time_and_draws_it(cockpit):
     cockpit.select("shaped")
     assert cockpit.wait(HANG_S)
@@ -274,6 +302,32 @@ def test_refresh_reads_a_new_collect_and_keeps_the_selection(store):
         cockpit.close()
 
 
+def test_after_a_refresh_the_csv_offered_is_the_new_rows_never_the_old(store):
+    """The browser test's failure (tests/browser/test_cockpit.py, the dark theme's compacted
+    store): a link exported before a collect stayed on the page after the refresh, and a
+    click on it before the kernel answered the next Export downloaded the rows of before
+    (used 10 minutes short). A refresh that changes the rows withdraws the link."""
+    hist, emu, client = store
+    cockpit = sk.quota_cockpit(hist, now=emu.now)
+    try:
+        assert cockpit.wait(HANG_S)
+        part(cockpit, "sk-export").click()
+        before = offered(cockpit)
+        assert before is not None and len(before) == len(cockpit.rows)
+        emu.advance(600)
+        hist.collect(client, now=emu.now())
+        cockpit.refresh()
+        assert cockpit.message.endswith("newest point 2026-11-20 12:09 UTC.")
+        assert offered(cockpit) is None
+        part(cockpit, "sk-export").click()
+        after = offered(cockpit)
+        fresh = sk.forecast_limits(hist, now=emu.now()).loc[after.index]
+        assert after["used"].tolist() == fresh["used"].tolist()
+        assert (after["used"] > before.loc[after.index, "used"]).any()
+    finally:
+        cockpit.close()
+
+
 class Opened(LocalHandler):
     """The local filesystem, noting each file opened for reading (a footer or a read)."""
 
@@ -290,11 +344,6 @@ class Opened(LocalHandler):
         return super().open_input_stream(path)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="SeenHistory is switched off in the cockpit (render/cockpit_data.read_by_refresh): "
-    "a refresh reads the store afresh until a CI-only mismatch after a compaction is found",
-)
 @pytest.mark.parametrize(
     "options", [{}, {"field": "max_daily_queries", "value_unit": "per_minute", "now": True}]
 )
