@@ -109,7 +109,8 @@ def _stores(store: Path, server: Any, given: bool) -> Path:
             _bucket_rollups(local, remote)
         # A rollup names its day's files as its own code reads them (by name, size and
         # modification time now), so each copy gets the rollups its files would have.
-        remote.refresh_rollups(remote.days())
+        written = remote.refresh_rollups(remote.days())
+    print(f"rollups written anew on the bucket: {written}", file=sys.stderr)
     return local
 
 
@@ -135,6 +136,7 @@ def measure(
         for operation in operations:
             for zone in zones if operation in ZONED else ["UTC"]:
                 row: dict[str, Any] = {}
+                answers = []
                 for where in ("local", "s3"):
                     best = cpu = float("inf")
                     for attempt in range(repeat):
@@ -148,15 +150,18 @@ def measure(
                         server.reset()
                         started, used = time.perf_counter(), time.process_time()
                         try:
-                            call(operation, hist, zone)
+                            answer = call(operation, hist, zone)
                         except TypeError as exc:  # an older code without the argument
                             row["failed"] = f"{type(exc).__name__}: {exc}"
                             break
+                        if attempt == 0:
+                            answers.append(answer)
                         best = min(best, time.perf_counter() - started)
                         cpu = min(cpu, time.process_time() - used)
                         if attempt == 0 and where == "s3":
                             row["requests"] = server.counted()
                     row[where], row[f"{where}_cpu"] = best, cpu
+                row["identical"] = len(answers) == 2 and _same(*answers)
                 results[f"{operation} {zone}"] = row
         results["peak_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         return results
@@ -164,6 +169,21 @@ def measure(
         server.stop()
         if local is not None:
             shutil.rmtree(local.parent, ignore_errors=True)
+
+
+def _same(local: Any, remote: Any) -> bool:
+    """Whether the local and the S3 copy gave the same answer, to the last bit."""
+    import pandas as pd
+
+    if isinstance(local, pd.DataFrame):
+        try:
+            pd.testing.assert_frame_equal(local, remote, check_exact=True)
+        except AssertionError:
+            return False
+        return True
+    # info(): where it is and its files' bytes differ; what it says of the points may not.
+    said = ("indexes", "points", "first", "last", "gaps")
+    return all(getattr(local, k, None) == getattr(remote, k, None) for k in said)
 
 
 def run(
@@ -218,6 +238,7 @@ def report(runs: dict[str, list[dict[str, Any]]], keys: list[str]) -> None:
                 f"S3 {span([r['s3'] for r in rows])} s = {span(ratios)}x; CPU local "
                 f"{span([r['local_cpu'] for r in rows])} s, S3 {span([r['s3_cpu'] for r in rows])}"
                 f" s; {shown(rows[0]['requests'])}"
+                + ("" if all(row["identical"] for row in rows) else "; S3 DIFFERS from local")
             )
             side = "" if label == "this code" else ".baseline"
             name = operation if zone == "UTC" else f"{operation}.{zone}"

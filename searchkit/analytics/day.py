@@ -24,6 +24,7 @@ from searchkit.analytics.backtest import BACKTEST_HOURS, Backtest, replay, repla
 from searchkit.analytics.bins import DAY, Bins, last_day_points
 from searchkit.analytics.days import answers_before
 from searchkit.analytics.forecast import forecast_parts
+from searchkit.analytics.reading import listed_once
 from searchkit.analytics.usage import is_history
 from searchkit.errors import UnknownIndexError
 from searchkit.frames.counting import QUARTER_NS, QUARTERS, ValueUnit
@@ -215,6 +216,7 @@ class DayForecast:
         return replay(held, limit, [float(h) for h in hours], pf.WINDOW, baselines=baselines)
 
 
+@listed_once
 def forecast_day(
     source: Source,
     now: Instant | None = None,

@@ -32,6 +32,7 @@ from searchkit.history.arguments import check_day
 from searchkit.history.arrays import int64_values
 from searchkit.history.checks import seal
 from searchkit.history.crossings import Crossings, crossing_columns, daily_limits
+from searchkit.history.layout import one_listing
 from searchkit.history.usage_history import History
 
 if TYPE_CHECKING:
@@ -82,6 +83,7 @@ class SeenHistory(History):
             self._limits = (listed, super().limits())
         return self._limits[1].copy()
 
+    @one_listing
     def newest_time(self) -> pd.Timestamp | None:
         """:meth:`History.newest_time`, from the open day's rollup rows when they are
         current (extended with the files written since)."""

@@ -75,6 +75,7 @@ __all__ = [
     "quarter_periods",
     "run_sums",
     "spacings",
+    "spacings_median",
     "sums_in_order",
     "tie_key",
     "unit_scales",
@@ -196,7 +197,12 @@ def median_spacing(codes: np.ndarray, nanos: np.ndarray, labels: pd.Index) -> pd
     The median is the :func:`midpoint` of the spacings at the :func:`median_ranks` (the
     rule a rollup's kept spacings follow too: :mod:`searchkit.history.spacings`).
     """
-    groups, spacing = spacings(codes, nanos)
+    return spacings_median(*spacings(codes, nanos), labels)
+
+
+def spacings_median(groups: np.ndarray, spacing: np.ndarray, labels: pd.Index) -> pd.Series:
+    """:func:`median_spacing` from the :func:`spacings` of the instants, when they are at
+    hand already (a rollup keeps them too: one pass over a day's points for both)."""
     out = np.full(len(labels), _NAT, dtype=np.int64)
     if len(spacing):
         # A group whose spacings are all equal (a steady sampler) has that median: only
@@ -281,6 +287,9 @@ def binned(
     bin), ``clean`` its :func:`clean_values`; return each bin's value sum (in time order),
     valid points and invalid points, ``size`` bins."""
     sums = sums_in_order(flat, clean, size)
+    if not invalid.any():  # the usual day: every point valid, no copy of the bins
+        valid = np.bincount(flat, minlength=size).astype(np.int64)
+        return sums, valid, np.zeros(size, np.int64)
     valid = np.bincount(flat[~invalid], minlength=size).astype(np.int64)
     bad = np.bincount(flat[invalid], minlength=size).astype(np.int64)
     return sums, valid, bad

@@ -149,9 +149,12 @@ def crossing_columns(
     order, each row's points in time order; ``clean`` values): the ``wanted`` limits of
     each row answered. Rows whose points are not together (two accounts) answer none."""
     count = len(seconds)
+    if not any(wanted.values()):
+        return _unknown(count)  # no limit: every row's lists empty
     found = Crossings(count)
     heads = np.flatnonzero(np.append(True, codes[1:] != codes[:-1]))
-    if len(codes) and len(heads) == len(np.unique(codes)):  # each row's points together
+    # Each row's points together: as many runs as rows with points (codes are rows).
+    if len(codes) and len(heads) == np.count_nonzero(np.bincount(codes - codes.min())):
         ends = np.append(heads[1:], len(codes)).astype(np.int64)
         starts = np.asarray(heads, np.int64)
         points = {
@@ -161,3 +164,13 @@ def crossing_columns(
         end = sums_in_order(codes, clean, count)  # one at a time, in order
         found.update(list(wanted), points, (np.zeros(count), end), (seconds, seconds), wanted)
     return found.arrays(np.arange(count))
+
+
+def _unknown(count: int) -> tuple[pa.Array, pa.Array]:
+    """The crossing columns of ``count`` rows without limits: an empty list each (what
+    :meth:`Crossings.arrays` gives them, without a list per row)."""
+    offsets = pa.array(np.zeros(count + 1, np.int32))
+    return (
+        pa.ListArray.from_arrays(offsets, pa.array([], pa.float64())),
+        pa.ListArray.from_arrays(offsets, pa.array([], pa.timestamp("ns", tz="UTC"))),
+    )

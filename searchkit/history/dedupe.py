@@ -32,6 +32,7 @@ __all__ = [
     "drop_repeats",
     "latest",
     "latest_snapshots",
+    "name_codes",
     "sorted_points",
     "stored_mask",
     "thin_snapshots",
@@ -278,11 +279,8 @@ def tidy(table: pa.Table, zone: dt.tzinfo, rename: dict[str, str] | None = None)
         return empty
     points = unique_points(table, rename)
     id_cat = pd.Categorical.from_codes(points.codes, categories=pd.Index(points.ids))
-    name_categories = list(dict.fromkeys(points.names))
-    name_of_id = pd.Index(name_categories).get_indexer(points.names)
-    name_cat = pd.Categorical.from_codes(
-        name_of_id[points.codes], categories=pd.Index(name_categories)
-    )
+    name_of_id, name_categories = name_codes(points)
+    name_cat = pd.Categorical.from_codes(name_of_id[points.codes], categories=name_categories)
     account_cat = pd.Categorical.from_codes(
         points.account_codes, categories=pd.Index(points.accounts)
     )
@@ -298,6 +296,13 @@ def tidy(table: pa.Table, zone: dt.tzinfo, rename: dict[str, str] | None = None)
         }
     )
     return frame
+
+
+def name_codes(points: Points) -> tuple[np.ndarray, pd.Index]:
+    """Each index's name (:attr:`Points.names`) as a code into the distinct names, in the
+    order they first come: how :func:`tidy` labels every point of an index."""
+    categories = pd.Index(list(dict.fromkeys(points.names)))
+    return categories.get_indexer(points.names), categories
 
 
 def _strictly_sorted(a_codes: np.ndarray | None, i_codes: np.ndarray, times: np.ndarray) -> bool:

@@ -247,6 +247,22 @@ class Layout:
         if cache is not None:
             cache.pop(path[len(self.root) + 1 :].partition("/")[0], None)
             cache.pop("", None)
+            cache.pop(f"bytes of {path}", None)
+
+    def fetch(self, path: str, *, keep: bool = False) -> pa.Buffer:
+        """The bytes of the file at ``path``, fetched whole (on an object store a HEAD and
+        one GET); with ``keep``, kept for the :meth:`listing` scope, so the reads of one
+        call fetch it once (the newest limits file: the limits, the names and the
+        snapshots of one ``usage_frame`` each read it)."""
+        cache = self._listings
+        key = f"bytes of {path}"
+        if keep and cache is not None and key in cache:
+            return cache[key]
+        with self.fs.open_input_file(path) as handle:
+            data = handle.read_buffer()
+        if keep and cache is not None:
+            cache[key] = data
+        return data
 
     def newest_day(self, kind: str) -> str | None:
         """The newest UTC day holding a file of ``kind`` (listing only the newest folders)."""

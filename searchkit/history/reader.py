@@ -71,8 +71,8 @@ def plan_file(
     data = None
     try:
         if whole:
-            with layout.fs.open_input_file(path) as handle:
-                data = handle.read_buffer()
+            # A limits file is small and each call reads it for several things.
+            data = layout.fetch(path, keep=kind == "limits")
             fragment = _FORMAT.make_fragment(pa.BufferReader(data))
         else:
             fragment = _FORMAT.make_fragment(path, layout.fs, file_size=size or None)

@@ -60,8 +60,9 @@ from searchkit.frames.counting import (
     binned,
     clean_values,
     invalid_values,
-    median_spacing,
     run_sums,
+    spacings,
+    spacings_median,
 )
 from searchkit.history import budget, reader, text_columns
 from searchkit.history.arrays import int64_values
@@ -78,8 +79,8 @@ from searchkit.history.checks import (
     whole_days,
 )
 from searchkit.history.crossings import NOT_REACHED, crossing_columns
-from searchkit.history.dedupe import tidy
-from searchkit.history.gaps import gap_thresholds, inner_gaps
+from searchkit.history.dedupe import Points, name_codes, unique_points
+from searchkit.history.gaps import inner_gaps, thresholds
 from searchkit.history.layout import ROLLUP_SCHEMA, TIMESTAMP, HistoryWarning, Layout
 from searchkit.history.schemas import GAPS
 from searchkit.history.spacings import Spacings
@@ -260,40 +261,39 @@ def rollup(
     ``limits`` (:mod:`searchkit.history.crossings`). Points dated on other days (filed in this
     day's folder by another writer) are left out, as every reader leaves them out."""
     period = pd.Timestamp(day, tz="UTC").value
-    times = points["time"].cast(pa.int64())
-    inside = pc.and_(pc.greater_equal(times, period), pc.less(times, period + DAY_NS))
-    if pc.all(inside).as_py() is False:
-        points = points.filter(inside)
-    frame = tidy(points, dt.timezone.utc)
-    ids = frame["index_id"].array
-    codes = np.asarray(ids.codes)
-    count = len(ids.categories)
-    raw = frame["value"].to_numpy(dtype=np.float64, na_value=np.nan)
+    if points.num_rows and not _within(points["time"], period, period + DAY_NS):
+        times = points["time"].cast(pa.int64())
+        points = points.filter(
+            pc.and_(pc.greater_equal(times, period), pc.less(times, period + DAY_NS))
+        )
+    # The day's points deduplicated and sorted as tidy() gives them (no frame built).
+    found = unique_points(points)
+    count = len(found.ids)
+    raw = found.values
     bad = invalid_values(raw)  # counted apart (the counting rules)
-    nanos = np.asarray(frame["time"].array.asi8, np.int64)
-    flat = codes.astype(np.int64)
-    quarters = _bins(flat, nanos, raw, bad, period, count, QUARTER_NS, QUARTERS)
+    clean = clean_values(raw, bad)
+    nanos = np.asarray(found.times, np.int64)
+    flat = np.asarray(found.codes, np.int64)
+    quarters = _bins(flat, nanos, clean, bad, period, count, QUARTER_NS, QUARTERS)
     # The sum of the quarters' sums: what a day read by quarters adds up to.
     value_sum = run_sums(quarters[0].values.to_numpy().reshape(count, QUARTERS), [0])[:, 0]
-    invalid = np.bincount(flat[bad], minlength=count).astype(np.int64)
-    points_per = np.bincount(flat[~bad], minlength=count).astype(np.int64)
-    spacing = median_spacing(codes, nanos, pd.Index(ids.categories))
+    # Each index's values summed in time order (what the open day's rollup extends).
+    running, points_per, invalid = binned(flat, clean, bad, count)
+    # One pass over the points' spacings for the median, the gaps and the kept spacings.
+    spaced = spacings(flat, nanos)
+    spacing = spacings_median(*spaced, pd.Index(found.ids))
     seconds = spacing.dt.total_seconds().to_numpy(dtype=np.float64)
-    last = np.zeros(count, dtype=np.int64)
-    last[codes] = np.arange(len(codes))  # later rows overwrite earlier ones
-    # The texts of each index's last row, taken as codes (no text per point).
-    names = pa.array(frame["name"].array[last])
-    accounts = pa.array(frame["account"].array[last])
+    names, accounts = _last_texts(found, flat, count)
     operations = value_sum * np.where(np.isnan(seconds), DEFAULT_SECONDS, seconds)
-    hours = _bins(flat, nanos, raw, bad, period, count, HOUR_NS, HOURS)
+    hours = _bins(flat, nanos, clean, bad, period, count, HOUR_NS, HOURS)
     oldest = np.full(count, np.iinfo(np.int64).max, dtype=np.int64)
     np.minimum.at(oldest, flat, nanos)
     newest = np.full(count, np.iinfo(np.int64).min, dtype=np.int64)
     np.maximum.at(newest, flat, nanos)
-    kept = Spacings.of_points(codes, nanos, count).columns(np.arange(count))
+    kept = Spacings.of_spacings(*spaced, count).columns(np.arange(count))
     arrays = [
         text_columns.encoded(accounts),
-        text_columns.encoded(pa.array([str(c) for c in ids.categories], pa.string())),
+        text_columns.encoded(pa.array(found.ids, pa.string())),
         text_columns.encoded(names),
         pa.array(np.full(count, period, dtype="datetime64[ns]"), TIMESTAMP),
         pa.array(operations, pa.float64()),
@@ -308,12 +308,34 @@ def rollup(
         pa.array(oldest.view("datetime64[ns]"), TIMESTAMP),
         *kept[:2],  # what extends the open day's rollup (history/open_day.py) ...
         pa.nulls(count, pa.int64()),  # the seal, below
-        _gaps(flat, nanos, ids.categories, count),
+        _gaps(flat, nanos, spacing.to_numpy(), count),
         *kept[2:],  # ... without its points
-        pa.array(np.bincount(flat, clean_values(raw, bad), minlength=count), pa.float64()),
-        *_crossings(flat, nanos, clean_values(raw, bad), seconds, ids.categories, limits),
+        pa.array(running, pa.float64()),
+        *_crossings(flat, nanos, clean, seconds, found.ids, limits),
     ]
     return seal(pa.Table.from_arrays(arrays, schema=ROLLUP_SCHEMA))
+
+
+def _last_texts(found: Points, flat: np.ndarray, count: int) -> tuple[pa.Array, pa.Array]:
+    """Each index's name and account at its last point, as :func:`~searchkit.history.dedupe.tidy`
+    labels its points (taken as codes: no text per point)."""
+    last = np.zeros(count, dtype=np.int64)
+    last[flat] = np.arange(len(flat))  # later rows overwrite earlier ones
+    name_of_id, name_texts = name_codes(found)
+    names = pd.Categorical.from_codes(name_of_id[flat[last]], categories=name_texts)
+    accounts = pd.Categorical.from_codes(
+        found.account_codes[last], categories=pd.Index(found.accounts)
+    )
+    return pa.array(names), pa.array(accounts)
+
+
+def _within(times: pa.ChunkedArray, low: int, high: int) -> bool:
+    """Whether every instant of ``times`` (none null) lies in [low, high) epoch ns: one
+    pass for both ends."""
+    if times.null_count:
+        return False
+    ends = pc.min_max(times.cast(pa.int64()))
+    return bool(ends["min"].as_py() >= low and ends["max"].as_py() < high)
 
 
 def _crossings(
@@ -321,19 +343,22 @@ def _crossings(
     nanos: np.ndarray,
     clean: np.ndarray,
     seconds: np.ndarray,
-    ids: pd.Index,
+    ids: Sequence[str],
     limits: Mapping[str, Sequence[float]] | None,
 ) -> tuple[pa.Array, pa.Array]:
     """The crossing columns of the rows (ids) with ``limits``."""
-    row_of = {str(index_id): row for row, index_id in enumerate(ids)}
-    wanted = {row_of[i]: values for i, values in (limits or {}).items() if i in row_of}
+    wanted: dict[int, Sequence[float]] = {}
+    if limits:
+        row_of = {str(index_id): row for row, index_id in enumerate(ids)}
+        wanted = {row_of[i]: values for i, values in limits.items() if i in row_of}
     return crossing_columns(codes, nanos, clean, seconds, wanted)
 
 
-def _gaps(codes: np.ndarray, nanos: np.ndarray, ids: Sequence[str], count: int) -> pa.Array:
+def _gaps(codes: np.ndarray, nanos: np.ndarray, spacing: np.ndarray, count: int) -> pa.Array:
     """Each index's gaps inside the day (:func:`~searchkit.history.gaps.inner_gaps`), as
-    ``info()`` finds them in the day's points, so it need not read them again."""
-    allowed = gap_thresholds(codes, nanos, ids)
+    ``info()`` finds them in the day's points, so it need not read them again; ``spacing``:
+    each index's median spacing (timedelta64, NaT for a single point)."""
+    allowed = thresholds(spacing.astype(np.int64), np.isnat(spacing))
     left = inner_gaps(codes, nanos, allowed)
     return gap_lists(codes[left], nanos[left], nanos[left + 1], allowed, count)
 
@@ -362,7 +387,7 @@ def gap_lists(
 def _bins(
     codes: np.ndarray,
     nanos: np.ndarray,
-    raw: np.ndarray,
+    clean: np.ndarray,
     bad: np.ndarray,
     period: int,
     count: int,
@@ -370,11 +395,12 @@ def _bins(
     size: int,
 ) -> list[pa.Array]:
     """A day's ``size`` bins of ``width`` ns per index from its sorted unique points (all
-    of that day): the value sums and valid points (see the module)."""
+    of that day; ``clean``: their :func:`~searchkit.frames.counting.clean_values`): the
+    value sums and valid points (see the module)."""
     slot = bin_slots(nanos, period, width)
     types = [pa.list_(pa.float64()), pa.list_(pa.int64())]
     # Summed by np.bincount in time order: the points' bins wherever they are made.
-    sums, valid, _ = binned(codes * size + slot, clean_values(raw, bad), bad, count * size)
+    sums, valid, _ = binned(codes * size + slot, clean, bad, count * size)
     offsets = pa.array(np.arange(count + 1, dtype=np.int32) * size)
     return [
         pa.ListArray.from_arrays(offsets, pa.array(values, kind.value_type))

@@ -48,7 +48,13 @@ class Spacings:
     def of_points(cls, codes: np.ndarray, nanos: np.ndarray, count: int) -> Spacings:
         """The spacings of ``count`` groups' instants (``codes[i]``: the group of
         ``nanos[i]``)."""
-        groups, spacing = spacings(np.asarray(codes, np.int64), np.asarray(nanos, np.int64))
+        spaced = spacings(np.asarray(codes, np.int64), np.asarray(nanos, np.int64))
+        return cls.of_spacings(*spaced, count)
+
+    @classmethod
+    def of_spacings(cls, groups: np.ndarray, spacing: np.ndarray, count: int) -> Spacings:
+        """:meth:`of_points` from the instants' :func:`~searchkit.frames.counting.spacings`
+        (groups as int64), when they are at hand already."""
         counts = np.ones(len(spacing), np.int64)
         if len(spacing):
             # A group whose spacings are all equal (a steady sampler) is one (value,

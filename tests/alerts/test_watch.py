@@ -62,6 +62,9 @@ def posts(receiver: FaultServer) -> list[tuple[str, str, str, str]]:
     return out
 
 
+# Slow (6-7 s of CPU alone: seventeen hourly collects of a day of minutes, each with its
+# alert round): `make test` runs it; the other tests here keep a round in the fast suite.
+@pytest.mark.slow
 def test_the_evening_index_fires_in_the_morning_and_breaches_once_at_the_crossing(week):
     emu, client, history = week
     summaries = []

@@ -143,6 +143,41 @@ def test_the_points_read_for_a_crossing_are_read_once(store):
     assert again.loc[past, "hit_at"].tolist() == first.loc[past, "hit_at"].tolist()
 
 
+class Listed(LocalHandler):
+    """The local filesystem, noting the folder of each listing. Through PyFileSystem a
+    History reads it as an object store: one recursive listing is one LIST request."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.listed: list[str] = []
+
+    def get_file_info_selector(self, selector: pafs.FileSelector) -> list[pafs.FileInfo]:
+        self.listed.append(selector.base_dir.rpartition("/")[2])
+        return super().get_file_info_selector(selector)
+
+
+def test_a_refresh_on_an_object_store_lists_each_dataset_once_per_call(store):
+    """A refresh after a collect (the newest point, then the forecast, as the cockpit asks
+    them) lists the throughput and the limits once per call, the rollups not at all (they
+    were read once): one LIST request each on an object store. A forecast of a History
+    read afresh lists each of the three datasets once."""
+    handler = Listed()
+    seen = SeenHistory(sk.History(str(store), filesystem=pafs.PyFileSystem(handler)))
+    seen.newest_time()
+    forecast_day(seen)
+    collect_again(store)
+    handler.listed.clear()
+    seen.newest_time()
+    assert handler.listed == ["throughput", "limits"]
+    handler.listed.clear()
+    rows = forecast_day(seen).rows
+    assert handler.listed == ["limits", "throughput"]
+    pd.testing.assert_frame_equal(rows, sk.forecast_limits(sk.History(store)), check_exact=True)
+    afresh = Listed()
+    forecast_day(sk.History(str(store), filesystem=pafs.PyFileSystem(afresh)))
+    assert afresh.listed == ["limits", "throughput", "rollups"]
+
+
 class Compacting(LocalHandler):
     """The local filesystem, except that while ``compacting`` a compaction is replacing the
     newest day's files under every read: each listing of the throughput shows a file that

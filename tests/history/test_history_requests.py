@@ -117,14 +117,14 @@ def reads(server: CountingMotoServer, hist: History) -> dict[str, dict[str, int]
 
 def expected_reads(days: int) -> dict[str, dict[str, int]]:
     """What :func:`reads` counts on a store of ``days`` days, today's among them: one LIST
-    per dataset read, whatever the days; a HEAD and one GET per file read. Each reads every
-    day's rollup (today's too: the collect keeps it current) and the newest limits file,
-    once for the limits, once for the names and (``usage_frame``) once for their changes
-    over the days; ``forecast_limits`` also the newest day's points (the newest instant);
-    ``throughput()`` every day's points, and the names."""
+    per dataset read, whatever the days; a HEAD and one GET per file read, each file once
+    a call. Each reads every day's rollup (today's too: the collect keeps it current) and
+    the newest limits file (for the limits, the names and, in ``usage_frame``, their
+    changes over the days: fetched once); ``forecast_limits`` also the newest day's
+    points (the newest instant); ``throughput()`` every day's points, and the names."""
     return {
-        "forecast_limits": {"LIST": 3, "HEAD": days + 3, "GET": days + 3},
-        "usage_frame": {"LIST": 3, "HEAD": days + 3, "GET": days + 3},
+        "forecast_limits": {"LIST": 3, "HEAD": days + 2, "GET": days + 2},
+        "usage_frame": {"LIST": 3, "HEAD": days + 1, "GET": days + 1},
         "info": {"LIST": 1, "HEAD": days, "GET": days},
         "throughput": {"LIST": 2, "HEAD": days + 1, "GET": days + 1},
     }
@@ -146,7 +146,7 @@ def test_reads_list_each_dataset_once_whatever_the_days(tmp_path, s3_server, emu
     # Then today's rollup, extended with the points it wrote: one LIST of the rollups, its
     # read (HEAD, GET), the new one uploaded, the old one deleted (HEAD, DELETE; S3FileSystem
     # then PUTs the folder's marker).
-    assert collect == {"LIST": 4, "HEAD": 7, "GET": 7, "POST": 6, "PUT": 4, "DELETE": 1}
+    assert collect == {"LIST": 4, "HEAD": 5, "GET": 5, "POST": 6, "PUT": 4, "DELETE": 1}
     # The README states these numbers, word for word.
     assert stated(counts, collect, days + 1) in " ".join(README.read_text().split())
 
@@ -175,7 +175,7 @@ def test_the_readme_s_bench_counts_are_the_tested_ones():
     # the requests the README quotes from it are what the tests count on D = 14 days.
     counts = {call: sum(kinds.values()) for call, kinds in expected_reads(14).items()}
     text = " ".join(README.read_text().split())
-    assert (counts["forecast_limits"], counts["usage_frame"], counts["info"]) == (37, 37, 29)
+    assert (counts["forecast_limits"], counts["usage_frame"], counts["info"]) == (35, 33, 29)
     assert f"`forecast_limits` {counts['forecast_limits']} requests (22d64ca 39;" in text
     assert f"`usage_frame` {counts['usage_frame']} requests (37)" in text
     assert f"`info()` {counts['info']} requests (29;" in text
