@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from searchkit.analytics.day import DayForecast, forecast_day
+from searchkit.analytics.day_forecast import DayForecast, forecast_day
 from searchkit.analytics.usage import is_history, usage_frame
 from searchkit.frames.counting import ValueUnit
 from searchkit.history.seen_history import SeenHistory

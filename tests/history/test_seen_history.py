@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import searchkit as sk
-from searchkit.analytics.day import forecast_day
+from searchkit.analytics.day_forecast import forecast_day
 from searchkit.emulator import Emulator
 from searchkit.history.checks import seal
 from searchkit.history.seen_history import SeenHistory
