@@ -18,10 +18,10 @@ from searchkit.model import hooks as _hooks
 
 if TYPE_CHECKING:
     from searchkit.alerts.backtest import AlertBacktest, backtest_alerts
-    from searchkit.alerts.config import load_alerts
+    from searchkit.alerts.config import AlertsConfig, load_alerts
     from searchkit.alerts.journal import alert_records
     from searchkit.alerts.rules import AlertRule, load_rules
-    from searchkit.alerts.watch import alert_round
+    from searchkit.alerts.watch import RoundReport, alert_round
     from searchkit.analytics.backtest import Backtest, backtest_forecast
     from searchkit.analytics.forecast import forecast_limits
     from searchkit.analytics.usage import usage_frame
@@ -55,6 +55,9 @@ if TYPE_CHECKING:
         throughput_intervals,
         throughput_series,
     )
+    from searchkit.history.dedupe import Points
+    from searchkit.history.reports import CollectSummary, HistoryInfo
+    from searchkit.history.rollups import DaySums
     from searchkit.history.usage_history import History
     from searchkit.model.gotime import parse_timestamps
     from searchkit.model.index import IndexList, SearchIndex
@@ -67,36 +70,45 @@ if TYPE_CHECKING:
     from searchkit.render.tables import limits_summary, limits_table
     from searchkit.render.themes import plot_theme
     from searchkit.render.utilization import plot_utilization
-    from searchkit.ui.browser import index_browser
-    from searchkit.ui.cockpit import quota_cockpit
-    from searchkit.ui.form import create_index_form
+    from searchkit.ui.browser import IndexBrowser, index_browser
+    from searchkit.ui.cockpit import QuotaCockpit, quota_cockpit
+    from searchkit.ui.form import CreateIndexForm, create_index_form
 
 #: Each public name and the module that defines it; a name is imported on first access.
 _EXPORTS: dict[str, str] = {
     "AlertBacktest": "searchkit.alerts.backtest",
     "AlertRule": "searchkit.alerts.rules",
+    "AlertsConfig": "searchkit.alerts.config",
     "AmbiguousCreateError": "searchkit.errors",
     "AmbiguousNameError": "searchkit.errors",
     "AuthenticationError": "searchkit.errors",
     "Backtest": "searchkit.analytics.backtest",
     "Client": "searchkit.api.client",
+    "CollectSummary": "searchkit.history.reports",
     "ConfigError": "searchkit.errors",
+    "CreateIndexForm": "searchkit.ui.form",
+    "DaySums": "searchkit.history.rollups",
     "DuplicateIndexWarning": "searchkit.errors",
     "Emulator": "searchkit.emulator",
     "History": "searchkit.history.usage_history",
     "HistoryError": "searchkit.errors",
+    "HistoryInfo": "searchkit.history.reports",
     "HistoryWarning": "searchkit.errors",
+    "IndexBrowser": "searchkit.ui.browser",
     "IndexExistsError": "searchkit.errors",
-    "IndexMismatchWarning": "searchkit.errors",
     "IndexList": "searchkit.model.index",
+    "IndexMismatchWarning": "searchkit.errors",
     "IndexType": "searchkit.model.limits",
     "InvalidResponseError": "searchkit.errors",
     "LIMIT_FIELDS": "searchkit.model.limits",
     "NotFoundError": "searchkit.errors",
     "PermissionDeniedError": "searchkit.errors",
+    "Points": "searchkit.history.dedupe",
+    "QuotaCockpit": "searchkit.ui.cockpit",
     "REGIONS": "searchkit.model.limits",
     "RateLimitError": "searchkit.errors",
     "Region": "searchkit.model.limits",
+    "RoundReport": "searchkit.alerts.watch",
     "SearchIndex": "searchkit.model.index",
     "SearchKitError": "searchkit.errors",
     "Secret": "searchkit.model.secret",
@@ -116,10 +128,10 @@ _EXPORTS: dict[str, str] = {
     "forecast_limits": "searchkit.analytics.forecast",
     "index_browser": "searchkit.ui.browser",
     "limits_frame": "searchkit.frames.limits_frames",
-    "load_alerts": "searchkit.alerts.config",
-    "load_rules": "searchkit.alerts.rules",
     "limits_summary": "searchkit.render.tables",
     "limits_table": "searchkit.render.tables",
+    "load_alerts": "searchkit.alerts.config",
+    "load_rules": "searchkit.alerts.rules",
     "notebook_theme": "searchkit.render.lab_theme",
     "parse_timestamps": "searchkit.model.gotime",
     "plot_forecast": "searchkit.render.forecast_plot",
@@ -137,17 +149,23 @@ _EXPORTS: dict[str, str] = {
 __all__ = [  # noqa: RUF022 - plain sorted(), as tests/test_public_api.py checks
     "AlertBacktest",
     "AlertRule",
+    "AlertsConfig",
     "AmbiguousCreateError",
     "AmbiguousNameError",
     "AuthenticationError",
     "Backtest",
     "Client",
+    "CollectSummary",
     "ConfigError",
+    "CreateIndexForm",
+    "DaySums",
     "DuplicateIndexWarning",
     "Emulator",
     "History",
     "HistoryError",
+    "HistoryInfo",
     "HistoryWarning",
+    "IndexBrowser",
     "IndexExistsError",
     "IndexList",
     "IndexMismatchWarning",
@@ -156,9 +174,12 @@ __all__ = [  # noqa: RUF022 - plain sorted(), as tests/test_public_api.py checks
     "LIMIT_FIELDS",
     "NotFoundError",
     "PermissionDeniedError",
+    "Points",
+    "QuotaCockpit",
     "REGIONS",
     "RateLimitError",
     "Region",
+    "RoundReport",
     "SearchIndex",
     "SearchKitError",
     "Secret",

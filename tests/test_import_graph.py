@@ -346,6 +346,85 @@ def test_the_rules_catch_a_private_name_and_an_upward_import(tmp_path):
     assert layer_of("pkg.render.html") == "render" and layer_of("pkg") == "face"
 
 
+# --- History's internals -------------------------------------------------------------------
+# Analytics, render and the rest read a History through what it offers (issue 26 item 2: "a
+# typed way, no proxy"): its layout, its location and its private helpers stay in the history
+# package, where a class that extends History (SeenHistory) lives beside it.
+
+
+def _private_members(tree: ast.Module, owner: str) -> set[str]:
+    """The private names of class ``owner`` in ``tree``: its methods and ``self._x``."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and node.name == owner:
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.FunctionDef | ast.AsyncFunctionDef):
+                    names.add(inner.name)
+                elif isinstance(inner, ast.Attribute) and isinstance(inner.ctx, ast.Store):
+                    names.add(inner.attr)
+    return {n for n in names if n.startswith("_") and not n.startswith("__")}
+
+
+def _base_names(node: ast.ClassDef) -> set[str]:
+    return {b.id if isinstance(b, ast.Name) else getattr(b, "attr", "") for b in node.bases}
+
+
+def history_internals_read_outside(root: pathlib.Path = PACKAGE) -> list[str]:
+    """Return each read of a private name of History (``._layout``, ``._current_names()``...)
+    by a module outside ``history/``: on a History it was handed, or on ``self`` in a class
+    extending History there."""
+    private = _private_members(parsed(root / "history" / "usage_history.py"), "History")
+    kinds = {"History"}  # History and the history package's classes that extend it
+    for module, path in module_names(root).items():
+        if layer_of(module) == "history":
+            for node in ast.walk(parsed(path)):
+                if isinstance(node, ast.ClassDef) and _base_names(node) & {"History"}:
+                    kinds.add(node.name)
+    found = set()
+    for module, path in module_names(root).items():
+        if layer_of(module) == "history":
+            continue
+        tree = parsed(path)
+        extending = [
+            n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and _base_names(n) & kinds
+        ]
+        inside = {id(a) for c in extending for a in ast.walk(c)}
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Attribute) or node.attr not in private:
+                continue
+            on_self = isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")
+            if not on_self or id(node) in inside:
+                found.add(f"{module}:{node.lineno} reads History.{node.attr}")
+    return sorted(found)
+
+
+def test_no_module_outside_history_reads_a_history_s_internals():
+    assert history_internals_read_outside() == []
+
+
+def test_the_rule_catches_a_history_s_internals_read_outside(tmp_path):
+    package = tmp_path / "pkg"
+    for sub in ("history", "analytics"):
+        (package / sub).mkdir(parents=True)
+        (package / sub / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("")
+    (package / "history" / "usage_history.py").write_text(
+        "class History:\n    def __init__(self):\n        self._layout = 1\n"
+        "    def _names(self):\n        return self._layout\n"
+    )
+    (package / "history" / "kept.py").write_text(
+        "class Kept(History):\n    def names(self):\n        return self._names()\n"
+    )
+    (package / "analytics" / "read.py").write_text(
+        "class Mine:\n    def __init__(self, h):\n        self._layout = h._layout\n"
+        "class Again(Kept):\n    def names(self):\n        return self._names()\n"
+    )
+    assert history_internals_read_outside(package) == [
+        "pkg.analytics.read:3 reads History._layout",
+        "pkg.analytics.read:6 reads History._names",
+    ]
+
+
 # --- sizes ----------------------------------------------------------------------------------
 
 MAX_MODULE_LINES = 600

@@ -80,7 +80,7 @@ _KEYS: dict[str, tuple[str, ...]] = {
 _DELIVERY_KEYS = ("budget", "lease")
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class AlertsConfig:
     """What an alerts file says.
 

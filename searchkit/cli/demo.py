@@ -7,7 +7,7 @@ import sys
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
-    from searchkit.analytics.day import DayForecast
+    from searchkit.analytics.day_forecast import DayForecast
 
 __all__ = ["run_demo"]
 
@@ -92,7 +92,7 @@ def _write_usage(folder: pathlib.Path, stream: TextIO) -> dict[str, pathlib.Path
     """
     from matplotlib.figure import Figure
 
-    from searchkit.analytics.day import forecast_day
+    from searchkit.analytics.day_forecast import forecast_day
     from searchkit.cli.forecast import forecast_text
     from searchkit.cli.table import terminal_columns
     from searchkit.emulator import Emulator

@@ -21,7 +21,7 @@ class StoredFiles(NamedTuple):
     bytes: int
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class CollectSummary:
     """What one :meth:`History.collect` stored and noticed."""
 
@@ -61,7 +61,7 @@ class CollectSummary:
         return notebook_html(self)
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class HistoryInfo:
     """A summary of what a history holds (``searchkit history`` prints it).
 

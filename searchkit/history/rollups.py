@@ -408,7 +408,7 @@ def _bins(
     ]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class DaySums:
     """One UTC day from its current rollup, one row per index (the order of the day's
     points): what its points sum to by the whole day, by hour or by quarter-hour, the same

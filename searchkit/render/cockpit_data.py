@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from searchkit.analytics.day import DayForecast, forecast_day
-from searchkit.analytics.seen import SeenHistory
+from searchkit.analytics.day_forecast import DayForecast, forecast_day
 from searchkit.analytics.usage import is_history, usage_frame
 from searchkit.frames.counting import ValueUnit
+from searchkit.history.seen_history import SeenHistory
 
 if TYPE_CHECKING:
     from searchkit.frames.sources import Source
@@ -26,7 +26,7 @@ __all__ = ["cockpit_forecast", "cockpit_usage", "newest_point", "read_by_refresh
 
 def read_by_refresh(source: Source) -> Source:
     """What the cockpit's refreshes read: a History as a
-    :class:`~searchkit.analytics.seen.SeenHistory` (each refresh reads only the files
+    :class:`~searchkit.history.seen_history.SeenHistory` (each refresh reads only the files
     written since the last; whatever it cannot prove unchanged it reads afresh, so the
     rows stay forecast_limits' on the store to the bit), anything else as it is (read
     whole each time)."""

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-    from searchkit.analytics.day import DayForecast
+    from searchkit.analytics.day_forecast import DayForecast
 
 __all__ = ["FIGURE_SIZE", "cockpit_html", "daily_pngs", "day_pngs", "draw_daily", "warm_up"]
 

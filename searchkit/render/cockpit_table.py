@@ -22,7 +22,7 @@ from searchkit.render.forecast_plot import limit_words
 from searchkit.render.formats import format_limit
 
 if TYPE_CHECKING:
-    from searchkit.analytics.day import DayForecast
+    from searchkit.analytics.day_forecast import DayForecast
 
 __all__ = [
     "FIELD_CHOICES",
@@ -82,7 +82,7 @@ HEADERS: tuple[tuple[str, int, str, bool], ...] = tuple(
 def backtest_scores(day: DayForecast) -> pd.DataFrame:
     """How each index's replayed forecasts fared: :data:`SCORE_COLUMNS` by ``index_id``.
 
-    From the backtest of the days the forecast read (:meth:`~searchkit.analytics.day.
+    From the backtest of the days the forecast read (:meth:`~searchkit.analytics.day_forecast.
     DayForecast.scores`: :func:`~searchkit.backtest_forecast`'s replay of the forecaster,
     against the rows' limits, without reading the store again nor building its frame of
     results): ``band_held`` is the share of its forecasts whose day's real total fell

@@ -6,7 +6,7 @@ the hours as the forecast spreads it, so the projected line crosses the limit ex
 ``hit_at``), the past days' curves faint behind it for the rhythm, the limit it is compared
 with named in words, and the hit time with its earliest and latest. Every mark has a legend
 entry. The numbers are :func:`~searchkit.forecast_limits`' rows for the same source and
-``now``; the curves come from :func:`~searchkit.analytics.day.forecast_day`.
+``now``; the curves come from :func:`~searchkit.analytics.day_forecast.forecast_day`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from searchkit.analytics.day import DayForecast, forecast_day
+from searchkit.analytics.day_forecast import DayForecast, forecast_day
 from searchkit.errors import UnknownIndexError, ValidationError
 from searchkit.frames.counting import ValueUnit
 from searchkit.frames.zones import TimeZone, resolve_zone
@@ -100,7 +100,7 @@ def plot_forecast(
 
     Args:
         source: Anything :func:`~searchkit.forecast_limits` takes (or a
-            :class:`~searchkit.analytics.day.DayForecast` made already).
+            :class:`~searchkit.analytics.day_forecast.DayForecast` made already).
         index: The index's name or id; None draws the one that runs out first.
         now: The instant to forecast from, as :func:`~searchkit.forecast_limits` takes it.
         field: The limit, as :func:`~searchkit.forecast_limits` takes it (default the sum

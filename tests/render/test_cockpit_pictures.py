@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from matplotlib import image
 
-from searchkit.analytics.day import forecast_day
+from searchkit.analytics.day_forecast import forecast_day
 from searchkit.analytics.usage import usage_frame
 from searchkit.render.cockpit_pictures import _pngs, daily_pngs, day_pngs, draw_daily
 from searchkit.render.forecast_plot import draw_day

@@ -9,7 +9,7 @@ import pytest
 from matplotlib.figure import Figure
 
 import searchkit as sk
-from searchkit.analytics.day import forecast_day
+from searchkit.analytics.day_forecast import forecast_day
 from searchkit.render.themes import THEMES, index_colour, index_slots
 from tests.analytics.test_forecast import busy_days, days_of
 

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 import searchkit as sk
-from searchkit.analytics.day import MAX_KNOTS, DayForecast, forecast_day
+from searchkit.analytics.day_forecast import MAX_KNOTS, DayForecast, forecast_day
 from searchkit.analytics.forecast import forecast_parts
 from searchkit.emulator import Emulator
 from tests.analytics.test_forecast import busy_days, days_of

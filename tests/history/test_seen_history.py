@@ -18,10 +18,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import searchkit as sk
-from searchkit.analytics.day import forecast_day
-from searchkit.analytics.seen import SeenHistory
+from searchkit.analytics.day_forecast import forecast_day
 from searchkit.emulator import Emulator
 from searchkit.history.checks import seal
+from searchkit.history.seen_history import SeenHistory
 from tests.local_fs import LocalHandler
 
 EVENING = dt.datetime(2026, 11, 20, 20, 0, tzinfo=dt.timezone.utc)
