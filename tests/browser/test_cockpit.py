@@ -27,6 +27,7 @@ import pytest
 
 import searchkit as sk
 from searchkit.emulator import Emulator
+from tests.csv_read import read_csv_exact
 
 from .conftest import NOTEBOOK_TIMEOUT_MS, JupyterLab, _kernel_idle
 from .test_notebook_look import _switch_theme
@@ -293,7 +294,7 @@ def exported(page: Page, expect: Expect, widget: Locator) -> pd.DataFrame:
     with page.expect_download() as caught:
         link.click()
     text = Path(caught.value.path()).read_text(encoding="utf-8")
-    return pd.read_csv(io.StringIO(text), index_col="index_id", keep_default_na=False)
+    return read_csv_exact(io.StringIO(text), index_col="index_id", keep_default_na=False)
 
 
 def assert_forecast_limits(frame: pd.DataFrame, expected: pd.DataFrame) -> None:

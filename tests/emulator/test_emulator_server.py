@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import subprocess
 import sys
 import threading
@@ -201,7 +202,7 @@ def test_emulator_imports_nothing_else_from_searchkit():
         [sys.executable, "-c", script, PACKAGE_DIR],
         capture_output=True,
         text=True,
-        timeout=30,
+        timeout=HANG_S,
         check=True,
     )
 
@@ -216,6 +217,34 @@ def test_emulator_imports_nothing_else_from_searchkit():
     ]
 
 
+def served_urls(processes: list[subprocess.Popen[str]]) -> list[str]:
+    """The URL each child emulator prints once it serves, in order. A child's start-up (and
+    its exit, :func:`stop_children`) is bounded by the suite's hang deadline (HANG_S), never
+    by a shorter fixed wait: CI at load 12 waited more than 10 s for a child to exit."""
+    deadline = time.monotonic() + HANG_S
+    urls = []
+    for process in processes:
+        assert process.stdout is not None
+        ready, _, _ = select.select([process.stdout], [], [], max(0.0, deadline - time.monotonic()))
+        assert ready, f"a child emulator printed no URL within {HANG_S} s (a hang)"
+        urls.append(process.stdout.readline().strip())
+    return urls
+
+
+def stop_children(processes: list[subprocess.Popen[str]]) -> None:
+    """End each child emulator (its standard input closed: it stops and exits), waiting up
+    to HANG_S for them all; a child still running then is killed and the test fails."""
+    deadline = time.monotonic() + HANG_S
+    try:
+        for process in processes:
+            process.communicate(timeout=max(0.0, deadline - time.monotonic()))
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+
+
 def test_two_processes_share_one_db_file_under_concurrent_creates(tmp_path):
     db = str(tmp_path / "shared.sqlite")
     processes = [
@@ -228,7 +257,7 @@ def test_two_processes_share_one_db_file_under_concurrent_creates(tmp_path):
         for _ in range(2)
     ]
     try:
-        urls = [process.stdout.readline().strip() for process in processes]
+        urls = served_urls(processes)
         assert all(url.startswith("http://127.0.0.1:") for url in urls)
         statuses: list[int] = []
         lock = threading.Lock()
@@ -252,8 +281,7 @@ def test_two_processes_share_one_db_file_under_concurrent_creates(tmp_path):
         assert lists[0] == lists[1]
         assert len({index["id"] for index in lists[0]}) == 160
     finally:
-        for process in processes:
-            process.communicate(timeout=10)
+        stop_children(processes)
 
 
 def test_client_helper_talks_to_this_emulator():

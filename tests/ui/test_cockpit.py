@@ -15,6 +15,7 @@ import re
 import shutil
 
 import matplotlib
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.fs as pafs
@@ -23,9 +24,10 @@ import pytest
 import searchkit as sk
 from searchkit.analytics.forecast import FORECAST_COLUMNS
 from searchkit.emulator import Emulator
-from searchkit.render.cockpit_table import row_label, shown_rows, table_header
+from searchkit.render.cockpit_table import row_label, rows_csv, shown_rows, table_header
 from searchkit.ui.cockpit import QuotaCockpit
 from tests.analytics.test_forecast import busy_days, days_of
+from tests.csv_read import read_csv_exact
 from tests.local_fs import LocalHandler
 from tests.ui.test_widgets import PNG_MAGIC, display_data, part, shown, synced_state
 from tests.wall import HANG_S
@@ -131,7 +133,7 @@ def test_unlimited_sorts_last_by_utilization_either_way(cockpit):
 def test_the_csv_is_what_is_shown_and_reads_back_as_forecast_limits(cockpit, raw):
     cockpit.filter("ED")  # shaped, unlimited
     cockpit.sort("name", descending=True)
-    frame = pd.read_csv(io.StringIO(cockpit.csv()), index_col="index_id")
+    frame = read_csv_exact(io.StringIO(cockpit.csv()), index_col="index_id")
     assert list(frame.index) == ["id-unlimited", "id-shaped"]
     expected = sk.forecast_limits(raw, now=NOW).loc[list(frame.index)]
     for column in ("used", "projected", "projected_low", "projected_high", "limit"):
@@ -152,7 +154,25 @@ def offered(cockpit) -> pd.DataFrame | None:
         return None
     (encoded,) = re.findall(r"base64,([A-Za-z0-9+/=]+)", link)
     text = base64.b64decode(encoded).decode("utf-8")
-    return pd.read_csv(io.StringIO(text), index_col="index_id", keep_default_na=False)
+    return read_csv_exact(io.StringIO(text), index_col="index_id", keep_default_na=False)
+
+
+def test_the_csv_holds_every_figure_and_reads_back_to_the_bit():
+    """CI at the lowest versions (pandas 3.0): the cockpit wrote ``used`` 10883.400000000001
+    (a refresh's figure, the same as forecast_limits') and pandas 3.0's ``read_csv`` read it
+    back as 10883.4, failing a test that compares to the bit. The text is exact; the tests
+    read it with :func:`~tests.csv_read.read_csv_exact` (pandas 3.0's round-trip parser)."""
+    rng = np.random.default_rng(2026)
+    figures = [10883.400000000001, 363976.19999999995, *(rng.random(2_000) * 1e6).tolist()]
+    rows = pd.DataFrame(
+        {"used": figures},
+        index=pd.Index([f"id-{n}" for n in range(len(figures))], "str", name="index_id"),
+    )
+    text = rows_csv(rows)
+    assert "id-0,10883.400000000001\nid-1,363976.19999999995\n" in text
+    pd.testing.assert_frame_equal(
+        read_csv_exact(io.StringIO(text), index_col="index_id"), rows, check_exact=True
+    )
 
 
 def test_the_csv_link_is_withdrawn_when_the_rows_shown_change(cockpit):
