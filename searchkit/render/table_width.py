@@ -15,8 +15,6 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import NamedTuple
 
-from searchkit.render.text import aligned_table, clip, text_width
-
 __all__ = ["COLUMN_PRIORITY", "NAME_LEAST", "FittedTable", "choose_columns", "fit_table"]
 
 #: Which columns stay first when a table is too wide (the header's words); a column not
@@ -74,6 +72,10 @@ def fit_table(
         The table's text and the names of the columns left out. A table whose name and
         ``whole`` columns alone are wider than ``width`` is drawn that wide.
     """
+    # Imported here: `searchkit --help` reads COLUMN_PRIORITY, and the text module's
+    # imports would add ~5% to its start-up (bench/startup.py).
+    from searchkit.render.text import aligned_table, clip, text_width
+
     if width is None:
         return FittedTable(aligned_table(head, rows, right=right, whole=whole), ())
     widths = [

@@ -138,3 +138,24 @@ def test_columns_is_the_terminal_s_width_for_standard_output_only(monkeypatch):
     assert terminal_columns(io.StringIO()) is None  # a buffer is read whole by a program
     monkeypatch.delenv("COLUMNS")
     assert terminal_columns() is None
+
+
+def test_the_help_reads_the_priority_without_loading_the_table_drawing():
+    # `searchkit --help` states the priority (above) but draws no table: the text module
+    # and what it loads (formats, numbers) cost it ~5% of its start-up (bench/startup.py).
+    import json
+    import subprocess
+    import sys
+
+    probe = (
+        "import contextlib, io, json, sys\n"
+        "from searchkit.cli.main import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+        "    main(['--help'])\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith('searchkit.render'))))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
+    )
+    loaded = json.loads(done.stdout.strip().splitlines()[-1])
+    assert loaded == ["searchkit.render", "searchkit.render.table_width"]
