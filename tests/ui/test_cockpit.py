@@ -62,7 +62,7 @@ def cockpit(raw):
 
 def test_the_rows_are_forecast_limits_on_the_same_source_and_now(cockpit, raw):
     expected = sk.forecast_limits(raw, now=NOW)
-    pd.testing.assert_frame_equal(cockpit.rows[list(FORECAST_COLUMNS)], expected)
+    pd.testing.assert_frame_equal(cockpit.rows[list(FORECAST_COLUMNS)], expected, check_exact=True)
     # The backtest's columns beside them: 12 days stored, 7 of warm-up, 5 replayed x 7 hours.
     assert cockpit.rows.loc["id-shaped", ["band_held", "calls_right", "backtested"]].tolist() == [
         1.0,
@@ -317,7 +317,7 @@ def test_refresh_reads_a_new_collect_and_keeps_the_selection(store):
         assert cockpit.rows.loc[cockpit.selected_id, "used"] > used
         # The refreshed rows are a fresh forecast_limits' at the same instant, to the bit.
         fresh = sk.forecast_limits(hist, now=emu.now())
-        pd.testing.assert_frame_equal(cockpit.rows[list(FORECAST_COLUMNS)], fresh)
+        pd.testing.assert_frame_equal(cockpit.rows[list(FORECAST_COLUMNS)], fresh, check_exact=True)
     finally:
         cockpit.close()
 
@@ -460,7 +460,9 @@ def test_a_copy_of_the_store_gives_the_same_rows(store, tmp_path):
     with QuotaCockpit(sk.History(copy), now=now) as cockpit:
         assert cockpit.wait(HANG_S)
         expected = sk.forecast_limits(hist, now=now)
-        pd.testing.assert_frame_equal(cockpit.rows[list(FORECAST_COLUMNS)], expected)
+        pd.testing.assert_frame_equal(
+            cockpit.rows[list(FORECAST_COLUMNS)], expected, check_exact=True
+        )
 
 
 def test_tz_is_taken_as_every_function_takes_it_and_a_zone_without_a_name_refused(raw):
