@@ -86,6 +86,16 @@ JOBS: dict[str, Job] = {
     "year-usage": Job("history.py", (*_YEAR, "--only", "usage", *_TWICE), False, True),
     "year-drawn": Job("history.py", (*_YEAR, "--only", "plot,cockpit", *_TWICE), False, True),
     "year-info": Job("history.py", (*_YEAR, "--only", "info"), False, own_baseline=True),
+    # The year's store (--year-store) uploaded to moto's server: 2.1 GiB in /tmp, ~6 minutes.
+    "s3year": Job(
+        "s3.py",
+        (
+            *("--zones", "UTC,America/New_York,Asia/Kolkata,Pacific/Chatham"),
+            *("--only", "usage_frame,forecast_limits", "--repeat", "2"),
+        ),
+        quick=False,
+        own_baseline=True,
+    ),
 }
 
 
@@ -211,6 +221,11 @@ def measure(args: argparse.Namespace, out: Path) -> None:
                 )
         elif name == "s3" and base:
             extra += ["--baseline", str(base[0])]
+        elif name == "s3year":  # this code only: another code's rollups are not taken
+            if not args.year_store:
+                print("the year on S3: not measured (give --year-store, this code's year)")
+                continue
+            extra += ["--store", args.year_store]
         for round_ in range(1, args.rounds + 1):
             label = f"round {round_}/{args.rounds}"
             run_job(name, "now", ROOT, sys.executable, extra, out, f"this code, {label}")

@@ -6,8 +6,8 @@ limits snapshot (as collect leaves it; written by bench/history.py's writer), or
 ``--store`` names (a year, say: its points are never written), is read from a local folder
 and from a bucket on moto's S3 server (tests/history/s3server.py, which counts the requests
 it answers). For ``forecast_limits``, ``usage_frame`` and ``info()`` it prints the best of
-``--repeat`` calls on each, in wall and CPU time (CPU of the whole process: on S3 it
-includes moto's server, which runs in it), their ratio, and the requests of one call by kind
+``--repeat`` calls on each, in wall and CPU time (the measured process's: moto's server
+runs in a process of its own), their ratio, and the requests of one call by kind
 (LIST, HEAD, GET). ``--zones`` measures ``usage_frame`` and ``forecast_limits`` in each zone
 given (``info()`` has none). With ``--baseline SRC`` (a source tree, e.g. ``git archive
 22d64ca searchkit | tar -x -C SRC``) the same is measured for that code in the same run,
@@ -114,6 +114,82 @@ def _stores(store: Path, server: Any, given: bool) -> Path:
     return local
 
 
+class ServerProcess:
+    """moto's counting S3 server (tests/history/s3server.py) in a process of its own, so
+    that the measured process's CPU time is searchkit's alone and its threads never wait
+    for the server's on the GIL; its counts are read over HTTP (``/__counts__``)."""
+
+    def __init__(self) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, __file__, "--serve"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},  # tests.history.s3server
+        )
+        assert self.process.stdout is not None
+        self.endpoint = self.process.stdout.readline().strip()
+
+    def counted(self) -> dict[str, int]:
+        """The requests answered since the last call (or :meth:`reset`), by kind."""
+        import urllib.request
+
+        with urllib.request.urlopen(f"{self.endpoint}/__counts__") as answer:
+            return json.loads(answer.read())  # type: ignore[no-any-return]
+
+    def reset(self) -> None:
+        self.counted()
+
+    def stop(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.close()  # the server stops when its input ends
+        self.process.wait(timeout=60)
+
+
+def serve() -> None:
+    """``--serve``: run the counting server until this process's input ends, its URL the
+    first line written; ``GET /__counts__`` answers the counts (and starts them anew)."""
+    import logging
+
+    from moto.moto_server.werkzeug_app import (
+        DomainDispatcherApplication,
+        MotoRequestHandler,
+        create_backend_app,
+    )
+    from werkzeug.serving import make_server
+
+    from tests.history.s3server import CountingMotoServer
+
+    class Served(CountingMotoServer):  # type: ignore[misc]
+        def _server_entry(self) -> None:
+            app = DomainDispatcherApplication(create_backend_app)
+
+            def counting(environ: dict[str, Any], start: Any) -> Any:
+                if environ.get("PATH_INFO") == "/__counts__":
+                    with self._lock:
+                        body = json.dumps(dict(self.counts)).encode()
+                        self.counts.clear()
+                    start("200 OK", [("Content-Type", "application/json")])
+                    return [body]
+                self._count(environ)
+                return app(environ, start)
+
+            self._server = make_server(
+                self._ip_address, self._port, counting, True, request_handler=MotoRequestHandler
+            )
+            self._server_ready_event.set()
+            self._server.serve_forever(poll_interval=0.01)
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's line per request
+    server = Served()
+    server.start()
+    try:
+        print(server.endpoint, flush=True)
+        sys.stdin.read()
+    finally:
+        server.stop()
+
+
 def measure(
     store: Path, repeat: int, zones: list[str], operations: list[str], given: bool
 ) -> dict[str, Any]:
@@ -124,11 +200,10 @@ def measure(
     import shutil
 
     from searchkit import History
-    from tests.history.s3server import CountingMotoServer, options
+    from tests.history.s3server import options
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's line per request
-    server = CountingMotoServer()
-    server.start()
+    server = ServerProcess()
     local = None
     try:
         local = _stores(store, server, given)
@@ -216,9 +291,9 @@ def span(values: list[float], fmt: str = ".2f") -> str:
     return f"{low:{fmt}}" if f"{low:{fmt}}" == f"{high:{fmt}}" else f"{low:{fmt}}-{high:{fmt}}"
 
 
-def report(runs: dict[str, list[dict[str, Any]]], keys: list[str]) -> None:
+def report(runs: dict[str, list[dict[str, Any]]], keys: list[str], family: str) -> None:
     """Print each operation's figures for each code (ranges over the rounds) and emit the
-    README's (the best round's)."""
+    README's (the best round's) as ``family``'s (``s3``, or ``s3year`` for ``--store``)."""
     from figures import emit
 
     for label, rounds in runs.items():
@@ -243,10 +318,12 @@ def report(runs: dict[str, list[dict[str, Any]]], keys: list[str]) -> None:
             side = "" if label == "this code" else ".baseline"
             name = operation if zone == "UTC" else f"{operation}.{zone}"
             best = min(rows, key=lambda row: row["s3"])
-            emit(f"s3.{name}{side}.local", min(r["local"] for r in rows))
-            emit(f"s3.{name}{side}.s3", best["s3"])
-            emit(f"s3.{name}{side}.requests", sum(best["requests"].values()), "")
-            emit(f"s3.{name}{side}.lists", best["requests"].get("LIST", 0), "")
+            emit(f"{family}.{name}{side}.local", min(r["local"] for r in rows))
+            emit(f"{family}.{name}{side}.s3", best["s3"])
+            emit(f"{family}.{name}{side}.s3_cpu", min(r["s3_cpu"] for r in rows))
+            emit(f"{family}.{name}{side}.local_cpu", min(r["local_cpu"] for r in rows))
+            emit(f"{family}.{name}{side}.requests", sum(best["requests"].values()), "")
+            emit(f"{family}.{name}{side}.lists", best["requests"].get("LIST", 0), "")
 
 
 def main() -> None:
@@ -261,8 +338,12 @@ def main() -> None:
     parser.add_argument("--store", help="an existing store (this code's rollups) to serve")
     parser.add_argument("--measure", help=argparse.SUPPRESS)
     parser.add_argument("--given", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     warnings.simplefilter("ignore")
+    if args.serve:
+        serve()
+        return
     zones, operations = args.zones.split(","), args.only.split(",")
     if args.measure:
         result = measure(Path(args.measure), args.repeat, zones, operations, args.given)
@@ -294,7 +375,7 @@ def main() -> None:
         for _ in range(args.rounds if args.baseline else 1):
             for label, source in codes.items():
                 runs[label].append(run(store, args.repeat, source, zones, operations, given))
-        report(runs, keys)
+        report(runs, keys, "s3year" if args.store else "s3")
 
 
 if __name__ == "__main__":

@@ -39,6 +39,7 @@ def records(folder: pathlib.Path) -> dict[str, list[dict[str, Any]]]:
 
 def report(by_process: dict[str, list[dict[str, Any]]], slowest: int) -> None:
     files: dict[str, list[float]] = collections.defaultdict(lambda: [0.0, 0.0, 0.0])
+    total = 0.0  # every process's CPU: tests (with their child processes), start-up, controller
     for process, lines in by_process.items():
         tests = [line for line in lines if "test" in line]
         events = {line["event"]: line for line in lines if "event" in line}
@@ -47,8 +48,10 @@ def report(by_process: dict[str, list[dict[str, Any]]], slowest: int) -> None:
         if not tests and "end" in events:  # xdist's controller: it hands out the files
             end = events["end"]
             print(f"{process:>10}: ran {end['wall']:.1f} s ({end['cpu']:.1f} s CPU)")
+            total += end["cpu"]
             continue
         collected = events.get("collected")
+        total += cpu + (collected["cpu"] if collected else 0.0)
         start = (
             f"started and collected in {collected['wall']:.1f} s ({collected['cpu']:.1f} s CPU)"
             if collected
@@ -61,6 +64,8 @@ def report(by_process: dict[str, list[dict[str, Any]]], slowest: int) -> None:
             files[name][0] += t["wall"]
             files[name][1] += t["cpu"]
             files[name][2] += 1
+    what = "tests with their child processes, start-ups, controller"
+    print(f"{'all':>10}: {total:.1f} s CPU ({what})")
     print(f"\nthe {slowest} files that took longest (durations, CPU, tests):")
     for name, (wall, cpu, count) in sorted(files.items(), key=lambda kv: -kv[1][0])[:slowest]:
         print(f"  {wall:6.1f} s {cpu:6.1f} s CPU {int(count):4d}  {name}")

@@ -66,16 +66,16 @@ LONGEST_FIRST = (
     "tests/browser/test_cockpit.py",
     "tests/browser/test_notebook_look.py",
     "tests/load/",
-    # The fast suite's longest (10-15 s of CPU each, bench/suite.py): started first, so
+    # The fast suite's longest (6-14 s of CPU each, bench/suite.py): started first, so
     # that neither worker is left with one of them at the end.
-    "tests/analytics/test_usage_zones.py",
-    "tests/ui/test_widgets.py",
     "tests/ui/test_cockpit.py",
     "tests/cli/test_cli.py",
+    "tests/analytics/test_usage_zones.py",
     "tests/cli/test_alerts_cli.py",
-    "tests/alerts/test_watch.py",
+    "tests/ui/test_widgets.py",
     "tests/render/test_heatmap_readable.py",
-    "tests/property/",
+    "tests/render/test_cockpit_pictures.py",
+    "tests/cli/test_collect_rounds.py",
 )
 
 

@@ -39,7 +39,9 @@ def index(
 ):
     """An index with ``minutes`` points, one each ``every`` minutes from ``start``."""
     first = pd.Timestamp(start, tz="UTC")
-    points = [{"x": go(first + pd.Timedelta(minutes=m * every)), "y": rate} for m in range(minutes)]
+    times = pd.date_range(first, periods=minutes, freq=pd.Timedelta(minutes=every))
+    # go() of each instant, formatted all at once (two weeks of minutes: 0.2 s one by one)
+    points = [{"x": x, "y": rate} for x in times.strftime("%Y-%m-%d %H:%M:%S +0000 UTC")]
     return {
         "id": f"id-{name}",
         "name": name,

@@ -9,6 +9,7 @@ UTC, London, Lisbon, New York, Kolkata, Lord Howe and Chatham, by day, week, hou
 
 from __future__ import annotations
 
+import functools
 import pathlib
 import shutil
 
@@ -114,13 +115,20 @@ def stores(tmp_path_factory) -> tuple[pathlib.Path, pathlib.Path]:
     return rolled, plain
 
 
+@functools.cache
+def from_points(plain: pathlib.Path, *, freq: str, tz: str) -> pd.DataFrame:
+    """``usage_frame`` of the store without rollups (every day from its points): worked out
+    once per zone and period for the tests of this module that compare with it."""
+    return sk.usage_frame(sk.History(str(plain)), freq=freq, tz=tz)
+
+
 @pytest.mark.parametrize("freq", FREQS)
 @pytest.mark.parametrize("zone", ZONES)
 def test_usage_from_rollups_is_usage_from_points_in_every_zone(stores, zone, freq):
     rolled, plain = stores
     hist = Reads(str(rolled))
     got = sk.usage_frame(hist, freq=freq, tz=zone)
-    want = sk.usage_frame(sk.History(str(plain)), freq=freq, tz=zone)
+    want = from_points(plain, freq=freq, tz=zone)
 
     pd.testing.assert_frame_equal(got, want, check_exact=True)
     # The closed days came from their rollups (but days with invalid values that a period
@@ -159,7 +167,7 @@ def test_rollups_of_an_older_writer_without_quarters_are_stale_and_rewritten(sto
         old.append("digest")  # the seal came after the quarters
         pq.write_table(table.drop_columns(old), path)
     hist = Reads(str(root))
-    want = sk.usage_frame(sk.History(str(plain)), tz="America/New_York")
+    want = from_points(plain, freq="D", tz="America/New_York")
 
     pd.testing.assert_frame_equal(sk.usage_frame(hist, tz="America/New_York"), want)
     assert hist.read == DAYS  # every day from its points
@@ -185,7 +193,7 @@ def test_rollups_read_a_few_days_at_a_time_count_as_all_at_once(stores, monkeypa
 
     monkeypatch.setattr(periods, "BATCH_DAYS", 3)
     got = sk.usage_frame(Sums(str(rolled)), freq=freq, tz=zone)
-    want = sk.usage_frame(sk.History(str(plain)), freq=freq, tz=zone)
+    want = from_points(plain, freq=freq, tz=zone)
 
     pd.testing.assert_frame_equal(got, want, check_exact=True)
     assert sorted(set(asked)) == [
@@ -210,7 +218,7 @@ def test_usage_from_rollups_is_usage_from_points_for_other_zones_and_periods(sto
     # above, zones a quarter or a half off the hour and periods of other lengths.
     rolled, plain = stores
     got = sk.usage_frame(sk.History(str(rolled)), freq=freq, tz=zone)
-    want = sk.usage_frame(sk.History(str(plain)), freq=freq, tz=zone)
+    want = from_points(plain, freq=freq, tz=zone)
     pd.testing.assert_frame_equal(got, want, check_exact=True)
     assert len(got) >= 12 and got["operations"].sum() > 0
     assert str(pd.DatetimeIndex(got["period"]).tz) == zone

@@ -592,23 +592,67 @@ def test_demo_into_an_unwritable_place_is_one_line():
     assert line.startswith("searchkit demo: cannot create the folder '/proc/x': ")
 
 
-def test_demo_keeps_the_users_matplotlib_backend(tmp_path):
-    # In this process (the demo as a process is the test above): the user's backend is set
-    # before the demo runs, and put back afterwards whatever the demo did.
+@pytest.fixture(scope="module")
+def demo_in_process(tmp_path_factory):
+    """``run_demo`` run once in this process (the demo as a process is the test above), the
+    user's matplotlib backend set to svg before it: (the files written, what it printed, the
+    backend after it). The two tests below read the one run."""
     import matplotlib
 
     from searchkit.cli.demo import run_demo
 
+    folder = tmp_path_factory.mktemp("demo")
+    stream = io.StringIO()
     before = matplotlib.get_backend()
     matplotlib.use("svg")
     try:
-        files = run_demo(tmp_path, stream=io.StringIO())
+        files = run_demo(folder, stream=stream)
         backend = matplotlib.get_backend()
     finally:
         matplotlib.use(before)
+    return files, stream.getvalue(), backend
+
+
+def test_demo_keeps_the_users_matplotlib_backend(demo_in_process):
+    # The user's backend is set before the demo runs, and put back afterwards whatever the
+    # demo did.
+    files, _, backend = demo_in_process
     assert backend == "svg"
     assert sorted(files) == ["cockpit", "forecast", "limits", "throughput", "utilization"]
-    assert (tmp_path / "limits.png").read_bytes().startswith(b"\x89PNG")
+    assert files["limits"].read_bytes().startswith(b"\x89PNG")
+
+
+def test_demo_writes_the_forecast_table_and_the_utilization_png(demo_in_process):
+    written, out, _ = demo_in_process
+    assert "forecast to the next reset at UTC midnight" in out
+    # The table `searchkit forecast` prints: the most urgent first, unlimited by name.
+    table = out.split("forecast to the next reset at UTC midnight:\n\n", 1)[1].splitlines()
+    # support-tickets and code-snippets every day; product-catalog, under its limit, on the
+    # days it goes over (about one in six: the demo runs on the wall clock's day)
+    assert table[1] in [
+        f"{n} of 6 indexes hit their limit before the reset; the most urgent first" for n in (2, 3)
+    ]
+    # (the widths follow today's figures, which follow the clock)
+    assert table[3].split() == [
+        "index", "used", "projected", "10-90", "band", "limit", "projected", "%", "hits", "the",
+        "limit", "at",
+    ]  # fmt: skip
+    assert [line.split()[0] for line in table[4:10]] == [
+        "support-tickets",
+        "code-snippets",
+        "product-catalog",
+        "docs-search",
+        "legal-contracts",
+        "news-archive",
+    ]
+    # unlimited: the share of a limit says "unlimited" too (never 0%), no hit time
+    assert [line.split()[-3:] for line in table[7:10]] == [["unlimited", "unlimited", "—"]] * 3
+    png = written["utilization"].read_bytes()
+    assert png.startswith(b"\x89PNG") and len(png) > 10_000
+    forecast = pd.read_csv(written["forecast"], index_col="index_id")
+    assert forecast.set_index("name").loc["support-tickets", "projected"] > 20_000
+    assert pd.isna(forecast.set_index("name").loc["docs-search", "projected_utilization"])
+    assert set(forecast["unit"]) == {"operations"}
 
 
 def test_demo_module_does_not_import_the_cli():

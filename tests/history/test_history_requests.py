@@ -110,6 +110,13 @@ def reads(server: CountingMotoServer, hist: History) -> dict[str, dict[str, int]
     return {
         "forecast_limits": counted(server, lambda: sk.forecast_limits(opened())),
         "usage_frame": counted(server, lambda: sk.usage_frame(opened())),
+        # In a zone whose days are not UTC's (+12:45, and +13:45 in its summer): the same.
+        "forecast_limits Chatham": counted(
+            server, lambda: sk.forecast_limits(opened(), tz="Pacific/Chatham")
+        ),
+        "usage_frame Chatham": counted(
+            server, lambda: sk.usage_frame(opened(), tz="Pacific/Chatham")
+        ),
         "info": counted(server, lambda: opened().info()),
         "throughput": counted(server, lambda: opened().throughput()),
     }
@@ -122,9 +129,13 @@ def expected_reads(days: int) -> dict[str, dict[str, int]]:
     the newest limits file (for the limits, the names and, in ``usage_frame``, their
     changes over the days: fetched once); ``forecast_limits`` also the newest day's
     points (the newest instant); ``throughput()`` every day's points, and the names."""
+    forecast = {"LIST": 3, "HEAD": days + 2, "GET": days + 2}
+    usage = {"LIST": 3, "HEAD": days + 1, "GET": days + 1}
     return {
-        "forecast_limits": {"LIST": 3, "HEAD": days + 2, "GET": days + 2},
-        "usage_frame": {"LIST": 3, "HEAD": days + 1, "GET": days + 1},
+        "forecast_limits": forecast,
+        "usage_frame": usage,
+        "forecast_limits Chatham": forecast,
+        "usage_frame Chatham": usage,
         "info": {"LIST": 1, "HEAD": days, "GET": days},
         "throughput": {"LIST": 2, "HEAD": days + 1, "GET": days + 1},
     }
