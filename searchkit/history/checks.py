@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import hashlib
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -50,6 +50,7 @@ __all__ = [
     "SEALED",
     "UNKNOWN_WHEN_NULL",
     "changed",
+    "changed_any",
     "day_digests",
     "figures",
     "on_days",
@@ -288,17 +289,37 @@ def changed(table: pa.Table, lists: list[str]) -> dict[str, str]:
     return _changed(table, found, ~(bad | stale(table)))
 
 
+def changed_any(table: pa.Table, lists: Sequence[list[str]]) -> bool:
+    """Whether :func:`changed` finds a day of the rows changed by any of ``lists`` (each
+    read with the rows): the rows' own checks, the seal among them, made once for all."""
+    checks = _row_checks(table)
+    for names in lists:
+        found, bad = figures(table, names)
+        checks += _bins_checks(table, found, ~(bad | stale(table)))
+    return any(bool(wrong.any()) for wrong, _ in checks)
+
+
 def _changed(table: pa.Table, found: list[Bins], held: np.ndarray) -> dict[str, str]:
     """The days whose rows were changed since written, each with the first reason found:
     the period, the seal, or figures that disagree (of the rows ``held``'s bins)."""
     period = int64_values(table["period"])
+    reasons: dict[str, str] = {}
+    for wrong, why in [*_row_checks(table), *_bins_checks(table, found, held)]:
+        for day in np.unique(period[wrong] // DAY_NS).tolist():
+            reasons.setdefault(str(np.datetime64(int(day), "D")), why)
+    return reasons
+
+
+def _row_checks(table: pa.Table) -> list[tuple[np.ndarray, str]]:
+    """The rows that fail a check of their own (the period, the seal, the operations),
+    each check with its reason."""
+    period = int64_values(table["period"])
     value_sum = pc.fill_null(table["value_sum"].combine_chunks(), np.nan).to_numpy()
-    points = pc.fill_null(table["points"].combine_chunks(), -1).to_numpy()
     seconds = interval_seconds(table["interval_seconds"].to_numpy().astype(np.float64))
     operations = pc.fill_null(table["operations"].combine_chunks(), np.nan).to_numpy()
     stored = table["digest"].combine_chunks()
     sealed = ~null_mask(stored) & ~stale(table)  # an older writer's rollup is stale, not changed
-    checks = [
+    return [
         (period % DAY_NS != 0, "a period not at midnight UTC"),
         (
             sealed & (pc.fill_null(stored, 0).to_numpy() != day_digests(table)),
@@ -306,21 +327,26 @@ def _changed(table: pa.Table, found: list[Bins], held: np.ndarray) -> dict[str, 
         ),
         (operations != value_sum * seconds, "operations that are not the value sum x interval"),
     ]
-    if len(found) >= 2 and found[0].width in (HOURS, QUARTERS):
-        bins, counted = found[0], found[1]
-        total = _totals(bins)
-        if bins.width == QUARTERS:
-            wrong = total != value_sum
-        else:
-            with np.errstate(invalid="ignore"):
-                wrong = ~(np.abs(total - value_sum) <= _HOURS_TOLERANCE * value_sum)
-        counts = counted.each(lambda part: part.sum(axis=1))
-        checks.append((held & (wrong | (counts != points)), "bins not the day"))
-    reasons: dict[str, str] = {}
-    for wrong, why in checks:
-        for day in np.unique(period[wrong] // DAY_NS).tolist():
-            reasons.setdefault(str(np.datetime64(int(day), "D")), why)
-    return reasons
+
+
+def _bins_checks(
+    table: pa.Table, found: list[Bins], held: np.ndarray
+) -> list[tuple[np.ndarray, str]]:
+    """The rows ``held`` whose bins (``found``: sums and points by hour or by quarter) do
+    not add up to their day, with the reason; none for the day figures."""
+    if not (len(found) >= 2 and found[0].width in (HOURS, QUARTERS)):
+        return []
+    value_sum = pc.fill_null(table["value_sum"].combine_chunks(), np.nan).to_numpy()
+    points = pc.fill_null(table["points"].combine_chunks(), -1).to_numpy()
+    bins, counted = found[0], found[1]
+    total = _totals(bins)
+    if bins.width == QUARTERS:
+        wrong = total != value_sum
+    else:
+        with np.errstate(invalid="ignore"):
+            wrong = ~(np.abs(total - value_sum) <= _HOURS_TOLERANCE * value_sum)
+    counts = counted.each(lambda part: part.sum(axis=1))
+    return [(held & (wrong | (counts != points)), "bins not the day")]
 
 
 def whole_days(table: pa.Table, bad: np.ndarray) -> np.ndarray:

@@ -70,6 +70,7 @@ from searchkit.history.checks import (
     CHECKED,
     DAY_FIGURES,
     changed,
+    changed_any,
     figures,
     on_days,
     seal,
@@ -248,7 +249,7 @@ def current_rows(
         return None
     if stale(table).any():
         return None
-    if any(changed(table, lists) for lists in (_LISTS["quarter"], _LISTS["hour"])):
+    if changed_any(table, [_LISTS["quarter"], _LISTS["hour"]]):  # the seal computed once
         return None
     return table.select(wanted)
 

@@ -102,3 +102,24 @@ def test_the_median_and_the_kept_spacings_from_one_pass_are_those_of_the_points(
     one_pass = Spacings.of_spacings(*spaced, 31).columns(np.arange(31))
     again = Spacings.of_points(codes, nanos, 31).columns(np.arange(31))
     assert all(a.equals(b) for a, b in zip(one_pass, again, strict=True))
+
+
+def test_a_rollup_read_to_be_extended_checks_its_seal_once(across_midnight, monkeypatch):
+    # Each collect round reads today's rollup (and yesterday's) through current_rows: its
+    # hours and its quarters are checked, the seal over every row only once.
+    from searchkit.history import checks, rollups
+
+    layout = across_midnight(compact=False)._layout
+    closed = "2026-11-20"  # the day the collects closed (tests/history/conftest.py)
+    source = rollups.sources(layout, closed, closed)[closed]
+    digests = []
+    sealed = checks.day_digests
+    monkeypatch.setattr(checks, "day_digests", lambda table: digests.append(1) or sealed(table))
+    rows = rollups.current_rows(layout, closed, source)
+    assert rows is not None and rows.num_rows == 6
+    assert len(digests) == 1
+    # A day whose rows were changed is still refused: the seal is checked, once.
+    assert not checks.changed_any(rows, [["quarter_value_sum", "quarter_points", "invalid"]])
+    wrong = pa.array([int(rows["digest"][0].as_py()) + 1] * rows.num_rows, pa.int64())
+    tampered = rows.set_column(rows.schema.get_field_index("digest"), "digest", wrong)
+    assert checks.changed_any(tampered, [["hourly_value_sum", "hourly_points"]])
