@@ -251,14 +251,20 @@ def made_once(
 ) -> Callable[[str, Callable[[pathlib.Path], object], pathlib.Path], pathlib.Path]:
     """``made_once(name, make, to)``: copy to ``to`` the folder ``make(folder)`` fills.
 
-    ``make`` runs on this worker's first call with ``name``; later calls copy what it made
-    (every file, as written). A test changes its copy, never the original.
+    ``make`` runs on this worker's first call with ``name`` (and any merge it left running is
+    waited for); later calls copy what it made (every file, as written). A test changes its
+    copy, never the original.
     """
 
     def copy(name: str, make: Callable[[pathlib.Path], object], to: pathlib.Path) -> pathlib.Path:
         if name not in _made_folders:
             folder = tmp_path_factory.mktemp("made") / name
             make(folder)
+            # A collect that closed a day merges it on a thread after the round returns:
+            # wait for it, or the copy below may list a rollup that the merge then replaces.
+            from searchkit.history.compaction import settle_all
+
+            settle_all()
             _made_folders[name] = folder
         shutil.copytree(_made_folders[name], to)
         return to
