@@ -875,23 +875,23 @@ FIGURES += [
     Figure(
         Y, "the store on disk", "2.31 GiB", "year.disk_gib", about(2.31), better="none", unit=" GiB"
     ),
-    Figure(Y, "usage_frame(hist), UTC", "1.23-1.89 s", "year.usage.s", (1.23, 1.89)),
+    Figure(Y, "usage_frame(hist), UTC", "0.96-1.29 s", "year.usage.s", (0.96, 1.29)),
     Figure(
         Y,
         "usage_frame, UTC: memory",
-        "+300-306 MiB",
+        "+288-311 MiB",
         "year.usage.mib",
-        (300, 306),
+        (288, 311),
         unit=" MiB",
         fmt=".0f",
     ),
-    Figure(Y, "usage_frame, UTC: CPU", "1.48-2.26 s", "year.usage.cpu", (1.48, 2.26)),
+    Figure(Y, "usage_frame, UTC: CPU", "1.17-1.59 s", "year.usage.cpu", (1.17, 1.59)),
 ]
-# Wall and CPU seconds each zone took (load 2.8-5.8; bench/history.py --year --repeat 2).
+# Wall and CPU seconds each zone took (quiet, load 1.2-1.8; make bench ONLY=year-usage).
 for zone, wall, cpu in (
-    ("America/New_York", (1.81, 2.52), (2.27, 2.48)),
-    ("Asia/Kolkata", (2.77, 2.94), (2.61, 2.74)),
-    ("Pacific/Chatham", (3.34, 3.95), (2.23, 2.45)),
+    ("America/New_York", (1.40, 1.54), (1.78, 1.95)),
+    ("Asia/Kolkata", (1.70, 1.85), (2.22, 2.31)),
+    ("Pacific/Chatham", (1.89, 1.96), (2.16, 2.35)),
 ):
     FIGURES += [
         Figure(
@@ -904,9 +904,9 @@ for zone, wall, cpu in (
         Figure(
             Y,
             f"usage_frame, {zone}: memory",
-            "+311-381 MiB",
+            "+359-379 MiB",
             f"year.usage.{zone}.mib",
-            (311, 381),
+            (359, 379),
             unit=" MiB",
             fmt=".0f",
         ),
@@ -922,16 +922,16 @@ for what, label, cases in (
     (
         "plot",
         "plot_utilization drawn",
-        (("", (2.20, 4.36), (1.93, 2.25)), ("America/New_York", (5.12, 5.70), (3.22, 3.27)),
-         ("Asia/Kolkata", (5.97, 7.97), (3.46, 4.81)),
-         ("Pacific/Chatham", (5.45, 17.28), (3.40, 5.10))),
+        (("", (1.70, 2.55), (1.89, 2.79)), ("America/New_York", (2.67, 3.34), (2.96, 3.27)),
+         ("Asia/Kolkata", (2.42, 2.54), (2.94, 3.12)),
+         ("Pacific/Chatham", (2.20, 2.54), (2.71, 3.04))),
     ),
     (
         "cockpit",
         "quota_cockpit ready",
-        (("", (3.36, 3.66), (1.23, 2.59)), ("America/New_York", (2.86, 3.73), (1.23, 2.59)),
-         ("Asia/Kolkata", (2.41, 3.36), (1.23, 2.59)),
-         ("Pacific/Chatham", (1.74, 2.94), (1.23, 2.59))),
+        (("", (1.56, 2.26), (1.56, 1.64)), ("America/New_York", (1.13, 1.69), (1.19, 1.77)),
+         ("Asia/Kolkata", (1.28, 1.35), (1.34, 1.42)),
+         ("Pacific/Chatham", (1.34, 1.48), (1.40, 1.55))),
     ),
 ):  # fmt: skip
     for zone, wall, cpu in cases:
