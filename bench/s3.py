@@ -81,20 +81,12 @@ def _stores(store: Path, server: Any, given: bool) -> Path:
     this code reads. Returns the local copy's folder."""
     import shutil
 
-    import boto3
     import pyarrow.fs as pafs
 
     from searchkit import History  # the public name: a --baseline tree's too
-    from tests.history.s3server import options
+    from tests.history.s3server import new_bucket, options
 
-    s3 = boto3.client(
-        "s3",
-        endpoint_url=server.endpoint,
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-        region_name="us-east-1",
-    )
-    s3.create_bucket(Bucket="bench")
+    new_bucket(server.endpoint, "bench")  # pyarrow writes the copy; boto3 only creates it
     fs = pafs.S3FileSystem(**options(server.endpoint))
     local = Path(tempfile.mkdtemp(prefix="searchkit-s3-local-")) / "usage"
     if given:

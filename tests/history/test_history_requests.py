@@ -25,9 +25,9 @@ from searchkit.history.layout import THROUGHPUT_SCHEMA, WRITE_OPTIONS
 from searchkit.history.usage_history import History
 
 pytest.importorskip("moto")
-boto3 = pytest.importorskip("boto3")
+pytest.importorskip("boto3")
 
-from tests.history.s3server import CountingMotoServer, options  # noqa: E402
+from tests.history.s3server import CountingMotoServer, new_bucket, options
 
 NOON = dt.datetime(2026, 11, 20, 12, 0, tzinfo=dt.timezone.utc)
 
@@ -71,15 +71,7 @@ def s3_store(tmp_path, server, emu, days: int) -> History:
     for path in (root / "throughput").rglob("*.parquet"):
         os.utime(path, (an_hour_ago, an_hour_ago))
     assert local.refresh_rollups(local.days()) == days + 1
-    s3 = boto3.client(
-        "s3",
-        endpoint_url=server.endpoint,
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-        region_name="us-east-1",
-    )
-    bucket = f"requests-{days}-{int(emu.now())}"
-    s3.create_bucket(Bucket=bucket)
+    s3, bucket = new_bucket(server.endpoint, f"requests-{days}-{int(emu.now())}")
     # Uploaded by boto3, not pyarrow's copy_files: at pyarrow 16 (the floor) copy_files to
     # a moto server in this same process never returned (CI's lowest-versions run hung on it).
     for path in sorted(p for p in root.rglob("*") if p.is_file()):
