@@ -302,22 +302,43 @@ def made_once(
 ) -> Callable[[str, Callable[[pathlib.Path], object], pathlib.Path], pathlib.Path]:
     """``made_once(name, make, to)``: copy to ``to`` the folder ``make(folder)`` fills.
 
-    ``make`` runs on this worker's first call with ``name`` (and any merge it left running is
-    waited for); later calls copy what it made (every file, as written). A test changes its
-    copy, never the original.
+    ``make`` runs once per run of the suite for ``name``, on the first worker that asks (the
+    others wait for it: ``make`` must depend on nothing but its folder, e.g. an emulator of
+    its own on a fixed clock), and any merge it left running is waited for; every call copies
+    what it made (every file, as written). A test changes its copy, never the original.
     """
 
     def copy(name: str, make: Callable[[pathlib.Path], object], to: pathlib.Path) -> pathlib.Path:
         if name not in _made_folders:
-            folder = tmp_path_factory.mktemp("made") / name
-            make(folder)
-            # A collect that closed a day merges it on a thread after the round returns:
-            # wait for it, or the copy below may list a rollup that the merge then replaces.
-            from searchkit.history.compaction import settle_all
-
-            settle_all()
-            _made_folders[name] = folder
+            _made_folders[name] = _made_for_the_run(tmp_path_factory, name, make)
         shutil.copytree(_made_folders[name], to)
         return to
 
     return copy
+
+
+def _made_for_the_run(
+    tmp_path_factory: pytest.TempPathFactory, name: str, make: Callable[[pathlib.Path], object]
+) -> pathlib.Path:
+    """The folder ``make`` filled for ``name`` in this run: made here unless another xdist
+    worker made it (their base folders share a parent), under a lock the others wait on."""
+    import fcntl
+    import os
+
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    folder = shared / "made-once" / name
+    folder.parent.mkdir(exist_ok=True)
+    with open(shared / "made-once" / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file is closed
+        done = shared / "made-once" / f"{name}.made"
+        if not done.exists():
+            shutil.rmtree(folder, ignore_errors=True)  # what a killed worker left half-made
+            make(folder)
+            # A collect that closed a day merges it on a thread after the round returns:
+            # wait for it, or a copy may list a rollup that the merge then replaces.
+            from searchkit.history.compaction import settle_all
+
+            settle_all()
+            done.touch()
+    return folder
