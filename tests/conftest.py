@@ -76,15 +76,19 @@ LONGEST_FIRST = (
     "tests/browser/test_cockpit.py",
     "tests/browser/test_notebook_look.py",
     "tests/load/",
-    # The fast suite's longest (6-14 s of CPU each, bench/suite.py): started first, so
-    # that neither worker is left with one of them at the end.
-    "tests/ui/test_cockpit.py",
-    "tests/cli/test_cli.py",
+    # The fast suite's longest (15-70 s each on four workers on two busy cores, bench/suite.py
+    # at 11:01 2026-11-27): started first, so that no worker is left with one of them at the end.
     "tests/analytics/test_usage_zones.py",
-    "tests/cli/test_alerts_cli.py",
+    "tests/ui/test_cockpit.py",
     "tests/ui/test_widgets.py",
+    "tests/cli/test_cli.py",
+    "tests/cli/test_alerts_cli.py",
     "tests/render/test_heatmap_readable.py",
+    "tests/history/test_open_day.py",
+    "tests/history/test_rollup_checks.py",
     "tests/render/test_cockpit_pictures.py",
+    "tests/alerts/test_watch.py",
+    "tests/history/test_history_requests.py",
     "tests/cli/test_collect_rounds.py",
 )
 
