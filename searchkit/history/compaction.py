@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import collections
 import threading
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -68,6 +69,14 @@ class Merging:
 
 _MERGING: dict[str, Merging] = {}  # by store (see _key), in this process
 _MERGING_LOCK = threading.Lock()
+
+# The closed day of one file each layout last found with a current rollup (a collector
+# checks yesterday every round): the day, the signature of its throughput files and its
+# rollup files as listed (path, size, modification time). Listed the same again, the
+# answer is the same, without reading and checking the rollup again.
+_CURRENT: weakref.WeakKeyDictionary[Layout, tuple[str, str, list[tuple[str, int, int]]]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def _key(layout: Layout) -> str:
@@ -197,11 +206,7 @@ def compact_day(layout: Layout, kind: str, day: str, counts: collections.Counter
         return
     if kind != "throughput" and len(paths) < 2:
         return
-    if (
-        kind == "throughput"
-        and len(paths) == 1
-        and rollups.is_current(layout, day, rollups.sources(layout, day, day).get(day, ""))
-    ):
+    if kind == "throughput" and len(paths) == 1 and _is_current(layout, day):
         return
     with layout.lock(kind, day) as held:
         if not held:
@@ -237,6 +242,19 @@ def compact_day(layout: Layout, kind: str, day: str, counts: collections.Counter
             merged = paths[0]
         if kind == "throughput":
             _write_rollup(layout, day, table, merged, counts, summary)
+
+
+def _is_current(layout: Layout, day: str) -> bool:
+    """Whether ``day``'s rollup is current (:func:`~searchkit.history.rollups.is_current`),
+    told again without a read while its files and rollup files list as they did."""
+    source = rollups.sources(layout, day, day).get(day, "")
+    held = [(path, size, mtime) for _, path, size, mtime in layout.entries("rollups", day, day)]
+    if _CURRENT.get(layout) == (day, source, held):
+        return True
+    if not rollups.is_current(layout, day, source):
+        return False
+    _CURRENT[layout] = (day, source, held)  # what was read, unless it changed meanwhile
+    return True
 
 
 def _current_rollup(layout: Layout, day: str) -> pa.Table | None:

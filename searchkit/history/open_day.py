@@ -32,7 +32,10 @@ the day's points until the next round extends it.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -66,6 +69,24 @@ __all__ = ["advance", "extend"]
 _LISTS = ["hourly_value_sum", "hourly_points", "quarter_value_sum", "quarter_points"]
 _NAT = np.iinfo(np.int64).min
 
+# (file name, size, modification time) of a day's throughput files, sorted.
+Files = list[tuple[str, int, int]]
+
+
+@dataclass(frozen=True)
+class _Kept:
+    """The rollup rows a round wrote for ``day``: they summarise exactly ``files``."""
+
+    day: str
+    files: Files
+    rows: pa.Table
+
+
+# The rollup rows each layout's last round wrote (a collector is one long-lived process):
+# the next round extends them without reading and checking them again, while the day's
+# other files are still exactly those they summarise. One day per layout, dropped with it.
+_KEPT: weakref.WeakKeyDictionary[Layout, _Kept] = weakref.WeakKeyDictionary()
+
 
 def advance(
     layout: Layout,
@@ -84,24 +105,41 @@ def advance(
     if name not in [listed for listed, _, _ in files]:
         return False  # gone meanwhile (a compaction of a day not open any more)
     others = [entry for entry in files if entry[0] != name]
-    # The rollup so far, when it names the other files as they are and passes its checks.
-    table = rollups.current_rows(layout, day, rollups.signature(others)) if others else None
+    table = _rows_so_far(layout, day, others)
     source = rollups.signature(files)  # the written file by its size and time as stored
     extended = extend(table, new, day, source, limits=limits) if table is not None else None
     if extended is not None:
         rollups.replace(layout, day, extended, new)
+        _KEPT[layout] = _Kept(day, files, extended)
         return True
     # Rolled up from the day's points. Without the day's compaction lock, unlike
     # rollups.refresh: a rollup another writer races this one with names its own files,
     # and readers trust only the one that names the day's files as they are.
+    _KEPT.pop(layout, None)
     points = reader.read(layout, "throughput", days=(day, day))
     if _files(layout, day) != files:
         return False  # a writer changed the day meanwhile: its next round rolls it up
-    rollups.replace(layout, day, rollups.rollup(points, day, source, limits=limits), points)
+    rolled = rollups.rollup(points, day, source, limits=limits)
+    rollups.replace(layout, day, rolled, points)
+    _KEPT[layout] = _Kept(day, files, rolled)
     return True
 
 
-def _files(layout: Layout, day: str) -> list[tuple[str, int, int]]:
+def _rows_so_far(layout: Layout, day: str, others: Files) -> pa.Table | None:
+    """The day's rollup rows summarising exactly ``others`` (its files but the one just
+    written, as listed now): those this layout's last round wrote when they summarise
+    those files, else the stored rollup when it names them and passes its checks, else
+    None. A file rewritten, added or merged away by another writer (or this process's
+    compaction) changes the listing, so kept rows are trusted exactly as a stored
+    rollup's name is (:func:`~searchkit.history.rollups.current`)."""
+    kept = _KEPT.get(layout)
+    if kept is not None and kept.day == day and kept.files == others:
+        return kept.rows
+    # The rollup so far, when it names the other files as they are and passes its checks.
+    return rollups.current_rows(layout, day, rollups.signature(others)) if others else None
+
+
+def _files(layout: Layout, day: str) -> Files:
     """The day's throughput files as (name, size, mtime), sorted: what a rollup names."""
     return sorted(
         (path.rpartition("/")[2], size, mtime)
@@ -182,9 +220,9 @@ class _Rows:
     """A day's rollup rows as arrays, one row per index, to extend (see :func:`extend`)."""
 
     def __init__(self, table: pa.Table) -> None:
-        self.ids: list[str] = table["index_id"].to_pylist()
-        self.accounts: list[str] = table["account"].to_pylist()
-        self.names: list[object] = table["name"].to_pylist()
+        self.ids: list[str] = _texts(table["index_id"])
+        self.accounts: list[str] = _texts(table["account"])
+        self.names: list[object] = _texts(table["name"])
         self.quarter_sums = _matrix(table["quarter_value_sum"], QUARTERS)
         self.quarter_points = _matrix(table["quarter_points"], QUARTERS)
         self.hour_sums = _matrix(table["hourly_value_sum"], HOURS)
@@ -220,8 +258,6 @@ class _Rows:
         needed += ["spacings_below", "spacings_above", "running_value"]
         if table.num_rows == 0 or any(table[name].null_count for name in needed):
             return None
-        if len(set(table["index_id"].to_pylist())) != table.num_rows:
-            return None
         lengths = {name: pc.list_value_length(table[name]).to_numpy() for name in _LISTS}
         if any((lengths[name] != (HOURS if "hour" in name else QUARTERS)).any() for name in _LISTS):
             return None
@@ -230,6 +266,8 @@ class _Rows:
         ):
             return None
         rows = cls(table)
+        if len(set(rows.ids)) != len(rows.ids):
+            return None
         return rows if rows.add_up(table, period) else None
 
     def add_up(self, table: pa.Table, period: int) -> bool:
@@ -407,6 +445,13 @@ def _matrix(column: pa.ChunkedArray, size: int) -> np.ndarray:
     """A list column of ``size`` figures a row as a writable [rows, size] array."""
     flat = pc.list_flatten(column.combine_chunks()).to_numpy(zero_copy_only=False)
     return np.array(flat, copy=True).reshape(-1, size)
+
+
+def _texts(column: pa.ChunkedArray) -> list[Any]:
+    """A text column's values (None for a null) as Python strings: decoded by Arrow first,
+    as a dictionary's values one by one cost 30 times as much."""
+    texts: list[Any] = column.cast(pa.string()).to_pylist()
+    return texts
 
 
 def _numbers(column: pa.ChunkedArray | pa.Array, dtype: type) -> np.ndarray:

@@ -155,6 +155,12 @@ def test_reads_list_each_dataset_once_whatever_the_days(tmp_path, s3_server, emu
     assert collect == {"LIST": 4, "HEAD": 5, "GET": 5, "POST": 6, "PUT": 4, "DELETE": 1}
     # The README states these numbers, word for word.
     assert stated(counts, collect, days + 1) in " ".join(README.read_text().split())
+    # The collector's next round extends the rows it wrote, and knows yesterday's rollup
+    # current while its files list as they did: neither rollup is read again.
+    emulator.advance(600)
+    with emulator.client() as client:
+        again = counted(s3_server, lambda: hist.collect(client, now=emulator.now()))
+    assert again == {"LIST": 4, "HEAD": 3, "GET": 3, "POST": 6, "PUT": 4, "DELETE": 1}
 
 
 MIDNIGHT = dt.datetime(2026, 11, 21, 0, 0, tzinfo=dt.timezone.utc)

@@ -3,6 +3,7 @@ and a rollup always gives the operations its day's points give."""
 
 from __future__ import annotations
 
+import os
 import pathlib
 import shutil
 import warnings
@@ -294,3 +295,30 @@ def test_a_rollup_that_does_not_add_up_is_ignored_named_and_rewritten(tmp_path, 
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         pd.testing.assert_frame_equal(sk.usage_frame(hist), sk.usage_frame(points_only))
+
+
+def test_a_rollup_changed_since_the_collector_found_it_current_is_rewritten_next_round(
+    tmp_path, emulator, client, across_midnight
+):
+    hist = across_midnight(emulator=emulator)
+    hist.collect(client, now=emulator.now())  # finds the closed day's rollup current
+    settle_all()
+    [rolled] = closed_rollups(tmp_path / "h")
+    table = pq.read_table(rolled)
+    at = table.schema.get_field_index("value_sum")
+    stamp = rolled.stat().st_mtime + 5  # another process rewrites it under its name
+    pq.write_table(table.set_column(at, "value_sum", pa.compute.multiply(table[at], 10.0)), rolled)
+    os.utime(rolled, (stamp, stamp))
+
+    emulator.advance(600)
+    hist.collect(client, now=emulator.now())  # must look at it again: it is not current
+
+    [again] = closed_rollups(tmp_path / "h")
+    assert again != rolled
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rows = closed_rows(hist)
+        assert len(rows) == 6
+        pd.testing.assert_frame_equal(
+            sk.usage_frame(hist), sk.usage_frame(without_rollups(tmp_path, tmp_path / "h"))
+        )

@@ -4,6 +4,7 @@ gives exactly what the day's points give, or it is not trusted."""
 from __future__ import annotations
 
 import itertools
+import os
 import pathlib
 import shutil
 
@@ -286,5 +287,41 @@ def test_a_late_point_in_a_summarised_hour_is_counted_never_the_stale_rollup(
     pd.testing.assert_frame_equal(
         sk.usage_frame(hist, freq="h", tz="Asia/Kolkata"),
         sk.usage_frame(points_only(tmp_path, tmp_path / "h"), freq="h", tz="Asia/Kolkata"),
+        check_exact=True,
+    )
+
+
+def rewritten_in_place(path: pathlib.Path) -> None:
+    """Another process rewrites a file under its own name: its first point's value changed
+    (the file's size may stay; its modification time moves on by a few seconds)."""
+    table = pq.read_table(path)
+    values = table["value"].to_numpy(zero_copy_only=False).copy()
+    values[0] += 1_000.0
+    table = table.set_column(table.schema.get_field_index("value"), "value", pa.array(values))
+    stamp = path.stat().st_mtime + 5
+    pq.write_table(table, path)
+    os.utime(path, (stamp, stamp))
+
+
+def test_a_file_rewritten_behind_the_collector_s_back_is_counted_never_the_rows_it_kept(
+    tmp_path, emulator, client
+):
+    hist = History(tmp_path / "h")
+    for _ in range(3):  # the rows of the last round are kept, to be extended by the next
+        hist.collect(client, now=emulator.now())
+        emulator.advance(600)
+    rewritten_in_place(files(tmp_path / "h")[0])
+
+    hist.collect(client, now=emulator.now())  # new points, and a file it did not write
+
+    schema = pq.read_schema(files(tmp_path / "h", "rollups")[0])
+    columns = [c for c in schema.names if not c.startswith("crossing") and c != "digest"]
+    kept = hist.rollups(columns=columns)
+    assert kept["source"].str.startswith("4 files sha256:").all()
+    expected = rolled_up_from_points(tmp_path, tmp_path / "h").rollups(columns=columns)
+    pd.testing.assert_frame_equal(kept, expected, check_exact=True)
+    pd.testing.assert_frame_equal(
+        sk.usage_frame(hist, freq="h"),
+        sk.usage_frame(points_only(tmp_path, tmp_path / "h"), freq="h"),
         check_exact=True,
     )
