@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from searchkit.frames.counting import interval_seconds, sums_in_order
 
@@ -25,8 +26,10 @@ __all__ = [
     "DAILY",
     "NOT_REACHED",
     "Crossings",
+    "crossed",
     "crossing_columns",
     "daily_limits",
+    "limit_crossings",
     "reached_at",
 ]
 
@@ -173,4 +176,33 @@ def _unknown(count: int) -> tuple[pa.Array, pa.Array]:
     return (
         pa.ListArray.from_arrays(offsets, pa.array([], pa.float64())),
         pa.ListArray.from_arrays(offsets, pa.array([], pa.timestamp("ns", tz="UTC"))),
+    )
+
+
+def limit_crossings(
+    codes: np.ndarray,
+    nanos: np.ndarray,
+    clean: np.ndarray,
+    seconds: np.ndarray,
+    ids: Sequence[str],
+    limits: Mapping[str, Sequence[float]] | None,
+) -> tuple[pa.Array, pa.Array]:
+    """The crossing columns of a day's rollup rows (``ids``, each index's in the day's
+    order) with ``limits`` (by index id)."""
+    wanted: dict[int, Sequence[float]] = {}
+    if limits:
+        row_of = {str(index_id): row for row, index_id in enumerate(ids)}
+        wanted = {row_of[i]: values for i, values in limits.items() if i in row_of}
+    return crossing_columns(codes, nanos, clean, seconds, wanted)
+
+
+def crossed(rows: pa.Table) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The crossings of a day's rollup rows as (row, limit, time ns) arrays."""
+    limits, times = rows["crossing_limits"], rows["crossing_times"]
+    lengths = pc.fill_null(pc.list_value_length(limits), 0).to_numpy()
+    flat_times = pc.list_flatten(times.combine_chunks()).cast(pa.int64())
+    return (
+        np.repeat(np.arange(rows.num_rows), lengths),
+        pc.list_flatten(limits.combine_chunks()).to_numpy(zero_copy_only=False),
+        pc.fill_null(flat_times, NOT_REACHED).to_numpy(),
     )

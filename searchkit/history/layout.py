@@ -48,6 +48,7 @@ __all__ = [
     "KEY",
     "LIMITS_SCHEMA",
     "OPTIONAL",
+    "PACKS",
     "ROLLUP_SCHEMA",
     "SCHEMAS",
     "STALE",
@@ -203,13 +204,16 @@ class Layout:
             return cache[kind]  # type: ignore[return-value]
         folder = f"{self.root}/{kind}"
         days: set[str] = set()
-        files, stray = [], []
+        files, stray, packed = [], [], []
         if cache is not None and not fresh and "" in cache:  # the whole store, listed once
             infos = [i for i in self.everything() if i.path.startswith(folder + "/")]
         else:
             infos = self._list(folder, recursive=True)
         for info in infos:
             inside, _, base = info.path[len(folder) + 1 :].partition("/")
+            if inside == PACKS and kind == "rollups":
+                packed.extend(_pack_entry(info))
+                continue
             if inside.startswith((".", "_")) or (not base and info.type != pafs.FileType.Directory):
                 continue  # a marker, a lock, or a file beside the day folders: not data
             day = inside[4:] if inside.startswith("day=") else ""
@@ -229,7 +233,28 @@ class Layout:
         listed = (sorted(days), sorted(files))
         if cache is not None:
             cache[kind] = listed
+            cache[f"{kind} {PACKS}"] = sorted(packed)
         return listed
+
+    def packs(self) -> list[tuple[str, str, int]]:
+        """``(month, path, size)`` of each month pack of the rollups
+        (:mod:`searchkit.history.packs`), by month: on an object store from the rollups'
+        own listing (no request more), locally one folder read a month."""
+        if not self.local:
+            cache = self._listings
+            key = f"rollups {PACKS}"
+            if cache is not None:
+                if key not in cache:
+                    cache.pop("rollups", None)
+                    self._listed("rollups")  # keeps the packs it meets
+                return cache[key]  # type: ignore[return-value]
+            folder = f"{self.root}/rollups/{PACKS}"
+            return sorted(e for i in self._list(folder, recursive=True) for e in _pack_entry(i))
+        found = []
+        for month, _ in self._folders(f"{self.root}/rollups/{PACKS}"):
+            for info in self._list(f"{self.root}/rollups/{PACKS}/{month}"):
+                found.extend(_pack_entry(info))
+        return sorted(found)
 
     @staticmethod
     def after(paths: list[str], stamp: int) -> int:
@@ -245,7 +270,9 @@ class Layout:
         """Drop the scope's listings that hold ``path`` (this layout changed it)."""
         cache = self._listings
         if cache is not None:
-            cache.pop(path[len(self.root) + 1 :].partition("/")[0], None)
+            kind = path[len(self.root) + 1 :].partition("/")[0]
+            cache.pop(kind, None)
+            cache.pop(f"{kind} {PACKS}", None)
             cache.pop("", None)
             cache.pop(f"bytes of {path}", None)
 
@@ -382,9 +409,12 @@ class Layout:
         if len(good) < 8:  # a few writers' schemas; more are checked column by column
             good.append(schema)
 
-    def write(self, kind: str, day: str, table: pa.Table, stamp: int) -> str:
-        """Write one file whole under ``kind/day=<day>/``; return its path."""
-        folder = f"{self.root}/{kind}/day={day}"
+    def write(
+        self, kind: str, day: str, table: pa.Table, stamp: int, *, folder: str | None = None
+    ) -> str:
+        """Write one file whole under ``kind/day=<day>/`` (or the ``folder`` under the
+        root given); return its path."""
+        folder = f"{self.root}/{folder or f'{kind}/day={day}'}"
         name = f"part-{stamp}-{uuid.uuid4().hex}.parquet"
         final = f"{folder}/{name}"
         table = stored(table)
@@ -482,6 +512,21 @@ def one_listing(method: Callable[_P, _R]) -> Callable[_P, _R]:
 
 
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+#: The folder of the rollups' month packs (:mod:`searchkit.history.packs`): named ``_...``
+#: so that engines reading the rollups dataset (Spark, DuckDB) skip it, as the day listing does.
+PACKS = "_months"
+_MONTH = re.compile(r"month=(\d{4}-\d{2})")
+
+
+def _pack_entry(info: pafs.FileInfo) -> list[tuple[str, str, int]]:
+    """``[(month, path, size)]`` when ``info`` is a finished month pack, else ``[]``."""
+    month_folder, _, base = info.path.rpartition("/")
+    found = _MONTH.fullmatch(month_folder.rpartition("/")[2])
+    if found is None or info.type != pafs.FileType.File or not base.endswith(".parquet"):
+        return []
+    if base.startswith((".", "_")):
+        return []  # a writer's temporary file
+    return [(found.group(1), info.path, int(info.size or 0))]
 
 
 def file_seconds(info: pafs.FileInfo) -> int:

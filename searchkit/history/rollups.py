@@ -37,10 +37,8 @@ by a searchkit without these columns (or without a seal) reads them as nulls and
 
 from __future__ import annotations
 
-import datetime as dt
-import hashlib
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -65,7 +63,7 @@ from searchkit.frames.counting import (
     spacings,
     spacings_median,
 )
-from searchkit.history import budget, reader, text_columns
+from searchkit.history import budget, packs, reader, text_columns
 from searchkit.history.arrays import int64_values
 from searchkit.history.checks import (
     CHECKED,
@@ -80,11 +78,12 @@ from searchkit.history.checks import (
     warn_changed,
     whole_days,
 )
-from searchkit.history.crossings import NOT_REACHED, crossing_columns
+from searchkit.history.crossings import crossed, limit_crossings
 from searchkit.history.dedupe import Points, name_codes, unique_points
 from searchkit.history.gaps import inner_gaps, thresholds
 from searchkit.history.layout import ROLLUP_SCHEMA, TIMESTAMP, HistoryWarning, Layout
 from searchkit.history.schemas import GAPS
+from searchkit.history.signatures import signature, sources
 from searchkit.history.spacings import Spacings
 
 _HOURLY = ["hourly_value_sum", "hourly_points", "last_point"]
@@ -102,6 +101,9 @@ __all__ = [
     "day_sums",
     "gap_lists",
     "is_current",
+    "pack",
+    "pack_closed",
+    "packed_read",
     "read",
     "refresh",
     "refresh_recent",
@@ -114,34 +116,6 @@ __all__ = [
     "table_sums",
     "trusted",
 ]
-
-
-def signature(files: Sequence[tuple[str, int, int]]) -> str:
-    """Name a day's set of throughput files by ``(name, size, mtime)`` each (see
-    :meth:`~searchkit.history.layout.Layout.entries`): the file's name, size and
-    modification time, or a digest of those of several files. A file rewritten under its
-    name changes its size or time, so a rollup of its old points is no longer current."""
-    if len(files) == 1:
-        name, size, mtime = files[0]
-        return f"{name} ({size} bytes, modified {_stamp(mtime)})"
-    lines = sorted(f"{name}\t{size}\t{mtime}" for name, size, mtime in files)
-    digest = hashlib.sha256("\n".join(lines).encode()).hexdigest()
-    return f"{len(files)} files sha256:{digest}"
-
-
-def _stamp(mtime: int) -> str:
-    if mtime < 0:
-        return "at an unknown time"
-    return f"{dt.datetime.fromtimestamp(mtime, dt.timezone.utc):%Y-%m-%d %H:%M:%S} UTC"
-
-
-def sources(layout: Layout, first: str | None = None, last: str | None = None) -> dict[str, str]:
-    """Map each throughput day from ``first`` to ``last`` (inclusive) to the
-    :func:`signature` of its files as listed now."""
-    by_day: dict[str, list[tuple[str, int, int]]] = {}
-    for day, path, size, mtime in layout.entries("throughput", first, last):
-        by_day.setdefault(day, []).append((path.rpartition("/")[2], size, mtime))
-    return {day: signature(files) for day, files in by_day.items()}
 
 
 def refresh(layout: Layout, day: str) -> bool:
@@ -175,7 +149,9 @@ def refresh_recent(layout: Layout, day: str) -> int:
     return how many were written. One small read per current day."""
     first = f"{pd.Timestamp(day) - pd.Timedelta(days=RECENT_DAYS):%Y-%m-%d}"
     days = sorted({stored for stored, _, _ in layout.files("throughput", first, day)})
-    return sum(refresh(layout, stored) for stored in days if stored < day)
+    written = sum(refresh(layout, stored) for stored in days if stored < day)
+    pack_closed(layout, days, day)  # a month that closed: its days in one file
+    return written
 
 
 def renamed(table: pa.Table, source: str) -> pa.Table:
@@ -186,29 +162,63 @@ def renamed(table: pa.Table, source: str) -> pa.Table:
 
 
 def replace(layout: Layout, day: str, table: pa.Table, points: pa.Table) -> None:
-    """Write ``table`` as ``day``'s rollup, then delete the rollups it replaces."""
+    """Write ``table`` as ``day``'s rollup, then delete the rollups it replaces, and the
+    pack of its month (:func:`pack` writes it again from the day rollups)."""
     old = [path for _, path, _ in layout.files("rollups", day, day)]
+    old += [path for month, path, _ in layout.packs() if month == day[:7]]  # same listing
     stamp = int(pc.max(points["collected_at"]).value) if points.num_rows else 0
     layout.write("rollups", day, table, layout.after(old, stamp))  # named after those
     for path in old:
         layout.remove(path)
 
 
+def pack(layout: Layout, month: str) -> bool:
+    """Write ``month``'s (``YYYY-MM``) pack (:mod:`searchkit.history.packs`) from its day
+    rollups that are current and not stale, unless it has one (a day rollup written in a
+    month deletes its pack: :func:`replace`). Returns whether a pack was written."""
+    if any(packed == month for packed, _, _ in layout.packs()):
+        return False
+    first = f"{month}-01"
+    last = f"{pd.Timestamp(first) + pd.offsets.MonthEnd(0):%Y-%m-%d}"
+    table = current(read(layout, (first, last)), sources(layout, first, last))
+    if table.num_rows:
+        table = table.filter(pa.array(~whole_days(table, stale(table))))
+    if table.num_rows == 0:
+        return False
+    folder = f"rollups/{packs.PACKS}/month={month}"
+    layout.write("rollups", first, table, int(pc.max(table["period"]).value), folder=folder)
+    return True
+
+
+def pack_closed(layout: Layout, days: Collection[str], today: str) -> int:
+    """:func:`pack` each month of ``days`` that closed before ``today``'s; return how many
+    packs were written."""
+    return sum(pack(layout, month) for month in sorted({d[:7] for d in days if d[:7] < today[:7]}))
+
+
 def read(
-    layout: Layout, days: tuple[str | None, str | None], columns: Sequence[str] | None = None
+    layout: Layout,
+    days: tuple[str | None, str | None],
+    columns: Sequence[str] | None = None,
+    *,
+    skip: Collection[str] = (),
 ) -> pa.Table:
     """Read the rollups of ``days`` (UTC, inclusive). A rollup that cannot be read (corrupt,
     truncated, foreign) never blocks: its day's rollups are left out and named in a
     :class:`HistoryWarning`, the day's points answer for it, and the next collect,
-    compaction or :meth:`~searchkit.History.refresh_rollups` rewrites it."""
+    compaction or :meth:`~searchkit.History.refresh_rollups` rewrites it. The days in
+    ``skip`` (a month pack answers for them) are not read."""
+    paths = None
+    if skip:
+        paths = {path for day, path, _ in layout.files("rollups", *days) if day not in skip}
     try:
-        return reader.read(layout, "rollups", days=days, columns=columns)
+        return reader.read(layout, "rollups", days=days, columns=columns, paths=paths)
     except HistoryError as exc:
         if budget.refused(exc):
             raise  # too large to hold: day by day would hold as much
         # read again day by day, leaving out the days that cannot be read
     parts, left_out = [], []
-    for day in sorted({day for day, _, _ in layout.files("rollups", *days)}):
+    for day in sorted({day for day, _, _ in layout.files("rollups", *days)} - set(skip)):
         try:
             parts.append(reader.read(layout, "rollups", days=(day, day), columns=columns))
         except HistoryError as exc:
@@ -227,6 +237,22 @@ def read(
     if not parts:
         return ROLLUP_SCHEMA.empty_table().select(list(columns or ROLLUP_SCHEMA.names))
     return pa.concat_tables(parts)
+
+
+def packed_read(
+    layout: Layout,
+    days: tuple[str | None, str | None],
+    columns: Sequence[str],
+    named: Mapping[str, str],
+) -> pa.Table:
+    """:func:`read`, the days a month pack answers for (:mod:`searchkit.history.packs`;
+    ``named``: each day's :func:`signature` as listed) from it, the others from their day
+    rollups: the same rows, in a few requests on an object store instead of two a day."""
+    packed, answered = packs.read(layout, days, columns, named)
+    rest = read(layout, days, columns, skip=answered)
+    if packed is None:
+        return rest
+    return text_columns.encoded_table(pa.concat_tables([packed, rest.select(list(columns))]))
 
 
 def is_current(layout: Layout, day: str, source: str) -> bool:
@@ -313,7 +339,7 @@ def rollup(
         _gaps(flat, nanos, spacing.to_numpy(), count),
         *kept[2:],  # ... without its points
         pa.array(running, pa.float64()),
-        *_crossings(flat, nanos, clean, seconds, found.ids, limits),
+        *limit_crossings(flat, nanos, clean, seconds, found.ids, limits),
     ]
     return seal(pa.Table.from_arrays(arrays, schema=ROLLUP_SCHEMA))
 
@@ -338,22 +364,6 @@ def _within(times: pa.ChunkedArray, low: int, high: int) -> bool:
         return False
     ends = pc.min_max(times.cast(pa.int64()))
     return bool(ends["min"].as_py() >= low and ends["max"].as_py() < high)
-
-
-def _crossings(
-    codes: np.ndarray,
-    nanos: np.ndarray,
-    clean: np.ndarray,
-    seconds: np.ndarray,
-    ids: Sequence[str],
-    limits: Mapping[str, Sequence[float]] | None,
-) -> tuple[pa.Array, pa.Array]:
-    """The crossing columns of the rows (ids) with ``limits``."""
-    wanted: dict[int, Sequence[float]] = {}
-    if limits:
-        row_of = {str(index_id): row for row, index_id in enumerate(ids)}
-        wanted = {row_of[i]: values for i, values in limits.items() if i in row_of}
-    return crossing_columns(codes, nanos, clean, seconds, wanted)
 
 
 def _gaps(codes: np.ndarray, nanos: np.ndarray, spacing: np.ndarray, count: int) -> pa.Array:
@@ -442,10 +452,11 @@ def day_sums(
     sums by ``detail`` (valid figures, from a writer that keeps quarters); the days left
     out must be read from their points. ``rename`` as :meth:`~searchkit.History.points`
     gives names (an index's newest snapshot's)."""
-    table = read(layout, (first, last), sums_columns(detail))
+    named = sources(layout, first, last)
+    table = packed_read(layout, (first, last), sums_columns(detail), named)
     if table.num_rows == 0:
         return {}
-    return table_sums(table, sources(layout, first, last), rename, detail=detail)
+    return table_sums(table, named, rename, detail=detail)
 
 
 def sums_columns(detail: Detail) -> list[str]:
@@ -503,7 +514,7 @@ def table_sums(
             day_invalid=day_invalid[part],
             seconds=seconds[part],
             last_point=last_point[part],
-            crossings=_crossed(table.slice(head, end - head)) if crossing else None,
+            crossings=crossed(table.slice(head, end - head)) if crossing else None,
         )
     return out
 
@@ -521,7 +532,8 @@ def trusted(
         if any(str(column).startswith(prefix) for column in columns):
             lists.append(_LISTS[detail])
     needed = [*CHECKED, "source", *columns, *(name for part in lists for name in part)]
-    table = current(read(layout, days, list(dict.fromkeys(needed))), sources(layout, *days))
+    named = sources(layout, *days)
+    table = current(packed_read(layout, days, list(dict.fromkeys(needed)), named), named)
     if table.num_rows:
         bad = figures(table, DAY_FIGURES)[1] | stale(table)
         reasons: dict[str, str] = {}
@@ -532,18 +544,6 @@ def trusted(
         if bad.any():
             table = table.filter(pa.array(~whole_days(table, bad)))
     return table.select(list(columns))
-
-
-def _crossed(rows: pa.Table) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The crossings of a day's rollup rows as (row, limit, time ns) arrays."""
-    limits, times = rows["crossing_limits"], rows["crossing_times"]
-    lengths = pc.fill_null(pc.list_value_length(limits), 0).to_numpy()
-    flat_times = pc.list_flatten(times.combine_chunks()).cast(pa.int64())
-    return (
-        np.repeat(np.arange(rows.num_rows), lengths),
-        pc.list_flatten(limits.combine_chunks()).to_numpy(zero_copy_only=False),
-        pc.fill_null(flat_times, NOT_REACHED).to_numpy(),
-    )
 
 
 def current(rows: pa.Table, sources: dict[str, str]) -> pa.Table:

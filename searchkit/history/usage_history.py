@@ -62,6 +62,7 @@ from searchkit.history.rollups import (
     DaySums,
     Detail,
     day_sums,
+    pack_closed,
     refresh,
     trusted,
 )
@@ -377,7 +378,9 @@ class History:
 
         Each day's files stay as they are (unlike :meth:`compact`): what ``collect(
         compact=False)`` does for the closed days it touched, for a store compacted by
-        other means. A day whose files change meanwhile keeps a stale rollup.
+        other means. A day whose files change meanwhile keeps a stale rollup. Each month
+        of ``days`` that has closed gets its pack (:mod:`searchkit.history.packs`) if it
+        has none: its day rollups in one file, for reads of many days on an object store.
 
         Args:
             days: UTC days (``YYYY-MM-DD``); default every stored day before today (UTC).
@@ -386,10 +389,13 @@ class History:
             The number of rollups written.
         """
         settle(self._layout)  # a merge a collect left running finishes first
+        today = f"{pd.Timestamp.now(tz='UTC'):%Y-%m-%d}"
         if days is None:
-            today = f"{pd.Timestamp.now(tz='UTC'):%Y-%m-%d}"
             days = [day for day in self._layout.days("throughput") if day < today]
-        return sum(refresh(self._layout, day) for day in check_days(days, "days"))
+        days = check_days(days, "days")
+        written = sum(refresh(self._layout, day) for day in days)
+        pack_closed(self._layout, days, today)  # each closed month's days in one file
+        return written
 
     @one_listing
     def rollups(self, columns: Sequence[str] | None = None) -> pd.DataFrame:

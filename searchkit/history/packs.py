@@ -1,0 +1,104 @@
+"""Month packs: a closed month's daily rollups in one file, so that a read of many days on
+an object store makes a few requests, not a HEAD and a GET a day (a year of rollups: 27
+requests instead of 730; moto spends ~2.5 ms of its CPU a request, whatever its bytes).
+
+``<location>/rollups/_months/month=YYYY-MM/part-<stamp>-<uuid>.parquet`` holds the rows of
+the month's day rollups as they were written: a container of the same sealed rows, not a
+figure of its own (each row keeps its day's ``source``, the signature of the day's
+throughput files, and its seal). The folder's ``_`` keeps it out of the rollups dataset that
+Spark or DuckDB read (and out of the day listing). The day rollups stay where they are.
+
+A packed day answers for its day exactly as its day rollup would: only while its rows'
+``source`` names the day's throughput files as listed now (then the day's rollup files are
+not read), and through the same checks (:mod:`searchkit.history.checks`) after; a day whose
+packed rows do not match (late points compacted since, a pack of another writer) is read
+from its day rollup files as before, or from its points. A month has one pack; a newer one
+(named to sort after it) replaces it (:mod:`searchkit.history.pack_writer`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pyarrow as pa
+
+from searchkit.errors import HistoryError
+from searchkit.frames.counting import DAY_NS
+from searchkit.history import budget, reader, text_columns
+from searchkit.history.arrays import int64_values
+from searchkit.history.layout import PACKS, Layout
+
+__all__ = ["PACKS", "newest", "read"]
+
+
+def newest(layout: Layout, first: str | None, last: str | None) -> list[tuple[str, str, int]]:
+    """The newest pack of each month overlapping ``first`` .. ``last`` (UTC days,
+    inclusive): ``(month, path, size)``."""
+    by_month: dict[str, tuple[str, str, int]] = {}
+    for month, path, size in layout.packs():
+        if (first is None or month >= first[:7]) and (last is None or month <= last[:7]):
+            by_month[month] = max(by_month.get(month, (month, path, size)), (month, path, size))
+    return [by_month[month] for month in sorted(by_month)]
+
+
+def read(
+    layout: Layout,
+    days: tuple[str | None, str | None],
+    columns: Sequence[str],
+    sources: Mapping[str, str],
+) -> tuple[pa.Table | None, set[str]]:
+    """The packed rows (``columns``) of the days in ``days`` whose packed rows all name the
+    day's throughput files as ``sources`` gives them (see the module), and those days.
+
+    Returns ``(None, set())`` when no pack covers the days. A pack that cannot be read is
+    left out (its days are read from their day rollups, which say why if they cannot be).
+    """
+    found = newest(layout, *days)
+    if not found:
+        return None, set()
+    needed = list(dict.fromkeys([*columns, "period", "source"]))
+    tables = _tables(layout, found, needed)
+    if not tables:
+        return None, set()
+    table = pa.concat_tables(reader.conformed(tables, "rollups", needed))
+    day_of = int64_values(table["period"]) // DAY_NS
+    labels = np.datetime_as_string(np.unique(day_of).astype("datetime64[D]"))
+    first, last = days
+    inside = [
+        str(d) for d in labels if (first is None or d >= first) and (last is None or d <= last)
+    ]
+    source_codes, source_texts = text_columns.codes(table["source"])
+    stored = np.asarray([*source_texts.to_pylist(), None], dtype=object)[source_codes]
+    answered = set()
+    for label in inside:
+        rows = day_of == np.datetime64(label, "D").astype(np.int64)
+        wanted = sources.get(label)
+        if wanted is not None and bool((stored[rows] == wanted).all()):
+            answered.add(label)
+    if not answered:
+        return None, set()
+    keep = np.isin(day_of, [np.datetime64(d, "D").astype(np.int64) for d in sorted(answered)])
+    return table.filter(pa.array(keep)).select(list(columns)), answered
+
+
+def _tables(layout: Layout, found: list[tuple[str, str, int]], needed: list[str]) -> list[pa.Table]:
+    """The ``needed`` columns of each pack in ``found`` (fetched whole on an object store:
+    a HEAD and a GET each), those that cannot be read left out."""
+
+    def one(entry: tuple[str, str, int]) -> pa.Table | None:
+        _, path, size = entry
+        try:
+            planned = reader.plan_file(layout, "rollups", path, size, None, not layout.local)
+            budget.check("rollups", (None, None), planned.rows, needed)
+            return reader.read_planned(layout, "rollups", planned, needed, None)
+        except FileNotFoundError:
+            return None  # replaced by a newer pack meanwhile: the days read their rollups
+        except HistoryError as exc:
+            if budget.refused(exc):
+                raise
+            return None  # unreadable: its days are read from their day rollups
+
+    with ThreadPoolExecutor(max_workers=max(1, min(4, len(found)))) as pool:
+        return [table for table in pool.map(one, found) if table is not None]
