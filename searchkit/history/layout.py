@@ -410,15 +410,24 @@ class Layout:
             good.append(schema)
 
     def write(
-        self, kind: str, day: str, table: pa.Table, stamp: int, *, folder: str | None = None
+        self,
+        kind: str,
+        day: str,
+        table: pa.Table,
+        stamp: int,
+        *,
+        folder: str | None = None,
+        row_group_size: int | None = None,
     ) -> str:
         """Write one file whole under ``kind/day=<day>/`` (or the ``folder`` under the
-        root given); return its path."""
+        root given; in row groups of ``row_group_size`` rows); return its path."""
         folder = f"{self.root}/{folder or f'{kind}/day={day}'}"
         name = f"part-{stamp}-{uuid.uuid4().hex}.parquet"
         final = f"{folder}/{name}"
         table = stored(table)
         options = write_options(kind, table.schema)
+        if row_group_size is not None:
+            options = {**options, "row_group_size": row_group_size}
         self._forget(final)
         try:
             if not self.local:

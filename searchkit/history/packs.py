@@ -18,10 +18,12 @@ from its day rollup files as before, or from its points. A month has one pack; a
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 
 from searchkit.errors import HistoryError
@@ -59,7 +61,7 @@ def read(
     if not found:
         return None, set()
     needed = list(dict.fromkeys([*columns, "period", "source"]))
-    tables = _tables(layout, found, needed)
+    tables = _tables(layout, found, needed, days)
     if not tables:
         return None, set()
     table = pa.concat_tables(reader.conformed(tables, "rollups", needed))
@@ -83,7 +85,35 @@ def read(
     return table.filter(pa.array(keep)).select(list(columns)), answered
 
 
-def _tables(layout: Layout, found: list[tuple[str, str, int]], needed: list[str]) -> list[pa.Table]:
+def _groups(planned: reader.Planned, days: tuple[str | None, str | None]) -> list[int]:
+    """The row groups of a pack whose periods can lie in ``days`` (by their statistics)."""
+    metadata = planned.metadata
+    column = metadata.schema.to_arrow_schema().get_field_index("period")
+    low = None if days[0] is None else pd.Timestamp(days[0], tz="UTC")
+    high = None if days[1] is None else pd.Timestamp(days[1], tz="UTC")
+    kept = []
+    for group in planned.groups:
+        stats = metadata.row_group(group).column(column).statistics
+        if stats is None or not stats.has_min_max:
+            kept.append(group)
+            continue
+        first, last = (_utc(stats.min), _utc(stats.max))
+        if (high is None or first <= high) and (low is None or last >= low):
+            kept.append(group)
+    return kept
+
+
+def _utc(value: object) -> pd.Timestamp:
+    stamp = pd.Timestamp(value)  # type: ignore[arg-type]
+    return stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
+
+
+def _tables(
+    layout: Layout,
+    found: list[tuple[str, str, int]],
+    needed: list[str],
+    days: tuple[str | None, str | None],
+) -> list[pa.Table]:
     """The ``needed`` columns of each pack in ``found`` (fetched whole on an object store:
     a HEAD and a GET each), those that cannot be read left out."""
 
@@ -91,6 +121,7 @@ def _tables(layout: Layout, found: list[tuple[str, str, int]], needed: list[str]
         _, path, size = entry
         try:
             planned = reader.plan_file(layout, "rollups", path, size, None, not layout.local)
+            planned = dataclasses.replace(planned, groups=_groups(planned, days))
             budget.check("rollups", (None, None), planned.rows, needed)
             return reader.read_planned(layout, "rollups", planned, needed, None)
         except FileNotFoundError:

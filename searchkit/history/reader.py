@@ -18,7 +18,7 @@ from searchkit.errors import HistoryError
 from searchkit.frames.counting import DAY_NS
 from searchkit.history import budget
 from searchkit.history.bounds import Bounds
-from searchkit.history.layout import ATTEMPTS, SCHEMAS, Layout
+from searchkit.history.layout import ATTEMPTS, PACKS, SCHEMAS, Layout
 from searchkit.history.text_columns import TEXT, encoded, encoded_table
 
 __all__ = ["DATED", "Planned", "conformed", "own_day", "plan_file", "read", "read_planned"]
@@ -75,7 +75,8 @@ def plan_file(
     try:
         if whole:
             # A limits file is small and each call reads it for several things.
-            data = layout.fetch(path, keep=kind == "limits")
+            # A month pack is read by each batch of days of a year's read: fetched once.
+            data = layout.fetch(path, keep=kind == "limits" or f"/{PACKS}/" in path)
             fragment = _FORMAT.make_fragment(pa.BufferReader(data))
         else:
             fragment = _FORMAT.make_fragment(path, layout.fs, file_size=size or None)

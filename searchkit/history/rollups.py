@@ -186,7 +186,10 @@ def pack(layout: Layout, month: str) -> bool:
     if table.num_rows == 0:
         return False
     folder = f"rollups/{packs.PACKS}/month={month}"
-    layout.write("rollups", first, table, int(pc.max(table["period"]).value), folder=folder)
+    stamp = int(pc.max(table["period"]).value)
+    per_day = int(np.unique(int64_values(table["period"]), return_counts=True)[1].max())
+    # A row group a day or so: a read of a few of its days decodes only theirs.
+    layout.write("rollups", first, table, stamp, folder=folder, row_group_size=per_day)
     return True
 
 
