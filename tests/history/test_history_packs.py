@@ -128,7 +128,7 @@ def test_late_points_in_a_packed_month_count_and_its_pack_is_written_again(store
     pd.testing.assert_frame_equal(sk.usage_frame(hist, freq="D"), want, check_exact=True)
 
 
-def test_on_s3_a_closed_month_is_one_head_and_get_whatever_its_days(stores, s3_server):
+def test_on_s3_a_closed_month_is_one_head_and_get_whatever_its_days(stores, s3_server, monkeypatch):
     pytest.importorskip("moto")
     from tests.history.s3server import new_bucket, options
 
@@ -154,3 +154,12 @@ def test_on_s3_a_closed_month_is_one_head_and_get_whatever_its_days(stores, s3_s
     # 5 days in two packs: 2 HEAD + GET pairs, where the day rollups took 5.
     assert usage == {"LIST": 3, "HEAD": 2, "GET": 2}
     assert info == {"LIST": 1, "HEAD": 2, "GET": 2}
+    # Read two days at a time (a year is read 32 days at a time): each pack fetched once.
+    from searchkit.analytics import periods
+
+    monkeypatch.setattr(periods, "BATCH_DAYS", 2)
+    s3_server.reset()
+    zoned = sk.usage_frame(sk.History(location, storage_options=storage), tz="Asia/Kolkata")
+    assert s3_server.counted() == {"LIST": 3, "HEAD": 2, "GET": 2}
+    want = sk.usage_frame(sk.History(str(plain)), tz="Asia/Kolkata")
+    pd.testing.assert_frame_equal(zoned, want, check_exact=True)
