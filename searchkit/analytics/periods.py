@@ -1,13 +1,18 @@
 """Usage per index and period, one UTC day at a time, from a rollup's sums or the points.
 
 Every source is counted the same way (:mod:`searchkit.frames.counting`): a UTC day's points
-are summed by quarter-hour (in time order), and a period of the day is the sum of its
-quarters, in order (:func:`~searchkit.frames.counting.run_sums`); a period spanning days
-adds its days. A rollup keeps each day's quarter sums, so a day its rollup answers and the
-same day read from its points give the same figures to the last bit, in every zone and for
-every period whose boundaries fall on quarter-hours (:func:`plan`: every real zone's hours,
-days, weeks and months). A day with a boundary inside a quarter (``freq="7min"``, a zone
-offset by minutes) is counted from its points, each labelled by its period.
+are summed by hour where each of the day's hours lies in one period (a zone a whole number
+of hours from UTC that day: New York, London; periods of hours or longer), else by
+quarter-hour (Kolkata, Chatham, ``freq="30min"``), each bin in time order, and a period of
+the day is the sum of its bins, in order (:func:`~searchkit.frames.counting.run_sums`); a
+day that lies whole in one period is the sum of its quarters (the rollup's ``value_sum``);
+a period spanning days adds its days. :func:`plan` decides which, per day, for every
+source. A rollup keeps each day's hour and quarter sums, so a day its rollup answers and
+the same day read from its points give the same figures to the last bit, in every zone and
+for every period whose boundaries fall on quarter-hours (every real zone's hours, days,
+weeks and months). A day with a boundary inside a quarter (``freq="7min"``, a zone offset
+by minutes) is counted from its points, each labelled by its period. (By hour a year of
+1,000 indexes is a quarter of the figures to read and add up.)
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ import pandas as pd
 from searchkit.analytics.days import PointsReader, read_days
 from searchkit.frames.counting import (
     DAY_NS,
-    QUARTER_NS,
+    HOURS,
     QUARTERS,
     bin_slots,
     binned,
@@ -41,7 +46,7 @@ from searchkit.frames.counting import (
 
 if TYPE_CHECKING:
     from searchkit.history.dedupe import Points
-    from searchkit.history.rollups import DaySums
+    from searchkit.history.rollups import DaySums, Detail
     from searchkit.history.usage_history import History
 
 __all__ = [
@@ -55,22 +60,40 @@ __all__ = [
 ]
 
 
+#: Quarter-hours in an hour (a day's 96 quarters are its 24 hours' quarters, in order).
+QUARTERS_PER_HOUR = QUARTERS // HOURS
+
+
 @dataclass(frozen=True)
 class DayPlan:
-    """How each UTC day is cut into periods: the period of each quarter-hour, and which
-    days a rollup answers (every quarter in one period) and by what (``"day"``: the whole
-    day is one period; ``"quarter"``: its quarters' sums)."""
+    """How each UTC day is cut into periods: the period of each quarter-hour, which days
+    a rollup answers (every quarter in one period) and by what (``"day"``: the whole day
+    is one period; ``"hour"``: every hour lies in one period, its hours' sums;
+    ``"quarter"``: its quarters' sums). A day's points are summed by the same bins."""
 
     days: np.ndarray  # [D] midnights, epoch ns
     labels: np.ndarray  # [D, 96] period start of each quarter
     whole: np.ndarray  # [D] every quarter lies in one period
     single: np.ndarray  # [D] the whole day lies in one period
+    hourly: np.ndarray  # [D] every hour lies in one period
 
-    def detail(self, at: int) -> str | None:
+    def detail(self, at: int) -> Detail | None:
         """What a rollup answers day ``at`` by, or None: the day is read from its points."""
         if not self.whole[at]:
             return None
-        return "day" if self.single[at] else "quarter"
+        if self.single[at]:
+            return "day"
+        return "hour" if self.hourly[at] else "quarter"
+
+    def bins(self, at: int) -> np.ndarray | None:
+        """The period start of each bin day ``at`` is summed by: its 24 hours' by
+        ``"hour"``, else its 96 quarters' (a whole day's quarters add up to its rollup's
+        ``value_sum``); None: a boundary falls inside a quarter (each point is labelled
+        by its period)."""
+        if not self.whole[at]:
+            return None
+        quarters: np.ndarray = self.labels[at]
+        return quarters[::QUARTERS_PER_HOUR] if self.detail(at) == "hour" else quarters
 
 
 def plan(days: np.ndarray, zone: dt.tzinfo, freq: str) -> DayPlan:
@@ -78,7 +101,9 @@ def plan(days: np.ndarray, zone: dt.tzinfo, freq: str) -> DayPlan:
     ``zone``: the one place that decides whether a rollup can answer a day's periods."""
     labels, whole = quarter_periods(days, zone, freq)
     single = whole & (labels == labels[:, :1]).all(axis=1)
-    return DayPlan(np.asarray(days, np.int64), labels, whole, single)
+    hours = labels.reshape(len(labels), HOURS, QUARTERS_PER_HOUR)
+    hourly = whole & (hours == hours[:, :, :1]).all(axis=(1, 2))
+    return DayPlan(np.asarray(days, np.int64), labels, whole, single, hourly)
 
 
 @dataclass
@@ -174,15 +199,17 @@ def day_sums(
 ) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """A UTC day's points (``codes`` of ``count`` indexes, in time order per index) summed
     per index and period: the periods, and the values, valid and invalid points [count,
-    periods]. ``labels``: the period of each quarter (:class:`DayPlan`), or None when a
-    boundary falls inside a quarter (then each point is labelled by its period)."""
+    periods]. ``labels``: the period of each bin the day is summed by (24 hours or 96
+    quarters: :meth:`DayPlan.bins`), or None when a boundary falls inside a quarter (then
+    each point is labelled by its period)."""
     invalid = invalid_values(values)
     clean = clean_values(values, invalid)
     if labels is not None:
-        slot = bin_slots(nanos, day, QUARTER_NS)
-        flat = codes * QUARTERS + slot
-        sums = binned(flat, clean, invalid, count * QUARTERS)
-        values, valid, invalid = (part.reshape(count, QUARTERS) for part in sums)
+        size = len(labels)
+        slot = bin_slots(nanos, day, DAY_NS // size)
+        flat = codes * size + slot
+        sums = binned(flat, clean, invalid, count * size)
+        values, valid, invalid = (part.reshape(count, size) for part in sums)
         return runs((values, valid, invalid), labels)
     periods, at = np.unique(period_starts(nanos, zone, freq), return_inverse=True)
     size = len(periods)
@@ -193,9 +220,9 @@ def day_sums(
 def runs(
     quarters: tuple[np.ndarray, np.ndarray, np.ndarray | None], labels: np.ndarray
 ) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """Quarter sums [indexes, 96] (values, valid, invalid points; None: none invalid) as
-    sums per period: the periods and the sums [indexes, periods], each period's quarters
-    added left to right."""
+    """Bin sums [indexes, bins] (values, valid, invalid points; None: none invalid) as
+    sums per period (``labels``: each bin's): the periods and the sums [indexes, periods],
+    each period's bins added left to right."""
     starts = np.flatnonzero(np.append(True, labels[1:] != labels[:-1]))
     values, valid, invalid = quarters
     counted = np.add.reduceat(valid, starts, axis=1)
@@ -207,8 +234,8 @@ def runs(
     return labels[starts], summed
 
 
-#: Days whose quarter sums :func:`history_tally` reads at once: memory stays that of a
-#: month's (about 25 MB for 1,000 indexes), whatever the history's length.
+#: Days whose quarter (or hour) sums :func:`history_tally` reads at once: memory stays that
+#: of a month's quarters (about 25 MB for 1,000 indexes), whatever the history's length.
 BATCH_DAYS = 32
 
 
@@ -225,14 +252,14 @@ def history_tally(
     days = np.asarray([pd.Timestamp(d, tz="UTC").value for d in stored], np.int64)
     cut = plan(days, zone, freq)
     details = [cut.detail(at) for at in range(len(days))]
-    # Whole days are a few figures a row: read at once; quarters a month at a time.
-    size = BATCH_DAYS if "quarter" in details else len(stored)
+    # Whole days are a few figures a row: read at once; hours or quarters a month at a time.
+    size = BATCH_DAYS if {"hour", "quarter"} & set(details) else len(stored)
     for low in range(0, len(stored), size):
         batch = range(low, min(low + size, len(stored)))
         first, last = stored[batch[0]], stored[batch[-1]]
         answered: dict[str, dict[str, DaySums]] = {
             detail: source.sums(first, last, detail=detail)
-            for detail in ("day", "quarter")
+            for detail in ("day", "hour", "quarter")
             if detail in details[batch.start : batch.stop]
         }
         spans = []
@@ -240,12 +267,15 @@ def history_tally(
             start = pd.Timestamp(days[at], unit="ns", tz="UTC")
             detail = details[at]
             sums = None if detail is None else answered[detail].get(stored[at])
+            if detail == "hour" and sums is not None and sums.day_invalid.any():
+                sums = None  # the hours keep no invalid counts: read where periods split it
             spans.append((start, start + pd.Timedelta(DAY_NS, "ns"), sums))
         for at, day in zip(batch, read_days(reader, spans), strict=True):
+            labels = cut.bins(at)
             if day.sums is not None:
-                _add_sums(tally, day.sums, cut.labels[at], value_unit)
+                assert labels is not None  # a rollup answers only a day of whole bins
+                _add_sums(tally, day.sums, labels, value_unit)
             elif day.points is not None and len(day.points.codes):
-                labels = cut.labels[at] if cut.whole[at] else None
                 _add_points(tally, day.points, int(days[at]), labels, zone, freq, value_unit)
     return tally
 
@@ -254,11 +284,11 @@ def _add_sums(tally: Tally, sums: DaySums, labels: np.ndarray, value_unit: str) 
     if sums.value_sums.shape[1] == 1:  # the whole day, one period
         periods = labels[:1]
         assert sums.invalid is not None
-        quarters = (sums.value_sums, sums.points, sums.invalid)
-    else:  # by quarter: a day without invalid points (see DaySums)
-        periods, quarters = runs((sums.value_sums, sums.points, None), labels)
+        bins = (sums.value_sums, sums.points, sums.invalid)
+    else:  # by hour or quarter (``labels``' bins): a day without invalid points
+        periods, bins = runs((sums.value_sums, sums.points, None), labels)
     _note(tally, sums.ids, sums.names, sums.seconds)
-    tally.add(sums.ids, periods, quarters, unit_scales(value_unit, interval_seconds(sums.seconds)))
+    tally.add(sums.ids, periods, bins, unit_scales(value_unit, interval_seconds(sums.seconds)))
 
 
 def _add_points(
@@ -313,9 +343,8 @@ def frame_tally(tp: pd.DataFrame, zone: dt.tzinfo, freq: str, value_unit: str) -
     cut = plan(days, zone, freq)
     for at, day in enumerate(days.tolist()):
         keep = day_of == day
-        labels = cut.labels[at] if cut.whole[at] else None
         periods, sums = day_sums(
-            codes[keep], nanos[keep], values[keep], len(ids), day, labels, zone, freq
+            codes[keep], nanos[keep], values[keep], len(ids), day, cut.bins(at), zone, freq
         )
         tally.add(ids, periods, sums, scales)
     # The name at each index's last point (a History already labels renamed indexes so).

@@ -31,7 +31,9 @@ so that it extends as points come (:mod:`searchkit.history.spacings`), by the sa
 Kolkata +05:30, Chatham +12:45, Lord Howe's half-hour DST). A bin's values are summed in
 time order by :func:`binned` (``np.bincount``: one addition after the other), so the same
 points give the same sums to the last bit wherever they are summed. A period made of
-whole quarters sums its quarters' sums, in time order, with :func:`run_sums`. An instant's
+whole bins sums its bins' sums, in time order, with :func:`run_sums`: a UTC day is summed
+by hour where each of its hours lies in one period, else by quarter, and a day that is all
+one period by its quarters (:mod:`searchkit.analytics.periods` decides). An instant's
 bin is :func:`bin_slots`; bins extended with later points (today's rollup, as each collect
 writes) add them after the sums so far, one at a time (:func:`add_binned`): the same sums.
 """

@@ -212,16 +212,33 @@ def figures(table: pa.Table, lists: list[str]) -> tuple[list[Bins], np.ndarray]:
             low += len(part)
         found.append(Bins(parts))
     # No sum of valid values is negative, infinite or NaN, no count negative: checked on
-    # each row's extremes (no array of a flag per figure).
+    # each file's extremes, then each row's where those fail (no flag per figure).
     # Each file's figures are gone through once while they are in the CPU's cache: their
     # extremes, and each row's total (what _changed compares with the day's), kept.
     sums, points, *invalid = found
     with np.errstate(invalid="ignore"):
-        bad |= ~sums.each(lambda part: (part.min(axis=1) >= 0) & np.isfinite(part.max(axis=1)))
-    bad |= points.each(lambda part: part.min(axis=1) < 0)
+        bad |= sums.each(_impossible_sums)
+    bad |= points.each(_negative)
     if invalid:
-        bad |= invalid[0].each(lambda part: part.min(axis=1) < 0)
+        bad |= invalid[0].each(_negative)
     return found, bad
+
+
+def _impossible_sums(part: np.ndarray) -> np.ndarray:
+    """Which rows of ``part`` hold a sum no valid values have (negative, infinite, NaN):
+    the whole part's extremes first (one pass), each row's only when those fail."""
+    if part.size and part.min() >= 0 and np.isfinite(part.max()):
+        return np.zeros(len(part), dtype=bool)
+    wrong: np.ndarray = ~((part.min(axis=1) >= 0) & np.isfinite(part.max(axis=1)))
+    return wrong
+
+
+def _negative(part: np.ndarray) -> np.ndarray:
+    """Which rows of ``part`` hold a negative count (the whole part's least first)."""
+    if part.size and part.min() >= 0:
+        return np.zeros(len(part), dtype=bool)
+    wrong: np.ndarray = part.min(axis=1) < 0
+    return wrong
 
 
 def _totals(bins: Bins) -> np.ndarray:

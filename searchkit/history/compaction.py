@@ -128,11 +128,15 @@ def merge_later(layout: Layout, today: str) -> Merging | None:
             merging.error = exc
 
     merging = Merging(threading.Thread(target=run, name="searchkit-compaction"))
-    settle(layout)  # one merge at a time per store
-    with _MERGING_LOCK:
-        _MERGING[_key(layout)] = merging
-    merging.thread.start()
-    return merging
+    while True:  # one merge at a time per store: wait for the one before, if any
+        settle(layout)
+        with _MERGING_LOCK:
+            if _key(layout) not in _MERGING:  # (another round's may have come meanwhile)
+                _MERGING[_key(layout)] = merging
+                # Started before the lock is let go: a concurrent round's settle() then finds
+                # a thread it can join (joining one not yet started raises RuntimeError).
+                merging.thread.start()
+                return merging
 
 
 def after_collect(

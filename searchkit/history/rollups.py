@@ -14,10 +14,11 @@ name, reads its points until its rollup is recomputed by the next collect that t
 day, or a compaction), and while it passes the checks of :mod:`searchkit.history.checks`
 (a rollup changed since written is ignored, named in a warning and rewritten).
 
-The day's hours, for the forecast (which bins a day by UTC hour): ``hourly_value_sum`` (24
+The day's hours, for the forecast (which bins a day by UTC hour) and for usage where each
+hour lies in one period (a zone a whole number of hours from UTC): ``hourly_value_sum`` (24
 values: each hour's values summed by :func:`~searchkit.frames.counting.binned`, as
-``forecast_limits`` sums a day's points), ``hourly_points`` (24 counts of valid points, as
-``points``) and ``last_point`` (the time of the index's last point that
+``forecast_limits`` and ``usage_frame`` sum a day's points), ``hourly_points`` (24 counts
+of valid points, as ``points``) and ``last_point`` (the time of the index's last point that
 day). The day's quarter-hours, for usage in any zone and period (every real zone's hours
 and midnights fall on a UTC quarter-hour): ``quarter_value_sum`` and ``quarter_points`` (96
 values each, as the hours), and ``first_point``; a day with invalid values is read from its
@@ -423,6 +424,7 @@ class DaySums:
     # [n, bins] invalid points per bin; None by hour and by quarter (not kept: a day with
     # invalid points is read from its points where its periods split it)
     invalid: np.ndarray | None
+    day_invalid: np.ndarray  # [n] invalid points of the whole day (by any detail)
     seconds: np.ndarray  # [n] median sampling interval, NaN for a single point
     last_point: np.ndarray  # [n] epoch ns of the index's last point
     # By hour: the limits each index's crossing is known for (row, limit, the time of the
@@ -481,6 +483,7 @@ def table_sums(
     names = np.where(renamed, given, names)
     seconds = table["interval_seconds"].to_numpy().astype(np.float64)
     last_point = int64_values(table["last_point"])
+    day_invalid = int64_values(table["invalid"])  # sealed: a row that lost it fails the seal
     heads = np.flatnonzero(np.append(True, days[1:] != days[:-1]))
     out: dict[str, DaySums] = {}
     for head, end in zip(heads.tolist(), [*heads[1:].tolist(), len(days)], strict=True):
@@ -497,6 +500,7 @@ def table_sums(
             value_sums=sums,
             points=points,
             invalid=invalid[0] if invalid else None,
+            day_invalid=day_invalid[part],
             seconds=seconds[part],
             last_point=last_point[part],
             crossings=_crossed(table.slice(head, end - head)) if crossing else None,

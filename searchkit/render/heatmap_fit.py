@@ -3,8 +3,8 @@
 A week of a few indexes has room for every cell's number, every date and every name; 30 or
 90 days, or hundreds of rows, do not: the numbers would run together ("1,064%753%..."),
 the dates would overlap and the crosses merge into a bar. So the figure is laid out once
-(``Figure.draw_without_rendering``: the sizes are the ones it is drawn at) and each kind
-of word is measured against its cells:
+(its layout engine's pass, as drawing it starts with: the sizes are the ones it is drawn
+at; nothing is drawn) and each kind of word is measured against its cells:
 
 - the cells' numbers stay only if every one fits inside its cell, else none is drawn
   (half of them would be a puzzle) and the legend says why;
@@ -75,7 +75,7 @@ def fit_cells(ax: Axes, *, days: int, rows: int, numbers: list[Text], words: lis
         words: The words across rows ("unlimited"; removed when a row is too low).
     """
     figure = _figure(ax)
-    figure.draw_without_rendering()
+    _lay_out(figure)
     points = 72.0 / figure.dpi  # a pixel in points
     cell_w = ax.bbox.width / max(days, 1) * points
     cell_h = max(ax.bbox.height * points - LEGEND_ROOM_PT, 0.0) / max(rows, 1)
@@ -164,6 +164,16 @@ def under_the_axis(ax: Axes, below_pt: float) -> Transform:
 
     drop = (below_pt + 2 * GAP_PT) / 72.0
     return ax.transAxes + ScaledTranslation(0, -drop, _figure(ax).dpi_scale_trans)
+
+
+def _lay_out(figure: Figure) -> None:
+    """Place the Axes as drawing the figure would (its layout engine's pass, the first
+    step of ``Figure.draw``), without drawing its artists: what is measured next is the
+    Axes' box and the words' sizes, which need no picture (the cells' image, resampled
+    for each draw, was most of the cost of a drawing pass that renders nothing)."""
+    engine = figure.get_layout_engine()
+    if figure.axes and engine is not None:
+        engine.execute(figure)
 
 
 def _figure(ax: Axes) -> Figure:

@@ -14,10 +14,8 @@ from searchkit.alerts.journal import Journal, transition_row
 from searchkit.history.usage_history import History
 from tests.faults.harness import FaultServer, reply
 
-pytest.importorskip("moto")
-pytest.importorskip("boto3")
-
-
+# moto and boto3 (dev dependencies) are imported by the ``s3_endpoint`` fixture, which
+# skips without them: not while collecting, in every worker (tests/history/s3server.py).
 from tests.history.s3server import new_bucket, options
 
 

@@ -10,7 +10,6 @@ import json
 import re
 import threading
 
-import duckdb
 import pandas as pd
 
 from searchkit.alerts.channels import LogChannel, WebhookChannel
@@ -287,6 +286,8 @@ def test_a_claim_whose_collector_died_is_taken_over_after_the_lease(store, serve
 
 
 def test_the_journal_is_a_parquet_dataset_duckdb_reads(store, server):
+    import duckdb  # here, not while collecting: every worker imports every test module
+
     server.script("POST", then=reply(200))
     journal = Journal(store)
     clock = Clock()

@@ -222,3 +222,54 @@ def test_usage_from_rollups_is_usage_from_points_for_other_zones_and_periods(sto
     pd.testing.assert_frame_equal(got, want, check_exact=True)
     assert len(got) >= 12 and got["operations"].sum() > 0
     assert str(pd.DatetimeIndex(got["period"]).tz) == zone
+
+
+@pytest.mark.parametrize(
+    ("zone", "freq", "details"),
+    [
+        # A zone a whole number of hours from UTC: its days' periods are made of hours.
+        ("America/New_York", "D", {"hour"}),
+        ("Europe/London", "h", {"hour"}),
+        ("UTC", "h", {"hour"}),
+        ("America/New_York", "W", {"day", "hour"}),  # most UTC days lie in one week
+        # Half- and quarter-hour offsets and periods of quarters: quarters.
+        ("Asia/Kolkata", "D", {"quarter"}),
+        ("Pacific/Chatham", "D", {"quarter"}),
+        ("UTC", "30min", {"quarter"}),
+        ("UTC", "D", {"day"}),
+    ],
+)
+def test_a_zone_whole_hours_from_utc_reads_the_rollups_hours(stores, zone, freq, details):
+    # By hour a year is a quarter of the figures a quarter-hour read decodes and adds up
+    # (issue 30: New York's plot_utilization on a year); the same frame as the points'.
+    rolled, plain = stores
+    asked: list[str] = []
+
+    class Sums(sk.History):
+        def sums(self, first, last, *, detail="day"):
+            asked.append(detail)
+            return super().sums(first, last, detail=detail)
+
+    got = sk.usage_frame(Sums(str(rolled)), freq=freq, tz=zone)
+
+    assert set(asked) == details
+    pd.testing.assert_frame_equal(got, from_points(plain, freq=freq, tz=zone), check_exact=True)
+
+
+def test_the_plan_sums_a_day_by_hour_only_where_each_hour_lies_in_one_period():
+    from searchkit.analytics.periods import plan
+
+    days = np.asarray([pd.Timestamp(day, tz="UTC").value for day in ("2026-03-08", "2026-07-10")])
+    new_york = plan(days, pd.Timestamp(0, tz="America/New_York").tzinfo, "D")
+    # 03-08: New York springs forward at 07:00 UTC (an hour's boundary); 05:00 UTC is
+    # midnight in winter, 04:00 UTC in summer.
+    assert [new_york.detail(at) for at in range(2)] == ["hour", "hour"]
+    hours = new_york.bins(0)
+    assert len(hours) == 24 and (hours[:5] < hours[5]).all() and len(set(hours[5:])) == 1
+    assert len(new_york.bins(1)) == 24 and len(set(new_york.bins(1)[4:])) == 1
+    kolkata = plan(days, pd.Timestamp(0, tz="Asia/Kolkata").tzinfo, "D")
+    assert [kolkata.detail(at) for at in range(2)] == ["quarter", "quarter"]
+    assert len(kolkata.bins(0)) == 96 and len(set(kolkata.bins(0)[74:])) == 1  # 18:30 UTC
+    utc = plan(days, pd.Timestamp(0, tz="UTC").tzinfo, "D")
+    assert utc.detail(0) == "day" and len(utc.bins(0)) == 96  # a day is its quarters' sum
+    assert plan(days, pd.Timestamp(0, tz="UTC").tzinfo, "7min").bins(0) is None

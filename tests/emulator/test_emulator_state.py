@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 import pytest
 
@@ -42,14 +43,20 @@ def test_invalid_account_credentials_are_refused(store, username, password):
         store.add_account(username, password)
 
 
-def test_password_hash_is_salted_pbkdf2_never_the_password(tmp_path):
+def test_password_hash_is_salted_pbkdf2_never_the_password(tmp_path, product_password_hashing):
+    # At the product's cost (the other tests' emulators hash at one iteration: conftest.py).
     path = str(tmp_path / "s.sqlite")
     with Store(path) as s:
         s.add_account("alice", "plain-text-password")
+        s.add_account("bob", "plain-text-password")
+        assert s.authenticate("alice", "plain-text-password").username == "alice"
+        assert s.authenticate("alice", "plain-text-passwort") is None
+        assert s.authenticate("carol", "plain-text-password") is None
     raw = b"".join(file.read_bytes() for file in tmp_path.iterdir())
 
+    assert product_password_hashing == 20_000
     assert b"plain-text-password" not in raw
-    assert b"pbkdf2_sha256$" in raw
+    assert len(set(re.findall(rb"pbkdf2_sha256\$20000\$[0-9a-f]{32}\$[0-9a-f]{64}", raw))) == 2
 
 
 def test_create_uses_clock_preset_and_round_robin_zone():

@@ -13,6 +13,7 @@ import os
 import pathlib
 import shutil
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -24,10 +25,12 @@ import searchkit as sk
 from searchkit.history.layout import THROUGHPUT_SCHEMA, WRITE_OPTIONS
 from searchkit.history.usage_history import History
 
-pytest.importorskip("moto")
-pytest.importorskip("boto3")
+# moto and boto3 (dev dependencies) are imported by the ``s3_server`` fixture, which skips
+# without them: not while collecting, in every worker (tests/history/s3server.py).
+from tests.history.s3server import new_bucket, options
 
-from tests.history.s3server import CountingMotoServer, new_bucket, options
+if TYPE_CHECKING:
+    from tests.history.s3server import CountingMotoServer
 
 NOON = dt.datetime(2026, 11, 20, 12, 0, tzinfo=dt.timezone.utc)
 

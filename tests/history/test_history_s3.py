@@ -9,9 +9,8 @@ import pytest
 
 from searchkit.history.usage_history import History
 
-pytest.importorskip("moto")
-pytest.importorskip("boto3")
-
+# moto and boto3 (dev dependencies) are imported by the ``s3_endpoint`` fixture, which
+# skips without them: not while collecting, in every worker (tests/history/s3server.py).
 from tests.history.s3server import new_bucket, options
 
 NOON = dt.datetime(2026, 11, 20, 12, 0, tzinfo=dt.timezone.utc)

@@ -13,6 +13,7 @@ import pathlib
 import shutil
 import socket
 import threading
+import types
 
 import fsspec
 import pandas as pd
@@ -23,6 +24,7 @@ import pytest
 
 import searchkit as sk
 from searchkit.errors import TransportError
+from searchkit.history import compaction
 from searchkit.history.compaction import merge_later, settle, settle_all
 from searchkit.history.layout import Layout
 from searchkit.history.usage_history import History
@@ -124,3 +126,47 @@ def test_the_next_round_waits_for_the_merge_even_when_its_list_fails(tmp_path, e
     assert "searchkit-compaction" not in [thread.name for thread in threading.enumerate()]
     assert len(closed_files(root)) == 1
     pd.testing.assert_frame_equal(hist.throughput(), before, check_exact=True)
+
+
+def test_a_round_settling_while_the_merge_is_being_started_waits_for_it(
+    tmp_path, emulator, client, monkeypatch
+):
+    """Two rounds on one store in one process (two threads, as two History objects on one
+    bucket): the second's settle() can come just as the first starts its merge's thread. It
+    waits for that merge; it never joins a thread not yet started (RuntimeError, 10:16 UTC
+    2026-11-27 in tests/history/test_history_s3.py: the merge was registered before its
+    thread was started)."""
+    root = tmp_path / "h"
+    to_midnight(History(root), emulator, client)  # three files in the day that closes
+    layout = Layout(str(root), pafs.LocalFileSystem(), str(root))
+    settled: list[object] = []
+
+    def other_round() -> None:
+        try:
+            settled.append(settle(layout))
+        except RuntimeError as error:
+            settled.append(error)
+
+    other = threading.Thread(target=other_round)
+
+    class Starting(threading.Thread):
+        def start(self) -> None:  # the other round's settle(), right now
+            other.start()
+            if not compaction._MERGING_LOCK.locked():  # nothing holds it back: it goes first
+                other.join()
+            super().start()
+
+    monkeypatch.setattr(
+        compaction,
+        "threading",
+        types.SimpleNamespace(
+            Thread=Starting, Lock=threading.Lock, current_thread=threading.current_thread
+        ),
+    )
+    merging = merge_later(layout, "2026-11-21")
+    other.join()
+
+    assert merging is not None and settled == [merging]
+    assert not merging.thread.is_alive() and merging.error is None
+    assert len(closed_files(root)) == 1  # merged
+    assert settle(layout) is None

@@ -111,6 +111,24 @@ def test_day_figures_changed_together_are_found_on_a_whole_day_read(store, tmp_p
     quiet_afterwards(hist, points_only)
 
 
+def test_hours_that_do_not_give_the_day_are_not_used_for_a_zone_whole_hours_from_utc(
+    store, tmp_path
+):
+    # New York's days are summed by hour (issue 30): hours changed by hand are found, and
+    # the day is read from its points.
+    hist, points_only = store
+    rolled = closed_rollup(tmp_path)
+    table = pq.read_table(rolled)
+    at = table.schema.get_field_index("hourly_value_sum")
+    hours = pa.array([[v * 10 for v in row] for row in table["hourly_value_sum"].to_pylist()])
+    rewrite(rolled, table.set_column(at, "hourly_value_sum", hours))
+
+    for tz, freq in (("America/New_York", "D"), ("UTC", "h")):
+        with pytest.warns(HistoryWarning, match=WARNED):
+            usage_equal(hist, points_only, tz=tz, freq=freq)
+    quiet_afterwards(hist, points_only)
+
+
 def test_hours_that_do_not_give_the_day_are_not_used_by_the_forecast(store, tmp_path):
     hist, points_only = store
     rolled = closed_rollup(tmp_path)
