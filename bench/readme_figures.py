@@ -91,7 +91,7 @@ JOBS: dict[str, Job] = {
         "s3.py",
         (
             *("--zones", "UTC,America/New_York,Asia/Kolkata,Pacific/Chatham"),
-            *("--only", "usage_frame,forecast_limits", "--repeat", "2"),
+            *("--only", "usage_frame,forecast_limits,info", "--repeat", "2"),
         ),
         quick=False,
         own_baseline=True,

@@ -13,8 +13,11 @@ given (``info()`` has none). With ``--baseline SRC`` (a source tree, e.g. ``git 
 22d64ca searchkit | tar -x -C SRC``) the same is measured for that code in the same run,
 each code in a fresh process, in turn (A B A B ...) for ``--rounds`` rounds; the figures
 are then the range over the rounds, each with the load average when its process started.
-``--latency MS`` makes the server wait that long before each answer, as a real bucket's
-round trip does (loopback answers in well under a millisecond).
+With ``--store`` the store is uploaded once (minutes for a year) and the one server
+serves it to every code and round; the server's CPU time (moto's, per call) is printed
+beside the measured process's. ``--latency MS`` makes the server wait that long before
+each answer, as a real bucket's round trip does (loopback answers in well under a
+millisecond).
 
 Usage: .venv/bin/python bench/s3.py [--indexes 200] [--days 14] [--baseline SRC]
        [--rounds 2] [--zones UTC,America/New_York,Asia/Kolkata,Pacific/Chatham]
@@ -26,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -79,8 +83,6 @@ def _stores(store: Path, server: Any, given: bool) -> Path:
     """Copy ``store`` to a local folder (hard links when ``given``: its files are never
     written, only rollups replaced) and to the bucket ``bench``; give each copy the rollups
     this code reads. Returns the local copy's folder."""
-    import shutil
-
     import pyarrow.fs as pafs
 
     from searchkit import History  # the public name: a --baseline tree's too
@@ -112,9 +114,15 @@ def _stores(store: Path, server: Any, given: bool) -> Path:
 class ServerProcess:
     """moto's counting S3 server (tests/history/s3server.py) in a process of its own, so
     that the measured process's CPU time is searchkit's alone and its threads never wait
-    for the server's on the GIL; its counts are read over HTTP (``/__counts__``)."""
+    for the server's on the GIL; its counts are read over HTTP (``/__counts__``), its CPU
+    time from /proc. ``attach``: the server another process started (``endpoint`` and
+    ``pid``), not stopped here."""
 
-    def __init__(self) -> None:
+    def __init__(self, attach: tuple[str, int] | None = None) -> None:
+        self.process: subprocess.Popen[str] | None = None
+        if attach is not None:
+            self.endpoint, self.pid = attach
+            return
         self.process = subprocess.Popen(
             [sys.executable, __file__, "--serve"],
             stdin=subprocess.PIPE,
@@ -124,6 +132,13 @@ class ServerProcess:
         )
         assert self.process.stdout is not None
         self.endpoint = self.process.stdout.readline().strip()
+        self.pid = self.process.pid
+
+    def cpu(self) -> float:
+        """The server process's CPU time so far (user + system, seconds)."""
+        with open(f"/proc/{self.pid}/stat") as stat:
+            fields = stat.read().rpartition(")")[2].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def counted(self) -> dict[str, int]:
         """The requests answered since the last call (or :meth:`reset`), by kind."""
@@ -136,6 +151,8 @@ class ServerProcess:
         self.counted()
 
     def stop(self) -> None:
+        if self.process is None:
+            return  # attached: its owner stops it
         assert self.process.stdin is not None
         self.process.stdin.close()  # the server stops when its input ends
         self.process.wait(timeout=60)
@@ -189,29 +206,35 @@ def serve() -> None:
 
 
 def measure(
-    store: Path, repeat: int, zones: list[str], operations: list[str], given: bool
+    store: Path,
+    repeat: int,
+    zones: list[str],
+    operations: list[str],
+    given: bool,
+    attach: tuple[str, int, str] | None = None,
 ) -> dict[str, Any]:
     """In this process: serve ``store`` (its points and limits) from moto and time each
-    operation in each zone on both copies."""
+    operation in each zone on both copies. ``attach``: a server already serving the store
+    (endpoint, pid) and its local copy, set up by the calling process (``--store``)."""
     import logging
     import resource
-    import shutil
 
     from searchkit import History
     from tests.history.s3server import options
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's line per request
-    server = ServerProcess()
-    local = None
+    server = ServerProcess(None if attach is None else attach[:2])
+    local = None if attach is None else Path(attach[2])
     try:
-        local = _stores(store, server, given)
+        if local is None:
+            local = _stores(store, server, given)
         results: dict[str, Any] = {"load": os.getloadavg()[0]}
         for operation in operations:
             for zone in zones if operation in ZONED else ["UTC"]:
                 row: dict[str, Any] = {}
                 answers = []
                 for where in ("local", "s3"):
-                    best = cpu = float("inf")
+                    best = cpu = served = float("inf")
                     for attempt in range(repeat):
                         hist = (
                             History(local)
@@ -222,6 +245,7 @@ def measure(
                         )
                         server.reset()
                         started, used = time.perf_counter(), time.process_time()
+                        serving = server.cpu()
                         try:
                             answer = call(operation, hist, zone)
                         except TypeError as exc:  # an older code without the argument
@@ -231,16 +255,19 @@ def measure(
                             answers.append(answer)
                         best = min(best, time.perf_counter() - started)
                         cpu = min(cpu, time.process_time() - used)
+                        served = min(served, server.cpu() - serving)
                         if attempt == 0 and where == "s3":
                             row["requests"] = server.counted()
                     row[where], row[f"{where}_cpu"] = best, cpu
+                    if where == "s3":
+                        row["server_cpu"] = served
                 row["identical"] = len(answers) == 2 and _same(*answers)
                 results[f"{operation} {zone}"] = row
         results["peak_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         return results
     finally:
         server.stop()
-        if local is not None:
+        if local is not None and attach is None:
             shutil.rmtree(local.parent, ignore_errors=True)
 
 
@@ -266,6 +293,7 @@ def run(
     zones: list[str],
     operations: list[str],
     given: bool,
+    attach: str | None = None,
 ) -> dict[str, Any]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [source, str(ROOT)]))
@@ -274,6 +302,7 @@ def run(
     command = [sys.executable, __file__, "--measure", str(store), "--repeat", str(repeat)]
     command += ["--zones", ",".join(zones), "--only", ",".join(operations)]
     command += ["--given"] if given else []
+    command += ["--attach", attach] if attach else []
     out = subprocess.run(command, check=True, stdout=subprocess.PIPE, text=True, env=env).stdout
     return json.loads(out.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
@@ -310,7 +339,8 @@ def report(runs: dict[str, list[dict[str, Any]]], keys: list[str], family: str) 
                 f"{key:36} {label:28} wall local {span([r['local'] for r in rows])} s, "
                 f"S3 {span([r['s3'] for r in rows])} s = {span(ratios)}x; CPU local "
                 f"{span([r['local_cpu'] for r in rows])} s, S3 {span([r['s3_cpu'] for r in rows])}"
-                f" s; {shown(rows[0]['requests'])}"
+                f" s, server {span([r.get('server_cpu', float('nan')) for r in rows])} s;"
+                f" {shown(rows[0]['requests'])}"
                 + ("" if all(row["identical"] for row in rows) else "; S3 DIFFERS from local")
             )
             side = "" if label == "this code" else ".baseline"
@@ -320,6 +350,7 @@ def report(runs: dict[str, list[dict[str, Any]]], keys: list[str], family: str) 
             emit(f"{family}.{name}{side}.s3", best["s3"])
             emit(f"{family}.{name}{side}.s3_cpu", min(r["s3_cpu"] for r in rows))
             emit(f"{family}.{name}{side}.local_cpu", min(r["local_cpu"] for r in rows))
+            emit(f"{family}.{name}{side}.server_cpu", min(r["server_cpu"] for r in rows))
             emit(f"{family}.{name}{side}.requests", sum(best["requests"].values()), "")
             emit(f"{family}.{name}{side}.lists", best["requests"].get("LIST", 0), "")
 
@@ -339,6 +370,7 @@ def main() -> None:
     )
     parser.add_argument("--measure", help=argparse.SUPPRESS)
     parser.add_argument("--given", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--attach", help=argparse.SUPPRESS)  # endpoint,pid,local copy
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     warnings.simplefilter("ignore")
@@ -349,7 +381,11 @@ def main() -> None:
     if args.latency:
         os.environ[LATENCY] = str(args.latency)  # inherited by the server's process
     if args.measure:
-        result = measure(Path(args.measure), args.repeat, zones, operations, args.given)
+        attach = None
+        if args.attach:
+            endpoint, pid, local = args.attach.split(",", 2)
+            attach = (endpoint, int(pid), local)
+        result = measure(Path(args.measure), args.repeat, zones, operations, args.given, attach)
         print(json.dumps(result))
         return
     from history import write_dataset
@@ -375,9 +411,22 @@ def main() -> None:
         if args.baseline:
             codes[f"baseline {args.baseline}"] = args.baseline
         runs: dict[str, list[dict[str, Any]]] = {label: [] for label in codes}
-        for _ in range(args.rounds if args.baseline else 1):
-            for label, source in codes.items():
-                runs[label].append(run(store, args.repeat, source, zones, operations, given))
+        server, attach, local = None, None, None
+        try:
+            if given:  # one upload (minutes for a year) for every code and round
+                server = ServerProcess()
+                local = _stores(store, server, given)
+                attach = f"{server.endpoint},{server.pid},{local}"
+            for _ in range(args.rounds if args.baseline else 1):
+                for label, source in codes.items():
+                    runs[label].append(
+                        run(store, args.repeat, source, zones, operations, given, attach)
+                    )
+        finally:
+            if server is not None:
+                server.stop()
+            if local is not None:
+                shutil.rmtree(local.parent, ignore_errors=True)
         report(runs, keys, "s3year" if args.store else "s3")
 
 

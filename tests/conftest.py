@@ -76,15 +76,19 @@ LONGEST_FIRST = (
     "tests/browser/test_cockpit.py",
     "tests/browser/test_notebook_look.py",
     "tests/load/",
-    # The fast suite's longest (6-14 s of CPU each, bench/suite.py): started first, so
-    # that neither worker is left with one of them at the end.
-    "tests/ui/test_cockpit.py",
-    "tests/cli/test_cli.py",
+    # The fast suite's longest (15-70 s each on four workers on two busy cores, bench/suite.py
+    # at 11:01 2026-11-27): started first, so that no worker is left with one of them at the end.
     "tests/analytics/test_usage_zones.py",
-    "tests/cli/test_alerts_cli.py",
+    "tests/ui/test_cockpit.py",
     "tests/ui/test_widgets.py",
+    "tests/cli/test_cli.py",
+    "tests/cli/test_alerts_cli.py",
     "tests/render/test_heatmap_readable.py",
+    "tests/history/test_open_day.py",
+    "tests/history/test_rollup_checks.py",
     "tests/render/test_cockpit_pictures.py",
+    "tests/alerts/test_watch.py",
+    "tests/history/test_history_requests.py",
     "tests/cli/test_collect_rounds.py",
 )
 
@@ -302,22 +306,43 @@ def made_once(
 ) -> Callable[[str, Callable[[pathlib.Path], object], pathlib.Path], pathlib.Path]:
     """``made_once(name, make, to)``: copy to ``to`` the folder ``make(folder)`` fills.
 
-    ``make`` runs on this worker's first call with ``name`` (and any merge it left running is
-    waited for); later calls copy what it made (every file, as written). A test changes its
-    copy, never the original.
+    ``make`` runs once per run of the suite for ``name``, on the first worker that asks (the
+    others wait for it: ``make`` must depend on nothing but its folder, e.g. an emulator of
+    its own on a fixed clock), and any merge it left running is waited for; every call copies
+    what it made (every file, as written). A test changes its copy, never the original.
     """
 
     def copy(name: str, make: Callable[[pathlib.Path], object], to: pathlib.Path) -> pathlib.Path:
         if name not in _made_folders:
-            folder = tmp_path_factory.mktemp("made") / name
-            make(folder)
-            # A collect that closed a day merges it on a thread after the round returns:
-            # wait for it, or the copy below may list a rollup that the merge then replaces.
-            from searchkit.history.compaction import settle_all
-
-            settle_all()
-            _made_folders[name] = folder
+            _made_folders[name] = _made_for_the_run(tmp_path_factory, name, make)
         shutil.copytree(_made_folders[name], to)
         return to
 
     return copy
+
+
+def _made_for_the_run(
+    tmp_path_factory: pytest.TempPathFactory, name: str, make: Callable[[pathlib.Path], object]
+) -> pathlib.Path:
+    """The folder ``make`` filled for ``name`` in this run: made here unless another xdist
+    worker made it (their base folders share a parent), under a lock the others wait on."""
+    import fcntl
+    import os
+
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    folder = shared / "made-once" / name
+    folder.parent.mkdir(exist_ok=True)
+    with open(shared / "made-once" / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file is closed
+        done = shared / "made-once" / f"{name}.made"
+        if not done.exists():
+            shutil.rmtree(folder, ignore_errors=True)  # what a killed worker left half-made
+            make(folder)
+            # A collect that closed a day merges it on a thread after the round returns:
+            # wait for it, or a copy may list a rollup that the merge then replaces.
+            from searchkit.history.compaction import settle_all
+
+            settle_all()
+            done.touch()
+    return folder

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
 import sys
@@ -214,12 +215,20 @@ INTERNAL_RETURNS = {
 def _type_hints(function) -> dict:
     """The annotations of ``function``, with the names its module imports only for type
     checkers (``if TYPE_CHECKING:``) imported too."""
+    import typing
+
+    return typing.get_type_hints(function, globalns=_checking_namespace(function.__module__))
+
+
+@functools.cache
+def _checking_namespace(module_name: str) -> dict:
+    """A module's names and those it imports only for type checkers (each module's source
+    parsed once, not once per function)."""
     import ast
     import importlib
     import inspect
-    import typing
 
-    module = sys.modules[function.__module__]
+    module = sys.modules[module_name]
     namespace = dict(vars(module))
     for node in ast.parse(inspect.getsource(module)).body:
         if isinstance(node, ast.If) and ast.unparse(node.test).endswith("TYPE_CHECKING"):
@@ -237,7 +246,7 @@ def _type_hints(function) -> dict:
                         namespace[alias.asname or alias.name] = getattr(home, alias.name)
                 else:
                     assert isinstance(imported, ast.Pass), ast.unparse(imported)
-    return typing.get_type_hints(function, globalns=namespace)
+    return namespace
 
 
 def _searchkit_classes(annotation, out: set) -> None:
@@ -252,10 +261,12 @@ def _searchkit_classes(annotation, out: set) -> None:
         _searchkit_classes(argument, out)
 
 
-def returned_classes() -> dict[str, set[str]]:
+@functools.cache
+def returned_classes() -> dict[str, frozenset[str]]:
     """Each searchkit class named in the return annotation of a public function or of a
     public method (or property) of a public class, with where; the classes found are
-    walked too, so a class reached only through another's method counts."""
+    walked too, so a class reached only through another's method counts. (Worked out once:
+    three tests read it.)"""
     import inspect
 
     found: dict[str, set[str]] = {}
@@ -284,7 +295,7 @@ def returned_classes() -> dict[str, set[str]]:
             for cls in classes:
                 found.setdefault(cls.__name__, set()).add(label)
                 todo.append(cls)
-    return found
+    return {name: frozenset(where) for name, where in found.items()}
 
 
 def test_every_class_a_public_call_returns_is_exported():

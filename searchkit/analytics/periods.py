@@ -218,13 +218,13 @@ def day_sums(
 
 
 def runs(
-    quarters: tuple[np.ndarray, np.ndarray, np.ndarray | None], labels: np.ndarray
+    bins: tuple[np.ndarray, np.ndarray, np.ndarray | None], labels: np.ndarray
 ) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Bin sums [indexes, bins] (values, valid, invalid points; None: none invalid) as
     sums per period (``labels``: each bin's): the periods and the sums [indexes, periods],
     each period's bins added left to right."""
     starts = np.flatnonzero(np.append(True, labels[1:] != labels[:-1]))
-    values, valid, invalid = quarters
+    values, valid, invalid = bins
     counted = np.add.reduceat(valid, starts, axis=1)
     summed = (
         run_sums(values, starts),

@@ -31,6 +31,7 @@ __all__ = [
     "ROLLUP_LIST_ITEMS",
     "check",
     "estimate",
+    "fits",
     "limit",
     "refused",
     "shared",
@@ -134,6 +135,17 @@ def estimate(kind: str, rows: int, columns: list[str]) -> int:
     return int(rows * BYTES_PER_ROW[kind] * max(share, 0.5))
 
 
+def _allowed() -> int:
+    """The bytes one read may take here: :func:`limit`, or its share inside :func:`shared`."""
+    share = _SHARE.get()
+    return limit() // (1 if share is None else share.parts)
+
+
+def fits(kind: str, rows: int, columns: list[str]) -> bool:
+    """Whether a read of ``rows`` rows fits: what :func:`check` refuses when it does not."""
+    return estimate(kind, rows, columns) <= _allowed()
+
+
 def check(kind: str, days: tuple[str | None, str | None], rows: int, columns: list[str]) -> None:
     """Refuse a read of ``rows`` rows that would take more memory than :func:`limit`
     (inside :func:`shared`: than its share of it).
@@ -144,7 +156,7 @@ def check(kind: str, days: tuple[str | None, str | None], rows: int, columns: li
     need = estimate(kind, rows, columns)
     share = _SHARE.get()
     parts = 1 if share is None else share.parts
-    allowed = limit() // parts
+    allowed = _allowed()
     if need <= allowed:
         return
     first, last = days

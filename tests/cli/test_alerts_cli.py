@@ -14,6 +14,7 @@ import os
 import pathlib
 import signal
 import textwrap
+import warnings
 
 import pytest
 
@@ -107,7 +108,7 @@ def fingerprints(receiver: FaultServer) -> list[str]:
 
 
 def test_a_collector_killed_between_send_and_record_resends_with_the_same_key(
-    emulator, server, tmp_path
+    emulator, server, tmp_path, monkeypatch, capsys
 ):
     store = str(tmp_path / "store")
     rules = str(rules_file(tmp_path, lease="0.001s"))
@@ -126,12 +127,19 @@ def test_a_collector_killed_between_send_and_record_resends_with_the_same_key(
     records = Journal(History(store)).read()
     assert sorted(set(records["record"])) == ["hit_rate", "state", "transition"]  # none sent
 
-    out, err = finish(
-        searchkit(environment(emulator, server), "collect", "--store", store, "--alerts", rules)
-    )
-    again, _ = finish(
-        searchkit(environment(emulator, server), "collect", "--store", store, "--alerts", rules)
-    )
+    # The collector started again (in this process: the killed one had to be a process).
+    with warnings.catch_warnings(record=True) as warned:
+        warnings.simplefilter("always")
+        status, out, err = in_process(
+            monkeypatch, capsys, environment(emulator, server),
+            "collect", "--store", store, "--alerts", rules,
+        )  # fmt: skip
+        status_again, again, _ = in_process(
+            monkeypatch, capsys, environment(emulator, server),
+            "collect", "--store", store, "--alerts", rules,
+        )  # fmt: skip
+    assert (status, status_again) == (0, 0)
+    assert [str(w.message) for w in warned] == []  # a process would have printed them
 
     first, second = server.seen("POST")
     assert first.body == second.body  # the same message, the same key: the receiver drops it

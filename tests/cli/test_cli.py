@@ -543,6 +543,41 @@ def test_serve_stops_cleanly_on_sigterm_and_keeps_its_database(tmp_path):
 # --- demo -------------------------------------------------------------------------------------
 
 
+def demo_wrote(stdout: str, out: pathlib.Path) -> None:
+    """The pictures the demo writes to ``out``, and what it says of each (``stdout``)."""
+    for name in ("throughput.png", "limits.png"):
+        data = (out / name).read_bytes()
+        assert data.startswith(b"\x89PNG") and len(data) > 10_000
+        assert str((out / name).resolve()) in stdout
+    assert "unlimited" in stdout
+    assert "docs-search" in stdout
+    # The written files' paths stand in one column, whatever the longest label.
+    wrote = stdout.split("wrote:\n", 1)[1].splitlines()
+    assert [line.split()[0] for line in wrote] == [
+        "throughput",
+        "limits",
+        "forecast",
+        "utilization",
+        "cockpit",
+    ]
+    assert {line.index(str(out.resolve())) for line in wrote} == {len("  utilization ")}
+    assert (out / "cockpit.png").read_bytes().startswith(b"\x89PNG")
+    assert "the quota cockpit's picture of " in stdout
+    # Each says which limit it draws: limits.png the queries, the others queries + updates.
+    assert [line.rsplit("  ", 1)[1] for line in wrote] == [
+        "(15-minute means per index, operations/s (assumed))",
+        "(limit max_daily_queries per index)",
+        "(today against max_daily_queries + max_daily_updates)",
+        "(each UTC day against max_daily_queries + max_daily_updates)",
+        "(today's forecast against max_daily_queries + max_daily_updates)",
+    ]
+
+
+# The whole demo as a process (about 3 s of CPU, 5-9 s on two busy cores): `make test`, which
+# CI runs, runs it; the edit loop checks what it wrote and said of it on the demo run
+# in-process below (all but the limits table's fit to 80 columns: tests/cli/test_table_width.py
+# checks that of the function the demo prints it with).
+@pytest.mark.slow
 def test_demo_writes_both_pngs_from_a_subprocess(tmp_path):
     out = tmp_path / "demo"
     # An 80-column terminal: the limits table fits it, as `searchkit list`'s does.
@@ -556,32 +591,7 @@ def test_demo_writes_both_pngs_from_a_subprocess(tmp_path):
         "`searchkit list --wide` shows every column, `--columns A,B` the ones named."
     )
     assert max(len(line) for line in table.splitlines()) <= 80
-    for name in ("throughput.png", "limits.png"):
-        data = (out / name).read_bytes()
-        assert data.startswith(b"\x89PNG") and len(data) > 10_000
-        assert str((out / name).resolve()) in result.stdout
-    assert "unlimited" in result.stdout
-    assert "docs-search" in result.stdout
-    # The written files' paths stand in one column, whatever the longest label.
-    wrote = result.stdout.split("wrote:\n", 1)[1].splitlines()
-    assert [line.split()[0] for line in wrote] == [
-        "throughput",
-        "limits",
-        "forecast",
-        "utilization",
-        "cockpit",
-    ]
-    assert {line.index(str(out.resolve())) for line in wrote} == {len("  utilization ")}
-    assert (out / "cockpit.png").read_bytes().startswith(b"\x89PNG")
-    assert "the quota cockpit's picture of " in result.stdout
-    # Each says which limit it draws: limits.png the queries, the others queries + updates.
-    assert [line.rsplit("  ", 1)[1] for line in wrote] == [
-        "(15-minute means per index, operations/s (assumed))",
-        "(limit max_daily_queries per index)",
-        "(today against max_daily_queries + max_daily_updates)",
-        "(each UTC day against max_daily_queries + max_daily_updates)",
-        "(today's forecast against max_daily_queries + max_daily_updates)",
-    ]
+    demo_wrote(result.stdout, out)
 
 
 def test_demo_into_an_unwritable_place_is_one_line():
@@ -596,7 +606,7 @@ def test_demo_into_an_unwritable_place_is_one_line():
 def demo_in_process(tmp_path_factory):
     """``run_demo`` run once in this process (the demo as a process is the test above), the
     user's matplotlib backend set to svg before it: (the files written, what it printed, the
-    backend after it). The two tests below read the one run."""
+    backend after it). The tests below read the one run."""
     import matplotlib
 
     from searchkit.cli.demo import run_demo
@@ -611,6 +621,11 @@ def demo_in_process(tmp_path_factory):
     finally:
         matplotlib.use(before)
     return files, stream.getvalue(), backend
+
+
+def test_demo_writes_its_pictures_and_says_where_and_of_what(demo_in_process):
+    files, out, _ = demo_in_process
+    demo_wrote(out, files["limits"].parent)
 
 
 def test_demo_keeps_the_users_matplotlib_backend(demo_in_process):
