@@ -19,9 +19,8 @@ from searchkit.history import budget, reader
 from searchkit.history.layout import THROUGHPUT_SCHEMA, WRITE_OPTIONS
 from searchkit.history.usage_history import History
 
-pytest.importorskip("moto")
-pytest.importorskip("boto3")
-
+# moto and boto3 (dev dependencies) are imported by the ``s3_endpoint`` fixture, which
+# skips without them: not while collecting, in every worker (tests/history/s3server.py).
 from tests.history.s3server import new_bucket, options
 
 DAYS = [f"2026-11-{day:02d}" for day in range(10, 18)]  # 8 days, a file each
