@@ -113,10 +113,7 @@ def _array_words(array: pa.Array) -> np.ndarray:
     kind = array.type
     if text_columns.is_text(kind):
         codes, distinct = text_columns.codes(array)
-        hashed = [
-            int.from_bytes(hashlib.blake2b(t.encode(), digest_size=8).digest(), "little")
-            for t in distinct.to_pylist()
-        ]
+        hashed = _text_words(distinct.to_pylist())
         words: np.ndarray = np.asarray([*hashed, 1], dtype=np.uint64)[codes]  # null: -1
         return words
     if pa.types.is_list(kind):
@@ -143,6 +140,27 @@ def _array_words(array: pa.Array) -> np.ndarray:
         array = array.cast(pa.timestamp("us", kind.tz), safe=False)
     values = pc.fill_null(array.cast(pa.int64()), np.iinfo(np.int64).min)
     return np.asarray(values.to_numpy(zero_copy_only=False), dtype=np.int64).view(np.uint64)
+
+
+# Each text's word, remembered: a collector seals the same ids, names and accounts round
+# after round, and a read checks them day after day. Emptied past _TEXTS_KEPT texts.
+_TEXT_WORDS: dict[str, int] = {}
+_TEXTS_KEPT = 50_000
+
+
+def _text_words(texts: list[str]) -> list[int]:
+    """Each text's word: the first 8 bytes of its BLAKE2b digest (UTF-8), little-endian."""
+    known = _TEXT_WORDS
+    if len(known) > _TEXTS_KEPT:
+        known.clear()
+    words = []
+    for text in texts:
+        word = known.get(text)
+        if word is None:
+            digest = hashlib.blake2b(text.encode(), digest_size=8).digest()
+            word = known[text] = int.from_bytes(digest, "little")
+        words.append(word)
+    return words
 
 
 def day_digests(table: pa.Table) -> np.ndarray:

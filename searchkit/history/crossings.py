@@ -58,7 +58,11 @@ class Crossings:
     def of(cls, limits: pa.ChunkedArray, times: pa.ChunkedArray) -> Crossings:
         """The crossings of rollup rows (their ``crossing_limits``/``crossing_times``)."""
         out = cls(len(limits))
-        for row, (values, when) in enumerate(zip(limits.to_pylist(), _nanos(times), strict=True)):
+        # Only the rows that hold any (an index without daily limits holds none).
+        sizes = [pc.fill_null(pc.list_value_length(c), 0).to_numpy() for c in (limits, times)]
+        rows = np.flatnonzero((sizes[0] > 0) | (sizes[1] > 0))
+        listed = zip(limits.take(rows).to_pylist(), _nanos(times.take(rows)), strict=True)
+        for row, (values, when) in zip(rows.tolist(), listed, strict=True):
             out.pairs[row] = dict(zip(values or [], when, strict=True))
         return out
 
@@ -101,14 +105,15 @@ class Crossings:
 
     def arrays(self, order: np.ndarray) -> tuple[pa.Array, pa.Array]:
         """``crossing_limits`` and ``crossing_times`` of the rows in ``order``."""
-        limits = [sorted(self.pairs[row]) for row in order.tolist()]
-        times = [
-            [None if self.pairs[row][v] == NOT_REACHED else self.pairs[row][v] for v in values]
-            for row, values in zip(order.tolist(), limits, strict=True)
-        ]
+        held = [self.pairs[row] for row in order.tolist()]
+        limits = [limit for pairs in held for limit in sorted(pairs)]
+        times = [pairs[limit] for pairs in held for limit in sorted(pairs)]
+        sizes = np.fromiter((len(pairs) for pairs in held), np.int32, len(held))
+        offsets = pa.array(np.append(np.int32(0), np.cumsum(sizes, dtype=np.int32)))
+        instants = [None if time == NOT_REACHED else time for time in times]
         return (
-            pa.array(limits, pa.list_(pa.float64())),
-            pa.array(times, pa.list_(pa.timestamp("ns", tz="UTC"))),
+            pa.ListArray.from_arrays(offsets, pa.array(limits, pa.float64())),
+            pa.ListArray.from_arrays(offsets, pa.array(instants, pa.timestamp("ns", tz="UTC"))),
         )
 
 

@@ -75,17 +75,18 @@ Files = list[tuple[str, int, int]]
 
 @dataclass(frozen=True)
 class _Kept:
-    """The rollup rows a round wrote for ``day``: they summarise exactly ``files``."""
+    """The rollup rows a round wrote for a day: they summarise exactly ``files``."""
 
-    day: str
     files: Files
     rows: pa.Table
 
 
-# The rollup rows each layout's last round wrote (a collector is one long-lived process):
-# the next round extends them without reading and checking them again, while the day's
-# other files are still exactly those they summarise. One day per layout, dropped with it.
-_KEPT: weakref.WeakKeyDictionary[Layout, _Kept] = weakref.WeakKeyDictionary()
+# The rollup rows each layout's rounds wrote, by day (a collector is one long-lived
+# process): the next round extends them without reading and checking them again, while the
+# day's other files are still exactly those they summarise. The two newest days a layout
+# wrote (the round across midnight writes both), dropped with the layout.
+_KEPT: weakref.WeakKeyDictionary[Layout, dict[str, _Kept]] = weakref.WeakKeyDictionary()
+_DAYS_KEPT = 2
 
 
 def advance(
@@ -110,33 +111,41 @@ def advance(
     extended = extend(table, new, day, source, limits=limits) if table is not None else None
     if extended is not None:
         rollups.replace(layout, day, extended, new)
-        _KEPT[layout] = _Kept(day, files, extended)
+        _keep(layout, day, _Kept(files, extended))
         return True
     # Rolled up from the day's points. Without the day's compaction lock, unlike
     # rollups.refresh: a rollup another writer races this one with names its own files,
     # and readers trust only the one that names the day's files as they are.
-    _KEPT.pop(layout, None)
+    _KEPT.get(layout, {}).pop(day, None)
     points = reader.read(layout, "throughput", days=(day, day))
     if _files(layout, day) != files:
         return False  # a writer changed the day meanwhile: its next round rolls it up
     rolled = rollups.rollup(points, day, source, limits=limits)
     rollups.replace(layout, day, rolled, points)
-    _KEPT[layout] = _Kept(day, files, rolled)
+    _keep(layout, day, _Kept(files, rolled))
     return True
 
 
 def _rows_so_far(layout: Layout, day: str, others: Files) -> pa.Table | None:
     """The day's rollup rows summarising exactly ``others`` (its files but the one just
-    written, as listed now): those this layout's last round wrote when they summarise
-    those files, else the stored rollup when it names them and passes its checks, else
-    None. A file rewritten, added or merged away by another writer (or this process's
+    written, as listed now): those this layout's last round of the day wrote when they
+    summarise those files, else the stored rollup when it names them and passes its checks,
+    else None. A file rewritten, added or merged away by another writer (or this process's
     compaction) changes the listing, so kept rows are trusted exactly as a stored
     rollup's name is (:func:`~searchkit.history.rollups.current`)."""
-    kept = _KEPT.get(layout)
-    if kept is not None and kept.day == day and kept.files == others:
+    kept = _KEPT.get(layout, {}).get(day)
+    if kept is not None and kept.files == others:
         return kept.rows
     # The rollup so far, when it names the other files as they are and passes its checks.
     return rollups.current_rows(layout, day, rollups.signature(others)) if others else None
+
+
+def _keep(layout: Layout, day: str, kept: _Kept) -> None:
+    """Keep the rows a round wrote for ``day`` (and those of the newest other day)."""
+    days = _KEPT.setdefault(layout, {})
+    days[day] = kept
+    for old in sorted(days)[:-_DAYS_KEPT]:
+        del days[old]
 
 
 def _files(layout: Layout, day: str) -> Files:

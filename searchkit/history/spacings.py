@@ -150,7 +150,12 @@ class Spacings:
     def _merge(self) -> None:
         """Sum counts per (row, value), in (row, value) order; keep at most WINDOW values a
         row around its median."""
-        if len(self.values):
+        groups, values = self.groups, self.values
+        ordered = (groups[1:] > groups[:-1]) | (
+            (groups[1:] == groups[:-1]) & (values[1:] > values[:-1])
+        )
+        # As a rollup keeps them (read back, or placed in the same order): nothing to merge.
+        if len(self.values) and not ordered.all():
             order = np.lexsort((self.values, self.groups))
             groups, values, counts = self.groups[order], self.values[order], self.counts[order]
             head = np.append(True, (groups[1:] != groups[:-1]) | (values[1:] != values[:-1]))

@@ -132,7 +132,7 @@ def test_on_s3_a_closed_month_is_one_head_and_get_whatever_its_days(stores, s3_s
     pytest.importorskip("moto")
     from tests.history.s3server import new_bucket, options
 
-    packed, plain = stores
+    _, plain = stores
     s3, bucket = new_bucket(s3_server.endpoint, "packs-requests")
     for path in sorted(p for p in plain.rglob("*") if p.is_file()):
         s3.upload_file(str(path), bucket, f"usage/{path.relative_to(plain).as_posix()}")
