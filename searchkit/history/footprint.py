@@ -40,6 +40,7 @@ def footprint(layout: Layout) -> tuple[dict[str, StoredFiles], tuple[str, ...]]:
     every = _every_file(layout)
     # What readers read, by the layout's one rule (which also warns about strays).
     kind_of = {path: kind for kind in SCHEMAS for _, path, _ in layout.files(kind)}
+    kind_of.update((path, "rollups") for _, path, _ in layout.packs())  # a month's rollups
     counts = {kind: [0, 0] for kind in (*SCHEMAS, OTHER)}
     others = []
     for path, size in every:

@@ -85,6 +85,9 @@ def test_info_from_packs_is_the_scan_of_every_point(stores):
     got, want = sk.History(str(packed)).info(), sk.History(str(plain)).info()
     assert (got.indexes, got.points, got.first, got.last, got.gaps) == (
         want.indexes, want.points, want.first, want.last, want.gaps)  # fmt: skip
+    # The packs are counted with the rollups, not as files that are not the layout's.
+    assert "_months" not in str(got)
+    assert got.by_kind["rollups"].files == len(DAYS) + 2 and got.other_files == ()
 
 
 def test_a_value_changed_in_a_pack_makes_its_day_read_from_its_points(stores, tmp_path):
