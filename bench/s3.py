@@ -27,6 +27,8 @@ Usage: .venv/bin/python bench/s3.py [--indexes 200] [--days 14] [--baseline SRC]
 from __future__ import annotations
 
 import argparse
+import functools
+import importlib.util
 import json
 import os
 import shutil
@@ -34,6 +36,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import types
 import warnings
 from pathlib import Path
 from typing import Any
@@ -42,9 +45,27 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.append(str(ROOT))  # tests.history.s3server; a --baseline tree goes first
 
+
+@functools.cache
+def _s3server() -> types.ModuleType:
+    """This tree's tests/history/s3server.py, whichever tree is first on the path: a
+    --baseline worktree (make bench BASE=...) goes first for ``searchkit`` and holds an
+    older ``tests`` package of its own (22d64ca's has no ``new_bucket``)."""
+    path = ROOT / "tests" / "history" / "s3server.py"
+    spec = importlib.util.spec_from_file_location("searchkit_bench_s3server", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
 OPERATIONS = ("forecast_limits", "usage_frame", "info")
+# Also measured when asked (--only plot_utilization): the picture drawn, as bench/history.py's
+# year-drawn job draws it on a local disk.
+EXTRA = ("plot_utilization",)
 LATENCY = "SEARCHKIT_BENCH_S3_LATENCY_MS"  # --latency, for the server's process
-ZONED = ("forecast_limits", "usage_frame")
+ZONED = ("forecast_limits", "usage_frame", "plot_utilization")
 
 
 def call(operation: str, hist: Any, zone: str) -> Any:
@@ -56,7 +77,45 @@ def call(operation: str, hist: Any, zone: str) -> Any:
         return sk.forecast_limits(hist, **tz)
     if operation == "usage_frame":
         return sk.usage_frame(hist, **tz)
+    if operation == "plot_utilization":
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        ax = sk.plot_utilization(hist, **tz)
+        ax.figure.canvas.draw()
+        # What it shows: its cells and the rows' names (the title names no location).
+        drawn = Drawn(
+            [image.get_array() for image in ax.images],
+            [label.get_text() for label in ax.get_yticklabels()],
+        )
+        plt.close(ax.figure)
+        return drawn
     return hist.info()
+
+
+class Drawn:
+    """A drawn ``plot_utilization``: its cells (masked arrays) and row labels."""
+
+    def __init__(self, cells: list[Any], rows: list[str]) -> None:
+        self.cells, self.rows = cells, rows
+
+    def __eq__(self, other: object) -> bool:
+        import numpy as np
+
+        return (
+            isinstance(other, Drawn)
+            and self.rows == other.rows
+            and len(self.cells) == len(other.cells) > 0
+            and all(
+                np.array_equal(np.ma.getmaskarray(a), np.ma.getmaskarray(b))
+                and np.array_equal(np.ma.filled(a, 0), np.ma.filled(b, 0))
+                for a, b in zip(self.cells, other.cells, strict=True)
+            )
+        )
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 def _bucket_rollups(local: Path, remote: Any) -> None:
@@ -86,8 +145,8 @@ def _stores(store: Path, server: Any, given: bool) -> Path:
     import pyarrow.fs as pafs
 
     from searchkit import History  # the public name: a --baseline tree's too
-    from tests.history.s3server import new_bucket, options
 
+    new_bucket, options = _s3server().new_bucket, _s3server().options
     new_bucket(server.endpoint, "bench")  # pyarrow writes the copy; boto3 only creates it
     fs = pafs.S3FileSystem(**options(server.endpoint))
     local = Path(tempfile.mkdtemp(prefix="searchkit-s3-local-")) / "usage"
@@ -220,8 +279,8 @@ def measure(
     import resource
 
     from searchkit import History
-    from tests.history.s3server import options
 
+    options = _s3server().options
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's line per request
     server = ServerProcess(None if attach is None else attach[:2])
     local = None if attach is None else Path(attach[2])
@@ -275,6 +334,8 @@ def _same(local: Any, remote: Any) -> bool:
     """Whether the local and the S3 copy gave the same answer, to the last bit."""
     import pandas as pd
 
+    if isinstance(local, Drawn):
+        return local == remote
     if isinstance(local, pd.DataFrame):
         try:
             pd.testing.assert_frame_equal(local, remote, check_exact=True)
@@ -363,7 +424,11 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=1, help="A B rounds with --baseline")
     parser.add_argument("--baseline", help="a source tree to measure beside this code")
     parser.add_argument("--zones", default="UTC", help="zones, comma-separated")
-    parser.add_argument("--only", default=",".join(OPERATIONS), help="operations to measure")
+    parser.add_argument(
+        "--only",
+        default=",".join(OPERATIONS),
+        help=f"operations to measure, of {', '.join(OPERATIONS + EXTRA)}",
+    )
     parser.add_argument("--store", help="an existing store (this code's rollups) to serve")
     parser.add_argument(
         "--latency", type=float, default=0, help="ms the server waits before each answer"
