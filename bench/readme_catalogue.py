@@ -913,8 +913,8 @@ FIGURES += [
         Y, "usage_frame, UTC: CPU", "1.05-1.31 s", "year.usage.cpu", (1.05 - 0.005, 1.31 + 0.005)
     ),
 ]
-# Wall and CPU seconds and memory each zone took, as printed (a range holds what rounds to it) (quiet, load 1.4-4.7, 2026-11-27;
-# make bench ONLY=year-usage BASE=732bb4b).
+# Wall and CPU seconds and memory each zone took, as printed (a range holds what rounds to
+# it; quiet, load 1.4-4.7, 2026-11-27; make bench ONLY=year-usage BASE=732bb4b).
 for zone, wall, cpu, mib in (
     ("America/New_York", (1.17, 1.48), (1.23, 1.34), (304, 318)),
     ("Asia/Kolkata", (2.07, 2.14), (2.16, 2.19), (514, 529)),
