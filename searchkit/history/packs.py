@@ -82,7 +82,20 @@ def read(
     if not answered:
         return None, set()
     keep = np.isin(day_of, [np.datetime64(d, "D").astype(np.int64) for d in sorted(answered)])
-    return table.filter(pa.array(keep)).select(list(columns)), answered
+    return _rows(table.select(list(columns)), keep), answered
+
+
+def _rows(table: pa.Table, keep: np.ndarray) -> pa.Table:
+    """The rows of ``table`` where ``keep`` holds, as slices of it (no copy): a pack's rows
+    lie in day order, so the kept ones are a few runs, and ``Table.filter`` would copy every
+    column (a month's quarter-hour lists are some 100 MB), which cost a year's read in a
+    quarter-hour zone 0.3 s of CPU and as many MiB again."""
+    if keep.all():
+        return table
+    edges = np.flatnonzero(np.diff(np.concatenate(([0], keep.view(np.int8), [0]))))
+    starts, stops = edges[::2], edges[1::2]
+    runs = [table.slice(start, stop - start) for start, stop in zip(starts, stops, strict=True)]
+    return pa.concat_tables(runs) if runs else table.slice(0, 0)
 
 
 def _groups(planned: reader.Planned, days: tuple[str | None, str | None]) -> list[int]:
