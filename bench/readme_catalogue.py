@@ -898,27 +898,27 @@ FIGURES += [
         Y, "the store on disk", "2.53 GiB", "year.disk_gib", about(2.53), better="none", unit=" GiB"
     ),
     Figure(
-        Y, "usage_frame(hist), UTC", "0.95-1.13 s", "year.usage.s", (0.95 - 0.005, 1.13 + 0.005)
+        Y, "usage_frame(hist), UTC", "1.43-1.60 s", "year.usage.s", (1.43 - 0.005, 1.60 + 0.005)
     ),
     Figure(
         Y,
         "usage_frame, UTC: memory",
-        "+303-314 MiB",
+        "+279-279 MiB",
         "year.usage.mib",
-        (303 - 0.5, 314 + 0.5),
+        (279 - 0.5, 279 + 0.5),
         unit=" MiB",
         fmt=".0f",
     ),
     Figure(
-        Y, "usage_frame, UTC: CPU", "1.05-1.31 s", "year.usage.cpu", (1.05 - 0.005, 1.31 + 0.005)
+        Y, "usage_frame, UTC: CPU", "1.34-1.54 s", "year.usage.cpu", (1.34 - 0.005, 1.54 + 0.005)
     ),
 ]
 # Wall and CPU seconds and memory each zone took, as printed (a range holds what rounds to
-# it; quiet, load 1.4-4.7, 2026-11-27; make bench ONLY=year-usage BASE=732bb4b).
+# it; quiet, load 1.6-4.4, 2026-11-27; make bench ONLY=year-usage BASE=732bb4b).
 for zone, wall, cpu, mib in (
-    ("America/New_York", (1.17, 1.48), (1.23, 1.34), (304, 318)),
-    ("Asia/Kolkata", (2.07, 2.14), (2.16, 2.19), (514, 529)),
-    ("Pacific/Chatham", (1.78, 2.02), (1.90, 2.12), (495, 505)),
+    ("America/New_York", (2.51, 6.39), (1.43, 1.74), (305, 316)),
+    ("Asia/Kolkata", (2.77, 6.29), (2.47, 2.55), (419, 482)),
+    ("Pacific/Chatham", (4.13, 5.43), (2.62, 3.64), (465, 474)),
 ):
     FIGURES += [
         Figure(
@@ -949,16 +949,16 @@ for what, label, cases in (
     (
         "plot",
         "plot_utilization drawn",
-        (("", (1.30, 1.72), (1.38, 1.85)), ("America/New_York", (1.85, 2.67), (1.93, 2.75)),
-         ("Asia/Kolkata", (2.77, 2.81), (2.90, 2.95)),
-         ("Pacific/Chatham", (2.59, 3.30), (2.71, 3.44))),
+        (("", (1.45, 1.92), (1.52, 1.58)), ("America/New_York", (1.79, 2.60), (1.77, 1.85)),
+         ("Asia/Kolkata", (2.61, 2.90), (2.76, 3.04)),
+         ("Pacific/Chatham", (2.66, 2.86), (2.83, 3.02))),
     ),
     (
         "cockpit",
         "quota_cockpit ready",
-        (("", (1.26, 1.39), (1.10, 1.30)), ("America/New_York", (1.32, 1.43), (1.36, 1.49)),
-         ("Asia/Kolkata", (1.00, 1.18), (1.03, 1.21)),
-         ("Pacific/Chatham", (1.34, 1.51), (1.37, 1.56))),
+        (("", (1.28, 1.31), (1.28, 1.33)), ("America/New_York", (1.14, 1.74), (1.18, 1.79)),
+         ("Asia/Kolkata", (1.21, 1.42), (1.26, 1.46)),
+         ("Pacific/Chatham", (1.26, 1.28), (1.29, 1.32))),
     ),
 ):  # fmt: skip
     for zone, wall, cpu in cases:
