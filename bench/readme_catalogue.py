@@ -903,7 +903,7 @@ FIGURES += [
     Figure(
         Y,
         "usage_frame, UTC: memory",
-        "+279-279 MiB",
+        "+279 MiB",
         "year.usage.mib",
         (279 - 0.5, 279 + 0.5),
         unit=" MiB",
