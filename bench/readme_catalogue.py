@@ -68,9 +68,9 @@ FIGURES: list[Figure] = [
     Figure(
         S,
         "python -c pass (the baseline)",
-        "24 ms",
+        "38 ms",
         "startup.pass",
-        about(24),
+        about(38),
         None,
         better="none",
         unit=" ms",
@@ -79,9 +79,9 @@ FIGURES: list[Figure] = [
     Figure(
         S,
         "import searchkit",
-        "29 ms",
+        "40 ms",
         "startup.import",
-        about(29),
+        about(40),
         "startup.pass",
         unit=" ms",
         fmt=".0f",
@@ -89,9 +89,9 @@ FIGURES: list[Figure] = [
     Figure(
         S,
         "searchkit --help",
-        "74 ms",
+        "102 ms",
         "startup.help",
-        about(74),
+        about(102),
         "startup.pass",
         unit=" ms",
         fmt=".0f",
@@ -113,9 +113,9 @@ for case in ("import", "help"):  # the same, in CPU time: what a busy machine di
     )
 
 for points, loads, frame, ratio, naive, speedup in (
-    (10_000, 0.004, 0.005, 1.3, 0.035, 7.5),
-    (100_000, 0.046, 0.023, 0.51, 0.378, 16),
-    (1_000_000, 0.561, 0.243, 0.43, None, None),
+    (10_000, 0.004, 0.008, 2.18, 0.039, 5.0),
+    (100_000, 0.047, 0.025, 0.53, 0.514, 20.7),
+    (1_000_000, 0.547, 0.254, 0.46, None, None),
 ):
     FIGURES += [
         Figure(
@@ -123,7 +123,7 @@ for points, loads, frame, ratio, naive, speedup in (
             f"json.loads, {points:,} points",
             f"{loads} s",
             f"throughput.loads.{points}",
-            about(loads),
+            rounded(loads, 3),
             better="none",
             fmt=".3f",
         ),
@@ -169,9 +169,9 @@ FIGURES += [
     Figure(
         W,
         "list + frame CPU / requests.get().json(), 1,000 x 1,440",
-        "0.46x-0.54x (three runs, load 5-15)",
+        "0.53x (0.564 s against 1.071 s; quiet, load 1-3)",
         "list.cpu.ours.1000",
-        (0.46, 0.54),
+        about(0.53),
         "list.cpu.get_json.1000",
         on_ratio=True,
         fmt=".3f",
@@ -179,9 +179,9 @@ FIGURES += [
     Figure(
         W,
         "the same, ebb8985 (before the redesign)",
-        "0.44x-0.48x in the same runs",
+        "0.58x in the same run",
         "list.cpu.ebb8985.ours.1000",
-        (0.44, 0.48),
+        about(0.58),
         "list.cpu.ebb8985.get_json.1000",
         on_ratio=True,
         better="none",
@@ -210,10 +210,10 @@ FIGURES += [
     ),
     Figure(
         W,
-        "wall time ratio, 1,000 (shared machine)",
-        "0.38x-0.66x",
+        "wall time ratio, 1,000 (quiet)",
+        "0.38x",
         "list.wall_ratio.1000",
-        (0.38, 0.66),
+        about(0.38),
         unit="x",
     ),
     Figure(
@@ -225,7 +225,9 @@ FIGURES += [
         unit=" B",
         fmt=".1f",
     ),
-    Figure(W, "peak while listing / the answer", "1.6x", "list.peak_x_body", about(1.6), unit="x"),
+    Figure(
+        W, "peak while listing / the answer", "1.65x", "list.peak_x_body", about(1.65), unit="x"
+    ),
     Figure(
         H,
         "one index x 30 days vs DuckDB",
@@ -286,14 +288,18 @@ FIGURES += [
         fmt=".0f",
     ),
     Figure(
-        H, "collect, steady round, 1,000 indexes", "1.6 s", "history.collect.steady", about(1.6)
+        H,
+        "collect, steady round, 1,000 indexes (the README: bench/collect_steady.py, wall)",
+        "1.12-1.18 s",
+        "history.collect.steady",
+        (1.12, 1.18),
     ),
     Figure(
         H,
         "collect round / one plain list",
-        "1.03x",
+        "1.26x",
         "history.collect.vs_list",
-        about(1.03),
+        about(1.26),
         unit="x",
     ),
     Figure(
@@ -604,14 +610,14 @@ FIGURES += [
     Figure(
         AS,
         "the whole alert round's share of the collect round",
-        "12% (0.27 s after 2.23 s)",
+        "14% (0.20 s after 1.45 s)",
         "alerts.round.share",
-        about(12),
+        about(14),
         unit="%",
         fmt=".0f",
     ),
-    Figure(AS, "the alert round", "0.27 s", "alerts.round.s", about(0.27)),
-    Figure(AS, "the collect round it follows", "2.23 s", "alerts.round.collect_s", about(2.23)),
+    Figure(AS, "the alert round", "0.20 s", "alerts.round.s", about(0.20)),
+    Figure(AS, "the collect round it follows", "1.45 s", "alerts.round.collect_s", about(1.45)),
     Figure(
         AS,
         "journal, records and delivery",
@@ -708,24 +714,24 @@ FIGURES += [
     Figure(
         S3,
         "the year on S3: usage_frame, UTC",
-        "2.67 s on S3 in UTC",
+        "1.41 s on S3 in UTC",
         "s3year.usage_frame.s3",
-        about(2.67),
+        about(1.41),
         "s3year.usage_frame.local",
     ),
     Figure(
         S3,
         "the year on S3: usage_frame, UTC: CPU",
-        "1.49 s of CPU",
+        "1.25 s of CPU",
         "s3year.usage_frame.s3_cpu",
-        about(1.49),
+        about(1.25),
     ),
     Figure(
         S3,
         "the year on S3: usage_frame, every zone: the server's CPU",
-        "0.50-0.64 s",
+        "0.38-0.54 s",
         "s3year.usage_frame.*.server_cpu",
-        (0.50 * 0.9, 0.64 * 1.1),
+        (0.38 * 0.9, 0.54 * 1.1),
     ),
     Figure(
         S3,
@@ -739,9 +745,9 @@ FIGURES += [
     Figure(
         S3,
         "the year on S3: forecast_limits, every zone",
-        "1.10-1.34 s",
+        "0.54-0.56 s",
         "s3year.forecast_limits.*.s3",
-        (1.10 * 0.9, 1.34 * 1.1),
+        (0.54 * 0.9, 0.56 * 1.1),
     ),
     Figure(
         S3,
@@ -755,32 +761,33 @@ FIGURES += [
     Figure(
         S3,
         "the year on S3: info()",
-        "2.51 s",
+        "0.87 s",
         "s3year.info.s3",
-        about(2.51),
+        about(0.87),
     ),
     Figure(
         TD,
         "usage_frame at 23:50, today from its rollup",
-        "0.16-0.28 s (1.01-1.65 s from its points)",
+        "0.19 s (0.70 s from its points)",
         "today.usage.rollup",
-        (0.16, 0.28),
+        about(0.19),
         "today.usage.points",
     ),
     Figure(
         TD,
         "forecast_limits at 23:50, today from its rollup",
-        "0.39 s (1.28 s from its points)",
+        "0.27 s (0.55 s from its points)",
         "today.forecast.rollup",
-        about(0.39),
+        about(0.27),
         "today.forecast.points",
     ),
     Figure(
         TD,
         "keeping today's rollup current, a round",
-        "0.08-0.17 s",
+        "36 ms",
         "today.round_rollup.median",
-        (0.08, 0.17),
+        about(0.036),
+        fmt=".3f",
     ),
     Figure(
         PR,
@@ -888,25 +895,30 @@ FIGURES += [
         fmt=".1f",
     ),
     Figure(
-        Y, "the store on disk", "2.31 GiB", "year.disk_gib", about(2.31), better="none", unit=" GiB"
+        Y, "the store on disk", "2.53 GiB", "year.disk_gib", about(2.53), better="none", unit=" GiB"
     ),
-    Figure(Y, "usage_frame(hist), UTC", "0.96-1.29 s", "year.usage.s", (0.96, 1.29)),
+    Figure(
+        Y, "usage_frame(hist), UTC", "1.43-1.60 s", "year.usage.s", (1.43 - 0.005, 1.60 + 0.005)
+    ),
     Figure(
         Y,
         "usage_frame, UTC: memory",
-        "+288-311 MiB",
+        "+279 MiB",
         "year.usage.mib",
-        (288, 311),
+        (279 - 0.5, 279 + 0.5),
         unit=" MiB",
         fmt=".0f",
     ),
-    Figure(Y, "usage_frame, UTC: CPU", "1.17-1.59 s", "year.usage.cpu", (1.17, 1.59)),
+    Figure(
+        Y, "usage_frame, UTC: CPU", "1.34-1.54 s", "year.usage.cpu", (1.34 - 0.005, 1.54 + 0.005)
+    ),
 ]
-# Wall and CPU seconds each zone took (quiet, load 1.2-1.8; make bench ONLY=year-usage).
-for zone, wall, cpu in (
-    ("America/New_York", (1.40, 1.54), (1.78, 1.95)),
-    ("Asia/Kolkata", (1.70, 1.85), (2.22, 2.31)),
-    ("Pacific/Chatham", (1.89, 1.96), (2.16, 2.35)),
+# Wall and CPU seconds and memory each zone took, as printed (a range holds what rounds to
+# it; quiet, load 1.6-4.4, 2026-11-27; make bench ONLY=year-usage BASE=732bb4b).
+for zone, wall, cpu, mib in (
+    ("America/New_York", (2.51, 6.39), (1.43, 1.74), (305, 316)),
+    ("Asia/Kolkata", (2.77, 6.29), (2.47, 2.55), (419, 482)),
+    ("Pacific/Chatham", (4.13, 5.43), (2.62, 3.64), (465, 474)),
 ):
     FIGURES += [
         Figure(
@@ -914,14 +926,14 @@ for zone, wall, cpu in (
             f"usage_frame, {zone}",
             f"{wall[0]:.2f}-{wall[1]:.2f} s",
             f"year.usage.{zone}.s",
-            wall,
+            (wall[0] - 0.005, wall[1] + 0.005),
         ),
         Figure(
             Y,
             f"usage_frame, {zone}: memory",
-            "+359-379 MiB",
+            f"+{mib[0]}-{mib[1]} MiB",
             f"year.usage.{zone}.mib",
-            (359, 379),
+            (mib[0] - 0.5, mib[1] + 0.5),
             unit=" MiB",
             fmt=".0f",
         ),
@@ -930,23 +942,23 @@ for zone, wall, cpu in (
             f"usage_frame, {zone}: CPU",
             f"{cpu[0]:.2f}-{cpu[1]:.2f} s",
             f"year.usage.{zone}.cpu",
-            cpu,
+            (cpu[0] - 0.005, cpu[1] + 0.005),
         ),
     ]
 for what, label, cases in (
     (
         "plot",
         "plot_utilization drawn",
-        (("", (1.70, 2.55), (1.89, 2.79)), ("America/New_York", (2.67, 3.34), (2.96, 3.27)),
-         ("Asia/Kolkata", (2.42, 2.54), (2.94, 3.12)),
-         ("Pacific/Chatham", (2.20, 2.54), (2.71, 3.04))),
+        (("", (1.45, 1.92), (1.52, 1.58)), ("America/New_York", (1.79, 2.60), (1.77, 1.85)),
+         ("Asia/Kolkata", (2.61, 2.90), (2.76, 3.04)),
+         ("Pacific/Chatham", (2.66, 2.86), (2.83, 3.02))),
     ),
     (
         "cockpit",
         "quota_cockpit ready",
-        (("", (1.56, 2.26), (1.56, 1.64)), ("America/New_York", (1.13, 1.69), (1.19, 1.77)),
-         ("Asia/Kolkata", (1.28, 1.35), (1.34, 1.42)),
-         ("Pacific/Chatham", (1.34, 1.48), (1.40, 1.55))),
+        (("", (1.28, 1.31), (1.28, 1.33)), ("America/New_York", (1.14, 1.74), (1.18, 1.79)),
+         ("Asia/Kolkata", (1.21, 1.42), (1.26, 1.46)),
+         ("Pacific/Chatham", (1.26, 1.28), (1.29, 1.32))),
     ),
 ):  # fmt: skip
     for zone, wall, cpu in cases:
@@ -957,56 +969,56 @@ for what, label, cases in (
                 f"{label}, {zone or 'UTC'}",
                 f"{wall[0]:.2f}-{wall[1]:.2f} s",
                 f"{key}.s",
-                wall,
+                (wall[0] - 0.005, wall[1] + 0.005),
             ),
             Figure(
                 Y,
                 f"{label}, {zone or 'UTC'}: CPU",
                 f"{cpu[0]:.2f}-{cpu[1]:.2f} s",
                 f"{key}.cpu",
-                cpu,
+                (cpu[0] - 0.005, cpu[1] + 0.005),
             ),
         ]
 FIGURES += [
-    Figure(Y, "History.info()", "1.26-1.48 s (54.5-86.4 s before)", "year.info.s", (1.26, 1.48)),
+    Figure(Y, "History.info()", "1.12 s (22d64ca 86.05 s)", "year.info.s", about(1.12)),
     Figure(
         Y,
         "History.info(): memory",
-        "+183-189 MiB",
+        "+220 MiB",
         "year.info.mib",
-        (183, 189),
+        about(220),
         unit=" MiB",
         fmt=".0f",
     ),
-    Figure(Y, "forecast_limits(hist)", "0.86-1.63 s", "year.forecast.s", (0.86, 1.63)),
+    Figure(Y, "forecast_limits(hist)", "0.79 s", "year.forecast.s", about(0.79)),
     Figure(
         Y,
         "forecast_limits: memory",
-        "+254-273 MiB",
+        "+254 MiB",
         "year.forecast.mib",
-        (254, 273),
+        about(254),
         unit=" MiB",
         fmt=".0f",
     ),
     Figure(
         Y,
         "forecast_limits / pq.read_table of its 41 days",
-        "0.15x-0.32x (5.09-5.59 s)",
+        "0.38x (2.06 s)",
         "year.forecast.s",
-        (0.15, 0.32),
+        about(0.38),
         "year.forecast.plain_s",
         on_ratio=True,
     ),
     Figure(
         Y,
         "forecast_limits / History.throughput of them",
-        "0.08x-0.13x (10.56-12.91 s)",
+        "0.11x (7.19 s)",
         "year.forecast.s",
-        (0.08, 0.13),
+        about(0.11),
         "year.forecast.read_s",
         on_ratio=True,
     ),
-    Figure(Y, "throughput(start='2026-06-01') refused", "in 0.34 s", "year.refusal.s", about(0.34)),
+    Figure(Y, "throughput(start='2026-06-01') refused", "in 0.13 s", "year.refusal.s", about(0.13)),
 ]
 
 #: README figures that `make bench` does not produce, and why.
