@@ -113,7 +113,7 @@ for case in ("import", "help"):  # the same, in CPU time: what a busy machine di
     )
 
 for points, loads, frame, ratio, naive, speedup in (
-    (10_000, 0.004, 0.008, 2.18, 0.039, 5.0),
+    (10_000, 0.004, 0.005, 1.29, 0.039, 8.6),
     (100_000, 0.047, 0.025, 0.53, 0.514, 20.7),
     (1_000_000, 0.547, 0.254, 0.46, None, None),
 ):
@@ -639,17 +639,17 @@ FIGURES += [
     Figure(
         S3,
         "forecast_limits on S3",
-        "0.39-0.43 s (22d64ca 0.40-0.62 s)",
+        "0.23 s (22d64ca 0.28 s)",
         "s3.forecast_limits.s3",
-        (0.39 * 0.9, 0.43 * 1.1),
+        (0.23 * 0.9, 0.23 * 1.1),
         "s3.forecast_limits.local",
     ),
     Figure(
         S3,
         "forecast_limits on S3: CPU",
-        "0.10-0.12 s (0.17-0.18 s)",
+        "0.13 s (0.19 s)",
         "s3.forecast_limits.s3_cpu",
-        (0.10 * 0.9, 0.12 * 1.1),
+        (0.13 * 0.9, 0.13 * 1.1),
         "s3.forecast_limits.local_cpu",
     ),
     Figure(
@@ -664,17 +664,17 @@ FIGURES += [
     Figure(
         S3,
         "usage_frame on S3",
-        "0.34-0.42 s (0.35-0.44 s)",
+        "0.22 s (0.23 s)",
         "s3.usage_frame.s3",
-        (0.34 * 0.9, 0.42 * 1.1),
+        (0.22 * 0.9, 0.22 * 1.1),
         "s3.usage_frame.local",
     ),
     Figure(
         S3,
         "usage_frame on S3: CPU",
-        "0.10-0.11 s (0.11-0.12 s)",
+        "0.13 s (0.13 s)",
         "s3.usage_frame.s3_cpu",
-        (0.10 * 0.9, 0.11 * 1.1),
+        (0.13 * 0.9, 0.13 * 1.1),
         "s3.usage_frame.local_cpu",
     ),
     Figure(
@@ -689,17 +689,17 @@ FIGURES += [
     Figure(
         S3,
         "info() on S3",
-        "0.18-0.21 s (1.34-1.96 s)",
+        "0.13 s (0.52 s)",
         "s3.info.s3",
-        (0.18 * 0.9, 0.21 * 1.1),
+        (0.13 * 0.9, 0.13 * 1.1),
         "s3.info.local",
     ),
     Figure(
         S3,
         "info() on S3: CPU",
-        "0.05-0.06 s (0.50-0.52 s)",
+        "0.06 s (0.41 s)",
         "s3.info.s3_cpu",
-        (0.05 * 0.9, 0.06 * 1.1),
+        (0.06 * 0.9, 0.06 * 1.1),
         "s3.info.local_cpu",
     ),
     Figure(
@@ -898,27 +898,27 @@ FIGURES += [
         Y, "the store on disk", "2.53 GiB", "year.disk_gib", about(2.53), better="none", unit=" GiB"
     ),
     Figure(
-        Y, "usage_frame(hist), UTC", "1.43-1.60 s", "year.usage.s", (1.43 - 0.005, 1.60 + 0.005)
+        Y, "usage_frame(hist), UTC", "0.90-1.42 s", "year.usage.s", (0.90 - 0.005, 1.42 + 0.005)
     ),
     Figure(
         Y,
         "usage_frame, UTC: memory",
-        "+279 MiB",
+        "+268-304 MiB",
         "year.usage.mib",
-        (279 - 0.5, 279 + 0.5),
+        (268 - 0.5, 304 + 0.5),
         unit=" MiB",
         fmt=".0f",
     ),
     Figure(
-        Y, "usage_frame, UTC: CPU", "1.34-1.54 s", "year.usage.cpu", (1.34 - 0.005, 1.54 + 0.005)
+        Y, "usage_frame, UTC: CPU", "1.01-1.64 s", "year.usage.cpu", (1.01 - 0.005, 1.64 + 0.005)
     ),
 ]
 # Wall and CPU seconds and memory each zone took, as printed (a range holds what rounds to
-# it; quiet, load 1.6-4.4, 2026-11-27; make bench ONLY=year-usage BASE=732bb4b).
+# it; quiet, load 2.8 -> 1.9, 2026-11-27; make bench ONLY=year-usage BASE=732bb4b).
 for zone, wall, cpu, mib in (
-    ("America/New_York", (2.51, 6.39), (1.43, 1.74), (305, 316)),
-    ("Asia/Kolkata", (2.77, 6.29), (2.47, 2.55), (419, 482)),
-    ("Pacific/Chatham", (4.13, 5.43), (2.62, 3.64), (465, 474)),
+    ("America/New_York", (1.40, 1.97), (1.36, 1.40), (303, 312)),
+    ("Asia/Kolkata", (2.16, 2.17), (2.29, 2.34), (488, 540)),
+    ("Pacific/Chatham", (2.22, 2.35), (2.39, 2.55), (426, 546)),
 ):
     FIGURES += [
         Figure(
