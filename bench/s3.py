@@ -63,9 +63,11 @@ def _s3server() -> types.ModuleType:
 OPERATIONS = ("forecast_limits", "usage_frame", "info")
 # Also measured when asked (--only plot_utilization): the picture drawn, as bench/history.py's
 # year-drawn job draws it on a local disk.
-EXTRA = ("plot_utilization",)
+EXTRA = ("plot_utilization", "quota_cockpit")
 LATENCY = "SEARCHKIT_BENCH_S3_LATENCY_MS"  # --latency, for the server's process
-ZONED = ("forecast_limits", "usage_frame", "plot_utilization")
+ZONED = ("forecast_limits", "usage_frame", "plot_utilization", "quota_cockpit")
+# The cockpit's instant (--now): the same for the local and the S3 copy, so their rows compare.
+NOW = "SEARCHKIT_BENCH_S3_NOW"
 
 
 def call(operation: str, hist: Any, zone: str) -> Any:
@@ -92,7 +94,31 @@ def call(operation: str, hist: Any, zone: str) -> Any:
         )
         plt.close(ax.figure)
         return drawn
+    if operation == "quota_cockpit":
+        return _cockpit_rows(hist, zone)
     return hist.info()
+
+
+def _cockpit_rows(hist: Any, zone: str) -> Any:
+    """``quota_cockpit(hist, tz=zone)`` until its table and first picture show, as
+    bench/history.py's year-drawn job waits for it; its rows (what it shows)."""
+    import pandas as pd
+
+    import searchkit as sk
+
+    now = os.environ.get(NOW)
+    cockpit = sk.quota_cockpit(
+        hist, tz=None if zone == "UTC" else zone, now=pd.Timestamp(now) if now else None
+    )
+    deadline = time.perf_counter() + 300
+    while cockpit.picture_png is None or not cockpit.page_lines:
+        if time.perf_counter() > deadline:
+            raise TimeoutError("the cockpit did not show its table and picture in 300 s")
+        time.sleep(0.002)
+    rows = cockpit.rows.copy()
+    cockpit.wait()
+    cockpit.close()
+    return rows
 
 
 class Drawn:
