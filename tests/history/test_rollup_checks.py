@@ -111,17 +111,22 @@ def test_day_figures_changed_together_are_found_on_a_whole_day_read(store, tmp_p
     quiet_afterwards(hist, points_only)
 
 
+def hours_changed_by_hand(rolled):
+    """Rewrite the rollup file ``rolled`` with every hourly sum ten times what it was (the
+    day's total, quarters and seal left as they were)."""
+    table = pq.read_table(rolled)
+    at = table.schema.get_field_index("hourly_value_sum")
+    hours = pa.array([[v * 10 for v in row] for row in table["hourly_value_sum"].to_pylist()])
+    rewrite(rolled, table.set_column(at, "hourly_value_sum", hours))
+
+
 def test_hours_that_do_not_give_the_day_are_not_used_for_a_zone_whole_hours_from_utc(
     store, tmp_path
 ):
     # New York's days are summed by hour (issue 30): hours changed by hand are found, and
     # the day is read from its points.
     hist, points_only = store
-    rolled = closed_rollup(tmp_path)
-    table = pq.read_table(rolled)
-    at = table.schema.get_field_index("hourly_value_sum")
-    hours = pa.array([[v * 10 for v in row] for row in table["hourly_value_sum"].to_pylist()])
-    rewrite(rolled, table.set_column(at, "hourly_value_sum", hours))
+    hours_changed_by_hand(closed_rollup(tmp_path))
 
     for tz, freq in (("America/New_York", "D"), ("UTC", "h")):
         with pytest.warns(HistoryWarning, match=WARNED):
@@ -131,11 +136,7 @@ def test_hours_that_do_not_give_the_day_are_not_used_for_a_zone_whole_hours_from
 
 def test_hours_that_do_not_give_the_day_are_not_used_by_the_forecast(store, tmp_path):
     hist, points_only = store
-    rolled = closed_rollup(tmp_path)
-    table = pq.read_table(rolled)
-    at = table.schema.get_field_index("hourly_value_sum")
-    hours = pa.array([[v * 10 for v in row] for row in table["hourly_value_sum"].to_pylist()])
-    rewrite(rolled, table.set_column(at, "hourly_value_sum", hours))
+    hours_changed_by_hand(closed_rollup(tmp_path))
 
     with pytest.warns(HistoryWarning, match=WARNED):
         assert hist.sums(DAY, DAY, detail="hour") == {}
