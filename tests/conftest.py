@@ -12,6 +12,8 @@
 - ``smtp``: a real SMTP server on loopback, ``(controller, inbox)`` (tests/alerts/smtp.py).
 - ``s3_server``: moto's S3 server on loopback counting its requests, one per worker
   (tests/history/s3server.py); ``s3_endpoint`` is its URL. Each test makes its own bucket.
+- A fixture wider than a test returns only once the merges its collects left running have
+  ended (``pytest_fixture_setup``); a test's own merges end with it (``_merges_settled``).
 - ``made_once``: a folder (a store collected over days, say) made once per worker and
   copied by each test that uses it, instead of being made again for every test.
 - The emulators a test process starts hash their account passwords with PBKDF2 at one
@@ -170,6 +172,22 @@ def _merges_settled() -> Iterator[None]:
     from searchkit.history.compaction import settle_all
 
     settle_all()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_fixture_setup(fixturedef: pytest.FixtureDef[Any]) -> Iterator[Any]:
+    """A fixture wider than a test (a store collected over days for a module, say) hands
+    its tests a store whose merges have ended: the closed day's merge a collect left on a
+    thread would otherwise replace files while a test copies or reads the store (a copy
+    then fails with "No such file or directory", as it once did in CI)."""
+    made = yield
+    if fixturedef.scope != "function":
+        import sys
+
+        compaction = sys.modules.get("searchkit.history.compaction")
+        if compaction is not None:  # (nothing to wait for when no store was written)
+            compaction.settle_all()
+    return made
 
 
 def _options(request: pytest.FixtureRequest, default: dict[str, Any]) -> dict[str, Any]:

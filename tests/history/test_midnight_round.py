@@ -170,3 +170,30 @@ def test_a_round_settling_while_the_merge_is_being_started_waits_for_it(
     assert not merging.thread.is_alive() and merging.error is None
     assert len(closed_files(root)) == 1  # merged
     assert settle(layout) is None
+
+
+@pytest.fixture(scope="module")
+def days_for_a_module(tmp_path_factory) -> pathlib.Path:
+    """A store collected once a day for three days by a fixture wider than a test: its last
+    collects close days, whose merges they leave on threads."""
+    from searchkit.emulator import Emulator
+
+    root = tmp_path_factory.mktemp("module-days") / "h"
+    start = pd.Timestamp("2026-11-17 19:00", tz="UTC").to_pydatetime()
+    with Emulator(demo=True, seed=2026, clock=start, window_minutes=1440) as emu:
+        with emu.client() as client:
+            for _ in range(3):
+                emu.advance(86_400)
+                History(str(root)).collect(client, now=emu.now())
+    return root
+
+
+def test_a_fixture_wider_than_a_test_hands_over_a_store_no_merge_is_changing(days_for_a_module):
+    """tests/conftest.py's pytest_fixture_setup waits for those merges: a test copying the
+    store (as test_seen_history's steps do) could otherwise list a file the merge then
+    deletes (CI, 2026-11-27: copytree's "No such file or directory")."""
+    assert compaction._MERGING == {}
+    days = sorted(p.name for p in (days_for_a_module / "throughput").iterdir())
+    assert days == ["day=2026-11-17", "day=2026-11-18", "day=2026-11-19", "day=2026-11-20"]
+    files = [len(list((days_for_a_module / "throughput" / day).glob("*.parquet"))) for day in days]
+    assert files[:3] == [1, 1, 1]  # each closed day merged into one file before the test began
