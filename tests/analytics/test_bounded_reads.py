@@ -10,7 +10,6 @@ share of the limit, or is refused saying how to bound it.
 from __future__ import annotations
 
 import pathlib
-import shutil
 import weakref
 
 import numpy as np
@@ -24,6 +23,7 @@ from searchkit.analytics.days import HELD
 from searchkit.errors import HistoryError
 from searchkit.history.layout import LIMITS_SCHEMA
 from tests.analytics.test_forecast_bins import series, write
+from tests.stores import copy_store
 
 DAYS = [f"2026-11-{day:02d}" for day in range(10, 18)]
 NOW = pd.Timestamp("2026-11-17 18:00", tz="UTC")
@@ -107,7 +107,7 @@ def test_a_day_over_its_share_of_the_limit_is_refused_saying_how_to_bound_it(
     store, tmp_path, monkeypatch
 ):
     root = tmp_path / "h"
-    shutil.copytree(store, root)
+    copy_store(store, root)
     hist = sk.History(str(root))
     expected = sk.usage_frame(hist)
     # A day's points (4,320 rows, about 580 KiB) fit in 900 kB, but not HELD days at once.

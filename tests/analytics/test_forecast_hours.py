@@ -5,8 +5,6 @@ point dated on another day (no hours either)."""
 
 from __future__ import annotations
 
-import shutil
-
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -24,6 +22,7 @@ from tests.analytics.test_forecast_bins import (
     write,
 )
 from tests.analytics.test_forecast_bins import store as messy_store
+from tests.stores import copy_store
 
 store = messy_store  # the messy store's fixture, shared
 
@@ -47,7 +46,7 @@ class Reads:
 @pytest.fixture(scope="module")
 def rolled(store, tmp_path_factory) -> sk.History:
     root = tmp_path_factory.mktemp("rolled") / "h"
-    shutil.copytree(store.hist.location, root)
+    copy_store(store.hist.location, root)
     hist = sk.History(str(root))
     assert hist.refresh_rollups() == 5  # every stored day (all before today)
     return hist
@@ -134,7 +133,7 @@ def test_an_older_writer_s_rollups_are_read_from_the_points_until_refreshed(
     tmp_path,
 ):
     root = tmp_path / "h"
-    shutil.copytree(rolled.location, root)
+    copy_store(rolled.location, root)
     for path in (root / "rollups").rglob("*.parquet"):  # as a searchkit without hours wrote
         table = pq.read_table(path)
         old = table.drop_columns(["hourly_value_sum", "hourly_points", "last_point", "digest"])
@@ -155,7 +154,7 @@ def test_a_point_filed_in_another_day_s_folder_counts_nowhere(rolled, tmp_path):
     leaves it out as the points do, so the forecast bins 11-17 from its hours, and the
     bins equal the points' (which leave it out too)."""
     root = tmp_path / "h"
-    shutil.copytree(rolled.location, root)
+    copy_store(rolled.location, root)
     stray = (FIRST + pd.Timedelta(days=2, hours=1)).value  # 2026-11-18 01:00
     write(root, "2026-11-17", [("acct-1", "id-a1", "alpha", stray, 4.0, stray)], "9-stray")
     hist = sk.History(str(root))
@@ -198,7 +197,7 @@ def test_a_rollup_whose_hours_are_not_24_valid_figures_is_read_from_its_points(
     store, rolled, tmp_path
 ):
     root = tmp_path / "h"
-    shutil.copytree(rolled.location, root)
+    copy_store(rolled.location, root)
     (path,) = (root / "rollups" / "day=2026-11-17").glob("*.parquet")
     table = pq.read_table(path)
     short = pa.array([row[:23] for row in table["hourly_points"].to_pylist()], pa.list_(pa.int64()))

@@ -15,6 +15,7 @@ import pytest
 import searchkit as sk
 from searchkit.emulator import Emulator
 from searchkit.history.checks import seal
+from tests.stores import copy_store
 
 TODAY = "2026-11-20"
 
@@ -36,7 +37,7 @@ def collected(tmp_path_factory) -> pathlib.Path:
 
 def without_todays_rollup(tmp_path: pathlib.Path, root: pathlib.Path) -> sk.History:
     copy = tmp_path / "points"
-    shutil.copytree(root, copy)
+    copy_store(root, copy)
     shutil.rmtree(copy / "rollups" / f"day={TODAY}")
     return sk.History(copy)
 
@@ -95,7 +96,7 @@ def test_today_from_its_rollup_reads_no_point_of_today(collected):
 
 def test_without_the_crossings_it_reads_the_points_of_indexes_past_their_limit(collected, tmp_path):
     root = tmp_path / "h"
-    shutil.copytree(collected, root)
+    copy_store(collected, root)
     (path,) = (root / "rollups" / f"day={TODAY}").glob("*.parquet")
     table = pq.read_table(path)
     for name in ("crossing_limits", "crossing_times"):  # as a collector that knew no limit
@@ -119,7 +120,7 @@ def test_a_crossing_changed_by_hand_is_found_and_the_points_answer(collected, tm
     """The crossings are sealed: one moved by hand (an index past its limit an hour
     earlier) is not believed; the forecast reads today's points and says so."""
     root = tmp_path / "h"
-    shutil.copytree(collected, root)
+    copy_store(collected, root)
     (path,) = (root / "rollups" / f"day={TODAY}").glob("*.parquet")
     table = pq.read_table(path)
     times = table["crossing_times"].to_pylist()

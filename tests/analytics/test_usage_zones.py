@@ -22,6 +22,7 @@ import pytest
 import searchkit as sk
 from searchkit.history.layout import LIMITS_SCHEMA
 from tests.analytics.test_forecast_bins import series, write
+from tests.stores import copy_store
 
 ZONES = [
     "UTC",
@@ -110,7 +111,7 @@ def stores(tmp_path_factory) -> tuple[pathlib.Path, pathlib.Path]:
     plain = base / "points-only"
     build(plain)
     rolled = base / "rolled"
-    shutil.copytree(plain, rolled)
+    copy_store(plain, rolled)
     assert sk.History(str(rolled)).refresh_rollups(DAYS[:-1]) == len(DAYS) - 1
     return rolled, plain
 
@@ -160,7 +161,7 @@ def test_a_summer_day_in_london_is_one_period_from_local_midnight(stores):
 def test_rollups_of_an_older_writer_without_quarters_are_stale_and_rewritten(stores, tmp_path):
     rolled, plain = stores
     root = tmp_path / "h"
-    shutil.copytree(rolled, root)
+    copy_store(rolled, root)
     shutil.rmtree(root / "rollups" / "_months")  # an older writer packed no months
     for path in (root / "rollups").glob("day=*/*.parquet"):
         table = pq.read_table(path)

@@ -24,6 +24,7 @@ import pytest
 import searchkit as sk
 from searchkit.history import scan
 from tests.analytics.test_forecast_bins import series, write
+from tests.stores import copy_store
 
 DAYS = ["2026-03-07", "2026-03-08", "2026-03-09", "2026-03-10", "2026-03-11"]
 LATE, OLDER, OPEN = "2026-03-09", "2026-03-10", "2026-03-11"
@@ -81,7 +82,7 @@ def stores(tmp_path_factory) -> tuple[pathlib.Path, pathlib.Path]:
     for path in (rolled / "rollups" / f"day={OLDER}").glob("*.parquet"):
         pq.write_table(pq.read_table(path).drop_columns(["gaps"]), path)  # an older writer's
     plain = base / "points-only"
-    shutil.copytree(rolled, plain, ignore=shutil.ignore_patterns("rollups"))
+    copy_store(rolled, plain, ignore=shutil.ignore_patterns("rollups"))
     return rolled, plain
 
 
@@ -135,7 +136,7 @@ def test_a_gap_changed_in_a_rollup_breaks_its_seal_and_the_day_is_read(stores, t
     # day in a warning and reads its points, and reports the same as the full scan.
     rolled, plain = stores
     root = tmp_path / "tampered"
-    shutil.copytree(rolled, root)
+    copy_store(rolled, root)
     (path,) = (root / "rollups" / f"day={DAYS[0]}").glob("*.parquet")
     table = pq.read_table(path)
     gaps = table["gaps"].to_pylist()

@@ -5,7 +5,6 @@ pack, or a day whose points changed since, is read from its day rollup or its po
 from __future__ import annotations
 
 import pathlib
-import shutil
 
 import numpy as np
 import pandas as pd
@@ -16,6 +15,7 @@ import pytest
 import searchkit as sk
 from searchkit.history import reader
 from tests.analytics.test_forecast_bins import series, write
+from tests.stores import copy_store
 
 # Two closed months (a pack each), whatever day the tests run on.
 DAYS = ["2025-09-28", "2025-09-29", "2025-09-30", "2025-10-01", "2025-10-02"]
@@ -39,7 +39,7 @@ def stores(tmp_path_factory) -> tuple[pathlib.Path, pathlib.Path]:
     for number, day in enumerate(DAYS):
         points(plain, day, number)
     packed = base / "packed"
-    shutil.copytree(plain, packed)
+    copy_store(plain, packed)
     assert sk.History(str(packed)).refresh_rollups(DAYS) == len(DAYS)
     return packed, plain
 
@@ -93,7 +93,7 @@ def test_info_from_packs_is_the_scan_of_every_point(stores):
 def test_a_value_changed_in_a_pack_makes_its_day_read_from_its_points(stores, tmp_path):
     packed, plain = stores
     root = tmp_path / "tampered"
-    shutil.copytree(packed, root)
+    copy_store(packed, root)
     (path,) = (root / "rollups" / "_months" / "month=2025-09").glob("*.parquet")
     table = pq.read_table(path)
     sums = table["value_sum"].to_numpy().copy()
@@ -114,8 +114,8 @@ def test_a_value_changed_in_a_pack_makes_its_day_read_from_its_points(stores, tm
 def test_late_points_in_a_packed_month_count_and_its_pack_is_written_again(stores, tmp_path):
     packed, plain = stores
     root, points_only = tmp_path / "late", tmp_path / "late-plain"
-    shutil.copytree(packed, root)
-    shutil.copytree(plain, points_only)
+    copy_store(packed, root)
+    copy_store(plain, points_only)
     for store in (root, points_only):
         points(store, DAYS[1], 99, name="late")  # more points on 2025-09-29, after its pack
     hist = sk.History(str(root))

@@ -18,6 +18,7 @@ from searchkit.history.compaction import settle_all
 from searchkit.history.layout import THROUGHPUT_SCHEMA, HistoryWarning
 from searchkit.history.usage_history import History
 from tests.history.conftest import data_files as files
+from tests.stores import copy_store
 
 HOUR = 3600
 CLOSED = "day=2026-11-20"
@@ -58,7 +59,7 @@ def without_rollups(tmp_path: pathlib.Path, root: pathlib.Path) -> History:
     """A copy of the store without its rollups: usage from the points alone."""
     copy = tmp_path / "points-only"
     shutil.rmtree(copy, ignore_errors=True)
-    shutil.copytree(root, copy, ignore=shutil.ignore_patterns("rollups"))
+    copy_store(root, copy, ignore=shutil.ignore_patterns("rollups"))
     return History(copy)
 
 

@@ -22,6 +22,7 @@ from searchkit.history.usage_history import History
 from tests.history.conftest import data_files as files
 from tests.history.conftest import stored_files
 from tests.local_fs import LocalHandler
+from tests.stores import copy_store
 
 HOUR = 3600
 
@@ -68,8 +69,8 @@ def test_collect_compacts_the_day_that_closed_and_leaves_today_alone(tmp_path, a
 def test_usage_from_rollups_equals_usage_from_the_points(tmp_path, across_midnight):
     compacted, raw = across_midnight(tmp_path / "a"), History(tmp_path / "b")
     for day in (tmp_path / "a/throughput").iterdir():
-        shutil.copytree(day, tmp_path / "b/throughput" / day.name)
-    shutil.copytree(tmp_path / "a/limits", tmp_path / "b/limits")
+        copy_store(day, tmp_path / "b/throughput" / day.name)
+    copy_store(tmp_path / "a/limits", tmp_path / "b/limits")
 
     assert len(compacted.rollups()) == 12  # six indexes on the closed day and on today
     assert raw.rollups().empty

@@ -28,6 +28,7 @@ from searchkit.history import compaction
 from searchkit.history.compaction import merge_later, settle, settle_all
 from searchkit.history.layout import Layout
 from searchkit.history.usage_history import History
+from tests.stores import copy_store
 
 HOUR = 3600
 CLOSED = "day=2026-11-20"
@@ -77,7 +78,7 @@ def test_the_midnight_round_leaves_the_closed_day_s_merge_to_a_thread(tmp_path, 
     assert [writes.threads[f.rpartition("/")[2]] for f in midnight.files] == ["MainThread"]
     pd.testing.assert_frame_equal(hist.throughput(), points, check_exact=True)
     bare = tmp_path / "bare"
-    shutil.copytree(root, bare, ignore=shutil.ignore_patterns("rollups"))
+    copy_store(root, bare, ignore=shutil.ignore_patterns("rollups"))
     pd.testing.assert_frame_equal(sk.usage_frame(hist), sk.usage_frame(History(bare)))
 
 

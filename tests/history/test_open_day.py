@@ -23,6 +23,7 @@ from searchkit.history.rollups import rollup
 from searchkit.history.spacings import WINDOW, Spacings
 from searchkit.history.usage_history import History
 from tests.history.conftest import data_files as files
+from tests.stores import copy_store
 
 DAY = "2026-11-20"
 MIDNIGHT = pd.Timestamp(DAY, tz="UTC").value
@@ -207,7 +208,7 @@ def collect_every_ten_minutes(hist: History, emu: sk.Emulator, client: sk.Client
 def rolled_up_from_points(tmp_path: pathlib.Path, root: pathlib.Path) -> History:
     """A copy of the store whose rollups are rolled up again from the points."""
     copy = tmp_path / "from-points"
-    shutil.copytree(root, copy, ignore=shutil.ignore_patterns("rollups"))
+    copy_store(root, copy, ignore=shutil.ignore_patterns("rollups"))
     hist = History(copy)
     assert hist.refresh_rollups([DAY]) == 1
     return hist
@@ -217,7 +218,7 @@ def points_only(tmp_path: pathlib.Path, root: pathlib.Path) -> History:
     """A copy of the store without rollups: every figure from the points."""
     copy = tmp_path / "points-only"
     shutil.rmtree(copy, ignore_errors=True)
-    shutil.copytree(root, copy, ignore=shutil.ignore_patterns("rollups"))
+    copy_store(root, copy, ignore=shutil.ignore_patterns("rollups"))
     return History(copy)
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import datetime as dt
 import pathlib
-import shutil
 import tempfile
 
 import pandas as pd
@@ -24,6 +23,7 @@ from searchkit.history.checks import seal
 from searchkit.history.compaction import settle_all
 from searchkit.history.seen_history import SeenHistory
 from tests.local_fs import LocalHandler
+from tests.stores import copy_store
 
 EVENING = dt.datetime(2026, 11, 20, 20, 0, tzinfo=dt.timezone.utc)
 
@@ -43,7 +43,7 @@ def collected(tmp_path_factory) -> pathlib.Path:
 @pytest.fixture
 def store(collected, tmp_path) -> pathlib.Path:
     root = tmp_path / "h"
-    shutil.copytree(collected, root)
+    copy_store(collected, root)
     return root
 
 
@@ -244,7 +244,7 @@ def test_any_sequence_of_collects_compactions_and_refused_reads_gives_a_fresh_re
     forecast_limits' rows."""
     with tempfile.TemporaryDirectory() as folder:
         root = pathlib.Path(folder) / "h"
-        shutil.copytree(three_days, root)
+        copy_store(three_days, root)
         handler = Compacting()
         seen = SeenHistory(sk.History(str(root), filesystem=pafs.PyFileSystem(handler)))
         day = forecast_day(seen)

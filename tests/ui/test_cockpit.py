@@ -12,7 +12,6 @@ import datetime as dt
 import io
 import pathlib
 import re
-import shutil
 
 import matplotlib
 import numpy as np
@@ -29,6 +28,7 @@ from searchkit.ui.cockpit import QuotaCockpit
 from tests.analytics.test_forecast import busy_days, days_of
 from tests.csv_read import read_csv_exact
 from tests.local_fs import LocalHandler
+from tests.stores import copy_store
 from tests.ui.test_widgets import PNG_MAGIC, display_data, part, shown, synced_state
 from tests.wall import HANG_S
 
@@ -455,7 +455,7 @@ def test_a_store_compacted_while_the_cockpit_refreshes_is_read_again(store):
 def test_a_copy_of_the_store_gives_the_same_rows(store, tmp_path):
     hist, emu, _ = store
     copy = tmp_path / "copy"
-    shutil.copytree(hist.location, copy)
+    copy_store(hist.location, copy)
     now = emu.now()
     with QuotaCockpit(sk.History(copy), now=now) as cockpit:
         assert cockpit.wait(HANG_S)
