@@ -471,6 +471,13 @@ class Layout:
             yield True
             return
         path = f"{self.root}/{kind}/day={day}/_compacting.lock"
+        # Another compactor of this process at work on the day: wait for it (it is no other
+        # process, whose lock file is skipped with a warning).
+        with locks.in_process(path):
+            yield from self._locked(kind, day, path)
+
+    def _locked(self, kind: str, day: str, path: str) -> Iterator[bool]:
+        """:meth:`lock`'s lock file at ``path``: taken, or found held by another process."""
         held = False
         for _ in range(2):
             try:
@@ -478,7 +485,7 @@ class Layout:
             except FileExistsError:
                 gone, why = locks.verdict(path, STALE)
                 if not gone:
-                    warnings.warn(f"{kind} day {day} skipped: {why}", HistoryWarning, stacklevel=4)
+                    warnings.warn(f"{kind} day {day} skipped: {why}", HistoryWarning, stacklevel=5)
                     break
                 remove_quietly(self.fs, path)
                 continue
