@@ -458,7 +458,8 @@ class Layout:
 
     @contextlib.contextmanager
     def lock(self, kind: str, day: str) -> Iterator[bool]:
-        """Hold a day's compaction lock; yield False when another compactor holds it.
+        """Hold a day's compaction lock; yield False when another process's compactor
+        holds it (one of this process is waited for: :func:`~searchkit.history.locks.in_process`).
 
         Local folders only (an exclusive create, holding this process's pid and host); on
         an object store nothing is locked and two compactions may both merge a day, which
