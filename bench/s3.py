@@ -10,9 +10,11 @@ it answers). For ``forecast_limits``, ``usage_frame`` and ``info()`` it prints t
 runs in a process of its own), their ratio, and the requests of one call by kind
 (LIST, HEAD, GET). ``--zones`` measures ``usage_frame`` and ``forecast_limits`` in each zone
 given (``info()`` has none). With ``--baseline SRC`` (a source tree, e.g. ``git archive
-22d64ca searchkit | tar -x -C SRC``) the same is measured for that code in the same run,
-each code in a fresh process, in turn (A B A B ...) for ``--rounds`` rounds; the figures
-are then the range over the rounds, each with the load average when its process started.
+22d64ca searchkit | tar -x -C SRC``; given twice, two trees) the same is measured for that
+code in the same run, each code in a fresh process, in turn (A B A B ...) for ``--rounds``
+rounds; the figures are then the range over the rounds, each with the load average when its
+process started. Each call's peak resident memory is printed too (the process's high-water
+mark, reset before the call: what the process held before it, and what the call added).
 With ``--store`` the store is uploaded once (minutes for a year) and the one server
 serves it to every code and round; the server's CPU time (moto's, per call) is printed
 beside the measured process's. ``--latency MS`` makes the server wait that long before
@@ -306,6 +308,16 @@ def measure(
 
     from searchkit import History
 
+    def peak_mib() -> float:
+        """This process's resident high-water mark since :func:`reset_peak` (Linux)."""
+        with open("/proc/self/status") as status:
+            line = next(line for line in status if line.startswith("VmHWM:"))
+        return int(line.split()[1]) / 1024
+
+    def reset_peak() -> None:
+        with open("/proc/self/clear_refs", "w") as clear:
+            clear.write("5")  # the high-water mark starts again from what is resident now
+
     options = _s3server().options
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's line per request
     server = ServerProcess(None if attach is None else attach[:2])
@@ -320,6 +332,7 @@ def measure(
                 answers = []
                 for where in ("local", "s3"):
                     best = cpu = served = float("inf")
+                    peak = 0.0
                     for attempt in range(repeat):
                         hist = (
                             History(local)
@@ -329,6 +342,7 @@ def measure(
                             )
                         )
                         server.reset()
+                        reset_peak()
                         started, used = time.perf_counter(), time.process_time()
                         serving = server.cpu()
                         try:
@@ -339,11 +353,13 @@ def measure(
                         if attempt == 0:
                             answers.append(answer)
                         best = min(best, time.perf_counter() - started)
+                        peak = max(peak, peak_mib())
                         cpu = min(cpu, time.process_time() - used)
                         served = min(served, server.cpu() - serving)
                         if attempt == 0 and where == "s3":
                             row["requests"] = server.counted()
                     row[where], row[f"{where}_cpu"] = best, cpu
+                    row[f"{where}_peak"] = peak
                     if where == "s3":
                         row["server_cpu"] = served
                 row["identical"] = len(answers) == 2 and _same(*answers)
@@ -410,6 +426,7 @@ def report(runs: dict[str, list[dict[str, Any]]], keys: list[str], family: str) 
     README's (the best round's) as ``family``'s (``s3``, or ``s3year`` for ``--store``)."""
     from figures import emit
 
+    first_baseline = next((label for label in runs if label != "this code"), None)
     for label, rounds in runs.items():
         loads = ", ".join(f"{r['load']:.1f}" for r in rounds)
         peaks = ", ".join(f"{r['peak_mib']:.0f}" for r in rounds)
@@ -427,9 +444,13 @@ def report(runs: dict[str, list[dict[str, Any]]], keys: list[str], family: str) 
                 f"S3 {span([r['s3'] for r in rows])} s = {span(ratios)}x; CPU local "
                 f"{span([r['local_cpu'] for r in rows])} s, S3 {span([r['s3_cpu'] for r in rows])}"
                 f" s, server {span([r.get('server_cpu', float('nan')) for r in rows])} s;"
+                f" peak RSS local {span([r.get('local_peak', 0) for r in rows], '.0f')} MiB,"
+                f" S3 {span([r.get('s3_peak', 0) for r in rows], '.0f')} MiB;"
                 f" {shown(rows[0]['requests'])}"
                 + ("" if all(row["identical"] for row in rows) else "; S3 DIFFERS from local")
             )
+            if label not in ("this code", first_baseline):
+                continue  # the figures file keeps this code's and the first baseline's
             side = "" if label == "this code" else ".baseline"
             name = operation if zone == "UTC" else f"{operation}.{zone}"
             best = min(rows, key=lambda row: row["s3"])
@@ -448,7 +469,9 @@ def main() -> None:
     parser.add_argument("--days", type=int, default=14)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--rounds", type=int, default=1, help="A B rounds with --baseline")
-    parser.add_argument("--baseline", help="a source tree to measure beside this code")
+    parser.add_argument(
+        "--baseline", action="append", default=[], help="a source tree to measure beside this code"
+    )
     parser.add_argument("--zones", default="UTC", help="zones, comma-separated")
     parser.add_argument(
         "--only",
@@ -499,8 +522,8 @@ def main() -> None:
             f"calls in each process, {args.rounds} round(s); load {os.getloadavg()[0]:.1f}"
         )
         codes: dict[str, str | None] = {"this code": None}
-        if args.baseline:
-            codes[f"baseline {args.baseline}"] = args.baseline
+        for baseline in args.baseline:
+            codes[f"baseline {baseline}"] = baseline
         runs: dict[str, list[dict[str, Any]]] = {label: [] for label in codes}
         server, attach, local = None, None, None
         try:
