@@ -14,7 +14,9 @@ given (``info()`` has none). With ``--baseline SRC`` (a source tree, e.g. ``git 
 code in the same run, each code in a fresh process, in turn (A B A B ...) for ``--rounds``
 rounds; the figures are then the range over the rounds, each with the load average when its
 process started. Each call's peak resident memory is printed too (the process's high-water
-mark, reset before the call: what the process held before it, and what the call added).
+mark, reset before the call: what the process held before it, and what the call added);
+``--alone`` measures each operation and zone in a process of its own, the S3 call first, so
+that its peak is the call's alone (with the imports), not what earlier calls left.
 With ``--store`` the store is uploaded once (minutes for a year) and the one server
 serves it to every code and round; the server's CPU time (moto's, per call) is printed
 beside the measured process's. ``--latency MS`` makes the server wait that long before
@@ -299,6 +301,7 @@ def measure(
     operations: list[str],
     given: bool,
     attach: tuple[str, int, str] | None = None,
+    alone: bool = False,
 ) -> dict[str, Any]:
     """In this process: serve ``store`` (its points and limits) from moto and time each
     operation in each zone on both copies. ``attach``: a server already serving the store
@@ -330,7 +333,7 @@ def measure(
             for zone in zones if operation in ZONED else ["UTC"]:
                 row: dict[str, Any] = {}
                 answers = []
-                for where in ("local", "s3"):
+                for where in ("s3", "local") if alone else ("local", "s3"):
                     best = cpu = served = float("inf")
                     peak = 0.0
                     for attempt in range(repeat):
@@ -362,6 +365,8 @@ def measure(
                     row[f"{where}_peak"] = peak
                     if where == "s3":
                         row["server_cpu"] = served
+                if alone:
+                    answers.reverse()  # (local, S3), as _same takes them
                 row["identical"] = len(answers) == 2 and _same(*answers)
                 results[f"{operation} {zone}"] = row
         results["peak_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -397,6 +402,7 @@ def run(
     operations: list[str],
     given: bool,
     attach: str | None = None,
+    alone: bool = False,
 ) -> dict[str, Any]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [source, str(ROOT)]))
@@ -405,9 +411,33 @@ def run(
     command = [sys.executable, __file__, "--measure", str(store), "--repeat", str(repeat)]
     command += ["--zones", ",".join(zones), "--only", ",".join(operations)]
     command += ["--given"] if given else []
+    command += ["--alone"] if alone else []
     command += ["--attach", attach] if attach else []
     out = subprocess.run(command, check=True, stdout=subprocess.PIPE, text=True, env=env).stdout
     return json.loads(out.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def _round(
+    store: Path,
+    args: argparse.Namespace,
+    source: str | None,
+    zones: list[str],
+    operations: list[str],
+    given: bool,
+    attach: str | None,
+) -> dict[str, Any]:
+    """One round of one code: one process, or with ``--alone`` one per operation and zone
+    (the load is the first's, the process's peak the highest)."""
+    if not args.alone:
+        return run(store, args.repeat, source, zones, operations, given, attach)
+    merged: dict[str, Any] = {}
+    for operation in operations:
+        for zone in zones if operation in ZONED else ["UTC"]:
+            one = run(store, args.repeat, source, [zone], [operation], given, attach, alone=True)
+            merged.setdefault("load", one["load"])
+            merged["peak_mib"] = max(merged.get("peak_mib", 0), one["peak_mib"])
+            merged[f"{operation} {zone}"] = one[f"{operation} {zone}"]
+    return merged
 
 
 def shown(requests: dict[str, int]) -> str:
@@ -482,6 +512,11 @@ def main() -> None:
     parser.add_argument(
         "--latency", type=float, default=0, help="ms the server waits before each answer"
     )
+    parser.add_argument(
+        "--alone",
+        action="store_true",
+        help="each operation and zone in a process of its own, the S3 call first",
+    )
     parser.add_argument("--measure", help=argparse.SUPPRESS)
     parser.add_argument("--given", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--attach", help=argparse.SUPPRESS)  # endpoint,pid,local copy
@@ -499,7 +534,9 @@ def main() -> None:
         if args.attach:
             endpoint, pid, local = args.attach.split(",", 2)
             attach = (endpoint, int(pid), local)
-        result = measure(Path(args.measure), args.repeat, zones, operations, args.given, attach)
+        result = measure(
+            Path(args.measure), args.repeat, zones, operations, args.given, attach, args.alone
+        )
         print(json.dumps(result))
         return
     from history import write_dataset
@@ -534,7 +571,7 @@ def main() -> None:
             for _ in range(args.rounds if args.baseline else 1):
                 for label, source in codes.items():
                     runs[label].append(
-                        run(store, args.repeat, source, zones, operations, given, attach)
+                        _round(store, args, source, zones, operations, given, attach)
                     )
         finally:
             if server is not None:
