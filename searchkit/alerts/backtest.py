@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from searchkit.alerts import machine as mc
-from searchkit.alerts.rules import DEFAULT_RULE, THRESHOLD_RULES, AlertRule
+from searchkit.alerts.rules import DEFAULT_RULE, THRESHOLD_RULES, AlertRule, check_indexes
 from searchkit.analytics import profile as pf
 from searchkit.analytics.backtest import backtest_forecast, day_limits, hour_forecast, source_bins
 from searchkit.analytics.bins import Bins
@@ -150,7 +150,8 @@ def backtest_alerts(
     Args:
         source: An IndexList, raw API JSON, a :class:`~searchkit.History` or a throughput
             frame whose points span days.
-        rules: The rules to replay (names unique).
+        rules: The rules to replay (names unique), each on the indexes its ``indexes``
+            glob watches, as the collector evaluates it.
         every: How often the collector evaluates (1 minute to 6 hours).
         limit: What breaches are judged against: None (default) each index's latest
             limit of each rule's field; ``"median"`` each index's median daily total; or
@@ -171,7 +172,8 @@ def backtest_alerts(
         not breach), ``false_per_index_week``, ``repeats``.
 
     Raises:
-        ValidationError: A rule or ``every`` is not understood, or ``limit`` is not.
+        ValidationError: A rule or ``every`` is not understood, or ``limit`` is not; a
+            rule's glob matches no index.
 
     Example:
         >>> sk.backtest_alerts(sk.History("usage-history")).summary  # doctest: +SKIP
@@ -180,7 +182,15 @@ def backtest_alerts(
     step = _every(every)
     check_value_unit(value_unit)
     bins, limits = source_bins(source, value_unit)
-    per_rule = [day_limits(bins, limits, rule.label, limit) for rule in chosen]
+    # Each rule is judged on the indexes its glob watches, as the collector evaluates it:
+    # the others are given no limit, so they are neither replayed nor counted.
+    names = [str(bins.names.get(i, "")) for i in bins.ids]
+    if names:
+        check_indexes(chosen, names)
+    per_rule = [
+        np.where(rule.matches(names), day_limits(bins, limits, rule.label, limit), np.nan)
+        for rule in chosen
+    ]
     return replay_alerts(bins, chosen, per_rule, step, warmup)
 
 

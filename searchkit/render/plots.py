@@ -229,7 +229,7 @@ def draw_throughput(
     if max_indexes is not None and total > max_indexes:
         lines = sorted(lines, key=lambda line: -line.volume)[: max(max_indexes, 0)]
     zone = zone_given or _zone_of(lines)
-    means = ""
+    means = _means_words(offset) if offset is not None else ""
     if auto:
         chosen, means = _auto_step(lines)
         offset = _offset(chosen) if chosen else None
@@ -469,6 +469,15 @@ def _offset(resample: str | pd.DateOffset) -> BaseOffset:
         raise ValidationError(
             f"resample must be a pandas frequency like '15min', got {resample!r}"
         ) from exc
+
+
+def _means_words(offset: BaseOffset) -> str:
+    """How the x axis names a resampling asked for: as ``"auto"`` names its own choice."""
+    for freq, words in AUTO_STEPS[1:]:
+        if offset == pd.tseries.frequencies.to_offset(freq):
+            return words
+    unit = {"s": "second", "min": "minute", "h": "hour", "D": "day"}.get(offset.rule_code)
+    return f"{offset.n}-{unit} means" if unit else f"means per {offset.freqstr}"
 
 
 def _log_threshold(lines: list[_Line]) -> float | None:

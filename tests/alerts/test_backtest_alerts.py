@@ -142,3 +142,23 @@ def test_a_history_replays_the_same_incidents_as_the_points_it_was_collected_fro
     from_points = sk.backtest_alerts(raw, every="10min")
     pd.testing.assert_frame_equal(from_history.incidents, from_points.incidents)
     pd.testing.assert_frame_equal(from_history.summary, from_points.summary)
+
+
+def test_a_rule_is_replayed_only_on_the_indexes_its_glob_watches():
+    # examples/alerts.toml's "80% used" watches prod-*: the replay judged it on every index.
+    raw = [raw_index(name, [1.0] * 8 + [2.0]) for name in ("prod-search", "staging-search")]
+    rule = sk.AlertRule(name="80% used", basis="used", at=0.8, indexes="prod-*")
+    replayed = sk.backtest_alerts(raw, rules=[rule], every="10min")
+    watched = replayed.incidents[replayed.incidents["rule"] == "80% used"]
+    assert watched["name"].tolist() == ["prod-search", "prod-search"]
+    assert watched["breached_at"].dropna().tolist() == [at("2026-11-17 13:53:20")]
+    row = replayed.summary.loc["80% used"]
+    assert (row["index_days"], row["breaches"], row["alerted"], row["false_alerts"]) == (2, 1, 1, 1)
+    # The threshold rules beside it watch every index, as before.
+    assert replayed.summary.loc["used >= 80%", "index_days"] == 4
+
+
+def test_a_rule_whose_glob_matches_no_index_is_refused_naming_it():
+    rule = sk.AlertRule(name="prod", indexes="prod-*")
+    with pytest.raises(sk.ValidationError, match=r"rule 'prod': indexes='prod-\*' matches none"):
+        sk.backtest_alerts([raw_index("staging", [1.0] * 9)], rules=[rule])

@@ -138,6 +138,18 @@ def test_the_shipped_rules_file_is_the_readme_s_two_rules():
     assert stalled_after == pd.Timedelta(minutes=30)
     assert [(r.name, r.basis, r.at, r.indexes) for r in rules] == [
         ("forecast", "forecast", 1.0, "*"),
-        ("80% used", "used", 0.8, "prod-*"),
+        ("80% used", "used", 0.8, "support-*"),
     ]
     assert rules[0] == sk.AlertRule(name="forecast")  # the default rule, spelled out
+
+
+def test_the_shipped_rules_file_runs_against_the_demo_the_readme_offers():
+    # `searchkit collect --alerts examples/alerts.toml` against `searchkit serve --demo`
+    # stopped at once: its "prod-*" matched none of the demo's indexes.
+    from searchkit.emulator.demo import DEMO_INDEXES
+
+    example = pathlib.Path(__file__).resolve().parents[2] / "examples" / "alerts.toml"
+    rules, _ = sk.load_rules(example)
+    names = [name for name, *_ in DEMO_INDEXES]
+    check_indexes(rules, names)  # raises when a glob matches none
+    assert [name for name in names if rules[1].matches([name])[0]] == ["support-tickets"]

@@ -97,6 +97,23 @@ def test_resample_plots_period_means(indexes, ax):
     assert y[1] == pytest.approx(series.resample("15min").mean().iloc[1])
 
 
+@pytest.mark.parametrize(
+    ("resample", "label"),
+    [
+        ("15min", "time (UTC); 15-minute means"),
+        ("1h", "time (UTC); hourly means"),
+        ("6h", "time (UTC); 6-hour means"),
+        ("W", "time (UTC); means per W-SUN"),
+    ],
+)
+def test_an_asked_resampling_is_named_on_the_x_axis_as_auto_names_its_own(
+    indexes, ax, resample, label
+):
+    # make demo's throughput.png said "time (UTC);": a separator with nothing after it.
+    plot_throughput(indexes, ax=ax, resample=resample)
+    assert ax.get_xlabel() == label
+
+
 def test_bad_resample_is_a_validation_error(indexes, ax):
     with pytest.raises(ValidationError, match="resample"):
         plot_throughput(indexes, ax=ax, resample="every now and then")
