@@ -74,9 +74,9 @@ def plan_file(
     data = None
     try:
         if whole:
-            # A limits file is small and each call reads it for several things.
-            # A month pack is read by each batch of days of a year's read: fetched once.
-            data = layout.fetch(path, keep=kind == "limits" or f"/{PACKS}/" in path)
+            # A limits file is small and each call reads it for several things. A month
+            # pack is read again by the next batch of days of a year's read: fetched once.
+            data = layout.fetch(path, keep=kind == "limits", recent=f"/{PACKS}/" in path)
             fragment = _FORMAT.make_fragment(pa.BufferReader(data))
         else:
             fragment = _FORMAT.make_fragment(path, layout.fs, file_size=size or None)
