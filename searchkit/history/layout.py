@@ -493,37 +493,8 @@ class Layout:
             yield True
             return
         path = f"{self.root}/{kind}/day={day}/_compacting.lock"
-        # Another compactor of this process at work on the day: wait for it (it is no other
-        # process, whose lock file is skipped with a warning).
-        with locks.in_process(path):
-            yield from self._locked(kind, day, path)
-
-    def _locked(self, kind: str, day: str, path: str) -> Iterator[bool]:
-        """:meth:`lock`'s lock file at ``path``: taken, or found held by another process."""
-        held = False
-        for _ in range(2):
-            try:
-                fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-            except FileExistsError:
-                gone, why = locks.verdict(path, STALE)
-                if not gone:
-                    warnings.warn(f"{kind} day {day} skipped: {why}", HistoryWarning, stacklevel=5)
-                    break
-                remove_quietly(self.fs, path)
-                continue
-            except FileNotFoundError:
-                break  # the day folder is gone: nothing to compact
-            try:
-                os.write(fd, locks.holder_text())
-            finally:
-                os.close(fd)
-            held = True
-            break
-        try:
+        with locks.day_lock(path, f"{kind} day {day}", STALE) as held:
             yield held
-        finally:
-            if held:
-                remove_quietly(self.fs, path)
 
 
 class _HasLayout(Protocol):
