@@ -40,6 +40,19 @@ _IN_PROCESS: dict[str, threading.Lock] = {}  # by the lock file's real path
 _REGISTRY = threading.Lock()
 
 
+def _forget_after_fork() -> None:
+    """A child forked while a compactor of its parent held a day's lock starts with none
+    held (that thread is not in the child, and would never let it go): the lock file tells
+    it the parent holds the day."""
+    global _REGISTRY
+    _IN_PROCESS.clear()
+    _REGISTRY = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_after_fork)
+
+
 def in_process(path: str) -> threading.Lock:
     """The lock this process's compactors hold while they hold the lock file at ``path``
     (a local path; links resolved: two spellings of one store are one lock)."""

@@ -9,11 +9,13 @@ handler holds its merged file's write, and the second's wait for the lock is obs
 
 from __future__ import annotations
 
+import os
 import threading
 import types
 
 import pandas as pd
 import pyarrow.fs as pafs
+import pytest
 
 from searchkit.errors import HistoryWarning
 from searchkit.history import locks
@@ -132,3 +134,18 @@ def test_compact_right_after_the_midnight_collect_waits_for_its_merge_and_says_n
     assert [str(w.message) for w in recwarn if issubclass(w.category, HistoryWarning)] == []
     assert [p.parent.name for p in data_files(root)] == ["day=2026-11-20"]
     assert len(hist.throughput()) == 6 * 150  # 21:30 .. 23:59, each point once
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork")
+def test_a_child_forked_while_a_compaction_holds_a_day_does_not_wait_for_it(tmp_path):
+    """The compactor holding the day is a thread of the parent, absent from the child: the
+    child's compactor must not wait for it (it would wait forever); the lock file, held by
+    the parent's pid, tells the child another process holds the day."""
+    path = str(tmp_path / "_compacting.lock")
+    with locks.in_process(path):
+        child = os.fork()
+        if child == 0:  # the child: may it take the day's lock of this process at once?
+            os._exit(0 if locks.in_process(path).acquire(blocking=False) else 1)
+        _, status = os.waitpid(child, 0)
+
+    assert os.waitstatus_to_exitcode(status) == 0
