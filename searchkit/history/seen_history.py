@@ -265,9 +265,13 @@ class SeenHistory(History):
     ) -> pa.Table | None:
         """``kept``'s rows with the points of the ``new`` files added, as the collector
         extends the day's rollup (with the crossings of the limits it keeps); None when
-        the points cannot be added so (see open_day.extend)."""
-        points = reader.read(self._layout, "throughput", days=(day, day), paths=new)
-        if points.num_rows == 0:
+        the points cannot be added so (see open_day.extend), or a new file was replaced
+        (merged into one not listed) before it was read: its points are not all there."""
+        read: list[str] = []
+        points = reader.read(
+            self._layout, "throughput", days=(day, day), paths=new, read_paths=read
+        )
+        if points.num_rows == 0 or set(read) != new:
             return None
         limits = daily_limits(self.limits())
         return open_day.extend(kept.rows, points, day, rollups.signature(files), limits=limits)

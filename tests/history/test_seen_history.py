@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 import searchkit as sk
 from searchkit.analytics.day_forecast import forecast_day
 from searchkit.emulator import Emulator
-from searchkit.history import rollups
+from searchkit.history import pack_writer
 from searchkit.history.checks import seal
 from searchkit.history.compaction import settle_all
 from searchkit.history.layout import PACKS, Layout
@@ -248,7 +248,7 @@ def test_a_month_pack_written_since_answers_the_days_read_from_their_points(stor
     day rollups gone: a pack alone holds their rows)."""
     packed = tmp_path / "packed"
     copy_store(store, packed)
-    assert rollups.pack(Layout(str(packed), pafs.LocalFileSystem(), str(packed)), "2026-11")
+    assert pack_writer.pack(Layout(str(packed), pafs.LocalFileSystem(), str(packed)), "2026-11")
     for day in CLOSED:
         shutil.rmtree(store / "rollups" / f"day={day}")
     seen, handler = read_on(store)
@@ -366,7 +366,7 @@ def test_any_sequence_of_collects_compactions_and_refused_reads_gives_a_fresh_re
             elif step == "roll":
                 sk.History(root).refresh_rollups()
             elif step == "pack":
-                rollups.pack(Layout(str(root), pafs.LocalFileSystem(), str(root)), "2026-11")
+                pack_writer.pack(Layout(str(root), pafs.LocalFileSystem(), str(root)), "2026-11")
             elif step == "refused":
                 handler.compacting = True
                 try:
