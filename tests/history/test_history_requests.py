@@ -193,7 +193,7 @@ def test_a_refresh_reads_the_closed_days_from_the_rollups_written_since(
     throughput being the others) and reads each closed day's rollup; the one after that
     lists the limits and the throughput only and reads nothing (before, each refresh read
     every closed day's points: a HEAD and a GET a day, and for ever)."""
-    days = 3
+    days = 2
     hist = s3_store(tmp_path, s3_server, emulator, days, "seen")
     closed = hist.days()[:-1]
     for day in closed:
