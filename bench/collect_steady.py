@@ -41,6 +41,8 @@ sys.path.insert(0, str(HERE))
 from figures import emit  # noqa: E402
 
 END_DAY = "2026-11-20"  # bench/history.py's dataset ends the day before
+#: Where a code's figures go (bench/readme_figures.py reads ".baseline." as the base's).
+MARK = {"this code": "", "baseline": ".baseline"}
 
 
 def linked_copy(source: Path, target: Path) -> None:
@@ -161,6 +163,8 @@ def main() -> None:
                 found[label].append(got)
                 steady = got["steady"]
                 assert isinstance(steady, list)
+                # The README's wall range: each run's median (the baseline's as "baseline").
+                emit(f"steady{MARK[label]}.wall", statistics.median(got["wall"]))  # type: ignore[arg-type]
                 print(
                     f"{label:>9}, run {pair + 1}: steady rounds CPU "
                     f"{', '.join(f'{s:.2f}' for s in steady)} s (median "
@@ -185,6 +189,9 @@ def main() -> None:
             f"{min(medians[label]):.2f}-{max(medians[label]):.2f} s), "
             f"{statistics.median(every) / statistics.median(lists[label]):.2f}x one plain list"
         )
+        emit(f"steady{MARK[label]}.cpu", statistics.median(every))
+        vs_list = statistics.median(every) / statistics.median(lists[label])
+        emit(f"steady{MARK[label]}.vs_list", vs_list, "x")
     ours = [s for r in found["this code"] for s in r["steady"]]  # type: ignore[attr-defined]
     emit("history.collect.steady_cpu", statistics.median(ours))
     if args.baseline:
@@ -207,6 +214,7 @@ def main() -> None:
             f"{statistics.median(mine) / statistics.median(base):.3f}x; load after: {load()}"
         )
         emit("history.collect.steady_cpu.vs_baseline", ratio, "x")
+        emit("steady.vs_baseline", ratio, "x")
 
 
 if __name__ == "__main__":

@@ -81,6 +81,8 @@ JOBS: dict[str, Job] = {
     "alerts-accuracy": Job("alerts.py", ("--accuracy",), quick=False),
     "layouts": Job("history.py", ("--layouts", "--indexes", "1000", "--days", "30"), quick=False),
     "collect": Job("history.py", ("--collect", "--rounds", "7"), quick=False),
+    # The README's steady collect round: 3 pairs of 5 rounds, beside --base (about 3 min).
+    "steady": Job("collect_steady.py", (), quick=False, own_baseline=True),
     "year": Job("history.py", _YEAR, False, own_baseline=True),
     # The year in parts of a few minutes each (a quiet re-run between other work):
     "year-usage": Job("history.py", (*_YEAR, "--only", "usage", *_TWICE), False, True),
@@ -219,7 +221,7 @@ def measure(args: argparse.Namespace, out: Path) -> None:
                 print(
                     f"the year: {args.base} not measured (give --year-base-store, a store it wrote)"
                 )
-        elif name == "s3" and base:
+        elif name in ("s3", "steady") and base:
             extra += ["--baseline", str(base[0])]
         elif name == "s3year":  # this code only: another code's rollups are not taken
             if not args.year_store:
@@ -435,7 +437,12 @@ def differ(out: Path) -> int:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="skip the slow jobs (the year)")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="skip the slow jobs: the accuracy tables, the 30-day layouts, the collect rounds "
+        "and the year",
+    )
     parser.add_argument("--base", help="a commit to measure beside this code (e.g. 22d64ca)")
     parser.add_argument("--rounds", type=int, default=1, help="A B rounds per script")
     parser.add_argument("--only", help=f"comma-separated jobs: {', '.join(JOBS)}")

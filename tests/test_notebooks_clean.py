@@ -33,8 +33,8 @@ EXPECTED = (
     "05-alerts.ipynb",
     "06-cockpit.ipynb",
 )
-# 04 and 05 start sk.Emulator themselves: they advance its clock between collects.
-CONNECTING = EXPECTED[:3]
+# 03 to 06 start sk.Emulator themselves: 03 creates indexes, 04 to 06 advance its clock.
+CONNECTING = EXPECTED[:2]
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 CONNECT_NOTICE = re.compile(
@@ -196,6 +196,16 @@ def test_notebook_widget_state_holds_no_token_or_password(name):
     assert not [s for s in demo_secrets(notebook_seed(nb)) if s in text]
     if name == "03-create-index.ipynb":  # the created index's card is there, tokens masked
         assert "••••••••" in text
+
+
+def test_the_notebook_that_creates_indexes_never_talks_to_the_configured_service():
+    # With SEARCHKIT_BASE_URL set, sk.connect() made 03 create a payg (paid) index on the
+    # user's service, and its second run stopped at IndexExistsError.
+    nb = load("03-create-index.ipynb")
+    sources = [cell.source for cell in code_cells(nb)]
+    assert "sk.Emulator(demo=True, seed=2026, clock=dt.datetime(" in sources[0]
+    assert "client = emu.client()" in sources[0]
+    assert not [source for source in sources if "sk.connect(" in source]
 
 
 def test_create_notebook_creates_with_the_form_and_shows_the_browser():

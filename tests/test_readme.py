@@ -87,6 +87,15 @@ def test_a_skipped_block_says_why_and_the_notebook_block_runs():
     assert notebook.marker == "" and 'indexes["docs-search"]' in notebook.code
 
 
+def test_the_quick_start_s_demo_weeks_go_to_a_store_of_their_own():
+    # It collected into usage-history, which the history section then collects another
+    # emulator (or the user's service) into: every index showed twice, under two ids.
+    quick = next(b for b in PYTHON if "window_minutes=14 * 1440" in b.code)
+    history = next(b for b in PYTHON if "hist.collect(client)" in b.code)
+    assert 'sk.History("demo-history")' in quick.code
+    assert 'sk.History("usage-history")' in history.code
+
+
 @pytest.fixture(scope="module")
 def scratch(tmp_path_factory: pytest.TempPathFactory) -> Iterator[pathlib.Path]:
     """A folder the blocks run in, holding the files the README shows (``file`` blocks)."""
