@@ -212,9 +212,12 @@ def compact_day(layout: Layout, kind: str, day: str, counts: collections.Counter
         if not held:
             counts["skipped"] += 1
             return
-        # Listed again under the lock: another compactor may have just finished the day.
+        # Listed again under the lock: another compactor may have just finished the day
+        # (one of this process, which the lock waited for).
         paths = [path for _, path, _ in layout.files(kind, day, day)]
-        if not paths:
+        if not paths or (kind != "throughput" and len(paths) < 2):
+            return
+        if kind == "throughput" and len(paths) == 1 and _is_current(layout, day):
             return
         # The rollup of the files as they are, when current and sound (the collector
         # extends it each round): the merged file holds the same points (a file written

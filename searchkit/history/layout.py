@@ -28,7 +28,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from searchkit.errors import HistoryError, HistoryWarning
-from searchkit.history import locks
+from searchkit.history import folders, locks
 from searchkit.history.encoding import WRITE_OPTIONS, write_options
 from searchkit.history.schemas import (
     KEY,
@@ -181,16 +181,13 @@ class Layout:
         for day in self.days(kind):
             if (first is not None and day < first) or (last is not None and day > last):
                 continue
-            for info in self._list(f"{self.root}/{kind}/day={day}"):
-                base = info.path.rpartition("/")[2]
-                if info.type != pafs.FileType.File or not base.endswith(".parquet"):
-                    continue
-                if base.startswith((".", "_")):
-                    continue  # a temporary file of a writer still at work, or not ours
-                if os.path.islink(info.path):
-                    self._warn_stray([f"{kind}/day={day}/{base}"])
-                    continue
-                found.append((day, info.path, int(info.size or 0), file_seconds(info)))
+            # Never pyarrow's listing: it leaves out a file replaced while it lists.
+            folder = f"{kind}/day={day}"
+            infos, links = folders.day_files(
+                self.fs, f"{self.root}/{folder}", attempts=ATTEMPTS, location=self.location
+            )
+            self._warn_stray([f"{folder}/{base}" for base in links])
+            found += [(day, i.path, int(i.size or 0), file_seconds(i)) for i in infos]
         found.sort()
         return found
 
@@ -474,6 +471,13 @@ class Layout:
             yield True
             return
         path = f"{self.root}/{kind}/day={day}/_compacting.lock"
+        # Another compactor of this process at work on the day: wait for it (it is no other
+        # process, whose lock file is skipped with a warning).
+        with locks.in_process(path):
+            yield from self._locked(kind, day, path)
+
+    def _locked(self, kind: str, day: str, path: str) -> Iterator[bool]:
+        """:meth:`lock`'s lock file at ``path``: taken, or found held by another process."""
         held = False
         for _ in range(2):
             try:
@@ -481,7 +485,7 @@ class Layout:
             except FileExistsError:
                 gone, why = locks.verdict(path, STALE)
                 if not gone:
-                    warnings.warn(f"{kind} day {day} skipped: {why}", HistoryWarning, stacklevel=4)
+                    warnings.warn(f"{kind} day {day} skipped: {why}", HistoryWarning, stacklevel=5)
                     break
                 remove_quietly(self.fs, path)
                 continue

@@ -10,6 +10,12 @@ Otherwise the day is skipped, and :func:`held_by` says by whom, for the warning.
 
 A pid reused by an unrelated process after the holder died keeps the lock until the hour
 is up: the rule then is the same as for another host.
+
+The compactors of one process (a round's merge on its thread, ``compact()`` in a notebook,
+two collectors on threads) first take :func:`in_process`'s lock of the day: the second
+waits for the first, then finds the day merged. The lock file is for other processes: one
+of this process found holding it would be skipped with a warning naming this process's
+own pid, as though another held it.
 """
 
 from __future__ import annotations
@@ -18,12 +24,26 @@ import datetime as dt
 import json
 import os
 import socket
+import threading
 import time
 from typing import Any
 
 from searchkit._units import format_duration
 
-__all__ = ["holder_text", "verdict"]
+__all__ = ["holder_text", "in_process", "verdict"]
+
+_IN_PROCESS: dict[str, threading.Lock] = {}  # by the lock file's real path
+_REGISTRY = threading.Lock()
+
+
+def in_process(path: str) -> threading.Lock:
+    """The lock this process's compactors hold while they hold the lock file at ``path``
+    (a local path; links resolved: two spellings of one store are one lock)."""
+    key = os.path.realpath(path)
+    with _REGISTRY:
+        if key not in _IN_PROCESS:
+            _IN_PROCESS[key] = threading.Lock()
+        return _IN_PROCESS[key]
 
 
 def holder_text() -> bytes:

@@ -216,37 +216,30 @@ def read(
     rows = None if filter is None else filter.expression()
     files = _listed(layout, kind, days, paths)
     for attempt in range(ATTEMPTS):
-        if not files:
-            return schema.empty_table().select(wanted)
+        plans: list[Planned] = []
+        parts: list[pa.Table | None] = []
         readers = _LOCAL_READERS if layout.local else _READERS
         try:
-            with ThreadPoolExecutor(max_workers=min(readers, len(files))) as pool:
-                plans = _plans(pool, layout, kind, files, prune)
-                budget.check(kind, days, sum(p.rows for p in plans), needed)
-                parts = list(pool.map(lambda p: read_planned(layout, kind, p, needed, rows), plans))
+            if files:  # (an empty listing is checked like any other: see _relisted)
+                with ThreadPoolExecutor(max_workers=min(readers, len(files))) as pool:
+                    plans = _plans(pool, layout, kind, files, prune)
+                    budget.check(kind, days, sum(p.rows for p in plans), needed)
+                    parts = list(
+                        pool.map(lambda p: read_planned(layout, kind, p, needed, rows), plans)
+                    )
         except FileNotFoundError as exc:
             # A compaction deleted a file after we listed it: its rows are in a newer
             # file, so list again.
             if attempt == ATTEMPTS - 1:
-                raise HistoryError(
-                    f"the {kind} history at {layout.location!r} kept changing while it was "
-                    f"read ({exc}); nothing is lost: try again"
-                ) from exc
+                raise _changing(layout, kind, exc) from exc
             files = _listed(layout, kind, days, paths, fresh=True)
             continue
         except pa.ArrowException as exc:
             raise HistoryError(f"cannot read the {kind} history: {exc}") from exc
-        if layout.local:
-            # A directory read while a compaction renames its merged file in and deletes
-            # the old ones may miss both (readdir's order is not the names'); the same
-            # listing after the read proves it did not. An object store lists keys in
-            # name order and a compaction uploads the merged file, named after every file
-            # it replaces, before it deletes them (see Layout.files): one listing is
-            # enough there, and it costs no request more.
-            again = _listed(layout, kind, days, paths, fresh=True)
-            if set(again) != set(files) and attempt < ATTEMPTS - 1:
-                files = again
-                continue
+        again = _relisted(layout, kind, days, paths, files, last=attempt == ATTEMPTS - 1)
+        if again is not None:
+            files = again
+            continue
         if dated is not None:
             pairs = zip(plans, parts, strict=True)
             parts = [own_day(layout, kind, plan.path, part) for plan, part in pairs]
@@ -273,6 +266,50 @@ def _listed(
     ``paths`` alone when given."""
     found = layout.files(kind, days[0], days[1], fresh=fresh)
     return found if paths is None else [entry for entry in found if entry[1] in paths]
+
+
+def _relisted(
+    layout: Layout,
+    kind: str,
+    days: tuple[str | None, str | None],
+    paths: Collection[str] | None,
+    files: list[tuple[str, str, int]],
+    *,
+    last: bool,
+) -> list[tuple[str, str, int]] | None:
+    """The files to read again when ``files`` (just read) may not be all there is: the
+    listing taken again, else None (the read stands).
+
+    A local folder read while a compaction renames its merged file in and deletes the old
+    ones may list neither (a folder of several ``readdir`` reads:
+    :mod:`~searchkit.history.folders`): the same listing after the read proves it did not,
+    an empty one too (the whole day missed, not a day without points). An object store
+    lists keys in name order and a compaction uploads the merged file, named after every
+    file it replaces, before it deletes them (see Layout.files): one listing is enough
+    there, and it costs no request more.
+
+    Raises:
+        HistoryError: On the ``last`` attempt, the listing again shows a file the read did
+            not read (it cannot tell a new file from one it missed: never fewer points).
+    """
+    if not layout.local:
+        return None
+    again = _listed(layout, kind, days, paths, fresh=True)
+    if set(again) == set(files):
+        return None
+    if not last:
+        return again
+    unread = sorted(set(again) - set(files))
+    if unread:
+        raise _changing(layout, kind, f"{unread[0][1]} was listed after the read")
+    return None  # only files since replaced: what they held was read
+
+
+def _changing(layout: Layout, kind: str, what: object) -> HistoryError:
+    return HistoryError(
+        f"the {kind} history at {layout.location!r} kept changing while it was "
+        f"read ({what}); nothing is lost: try again"
+    )
 
 
 def own_day(layout: Layout, kind: str, path: str, table: pa.Table | None) -> pa.Table | None:

@@ -130,8 +130,8 @@ def refresh(layout: Layout, day: str) -> bool:
         return False
     with layout.lock("throughput", day) as held:
         source = sources(layout, day, day).get(day)
-        if not held or source is None:
-            return False
+        if not held or source is None or is_current(layout, day, source):
+            return False  # (current: written by the compactor the lock waited for)
         points = reader.read(layout, "throughput", days=(day, day))
         if sources(layout, day, day).get(day) != source:
             return False  # a writer, a compactor or another tool changed the day meanwhile
