@@ -10,9 +10,13 @@ it answers). For ``forecast_limits``, ``usage_frame`` and ``info()`` it prints t
 runs in a process of its own), their ratio, and the requests of one call by kind
 (LIST, HEAD, GET). ``--zones`` measures ``usage_frame`` and ``forecast_limits`` in each zone
 given (``info()`` has none). With ``--baseline SRC`` (a source tree, e.g. ``git archive
-22d64ca searchkit | tar -x -C SRC``) the same is measured for that code in the same run,
-each code in a fresh process, in turn (A B A B ...) for ``--rounds`` rounds; the figures
-are then the range over the rounds, each with the load average when its process started.
+22d64ca searchkit | tar -x -C SRC``; given twice, two trees) the same is measured for that
+code in the same run, each code in a fresh process, in turn (A B A B ...) for ``--rounds``
+rounds; the figures are then the range over the rounds, each with the load average when its
+process started. Each call's peak resident memory is printed too (the process's high-water
+mark, reset before the call: what the process held before it, and what the call added);
+``--alone`` measures each operation and zone in a process of its own, the S3 call first, so
+that its peak is the call's alone (with the imports), not what earlier calls left.
 With ``--store`` the store is uploaded once (minutes for a year) and the one server
 serves it to every code and round; the server's CPU time (moto's, per call) is printed
 beside the measured process's. ``--latency MS`` makes the server wait that long before
@@ -297,6 +301,7 @@ def measure(
     operations: list[str],
     given: bool,
     attach: tuple[str, int, str] | None = None,
+    alone: bool = False,
 ) -> dict[str, Any]:
     """In this process: serve ``store`` (its points and limits) from moto and time each
     operation in each zone on both copies. ``attach``: a server already serving the store
@@ -305,6 +310,16 @@ def measure(
     import resource
 
     from searchkit import History
+
+    def peak_mib() -> float:
+        """This process's resident high-water mark since :func:`reset_peak` (Linux)."""
+        with open("/proc/self/status") as status:
+            line = next(line for line in status if line.startswith("VmHWM:"))
+        return int(line.split()[1]) / 1024
+
+    def reset_peak() -> None:
+        with open("/proc/self/clear_refs", "w") as clear:
+            clear.write("5")  # the high-water mark starts again from what is resident now
 
     options = _s3server().options
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's line per request
@@ -318,8 +333,9 @@ def measure(
             for zone in zones if operation in ZONED else ["UTC"]:
                 row: dict[str, Any] = {}
                 answers = []
-                for where in ("local", "s3"):
+                for where in ("s3", "local") if alone else ("local", "s3"):
                     best = cpu = served = float("inf")
+                    peak = 0.0
                     for attempt in range(repeat):
                         hist = (
                             History(local)
@@ -329,6 +345,7 @@ def measure(
                             )
                         )
                         server.reset()
+                        reset_peak()
                         started, used = time.perf_counter(), time.process_time()
                         serving = server.cpu()
                         try:
@@ -339,13 +356,17 @@ def measure(
                         if attempt == 0:
                             answers.append(answer)
                         best = min(best, time.perf_counter() - started)
+                        peak = max(peak, peak_mib())
                         cpu = min(cpu, time.process_time() - used)
                         served = min(served, server.cpu() - serving)
                         if attempt == 0 and where == "s3":
                             row["requests"] = server.counted()
                     row[where], row[f"{where}_cpu"] = best, cpu
+                    row[f"{where}_peak"] = peak
                     if where == "s3":
                         row["server_cpu"] = served
+                if alone:
+                    answers.reverse()  # (local, S3), as _same takes them
                 row["identical"] = len(answers) == 2 and _same(*answers)
                 results[f"{operation} {zone}"] = row
         results["peak_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -381,6 +402,7 @@ def run(
     operations: list[str],
     given: bool,
     attach: str | None = None,
+    alone: bool = False,
 ) -> dict[str, Any]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [source, str(ROOT)]))
@@ -389,9 +411,33 @@ def run(
     command = [sys.executable, __file__, "--measure", str(store), "--repeat", str(repeat)]
     command += ["--zones", ",".join(zones), "--only", ",".join(operations)]
     command += ["--given"] if given else []
+    command += ["--alone"] if alone else []
     command += ["--attach", attach] if attach else []
     out = subprocess.run(command, check=True, stdout=subprocess.PIPE, text=True, env=env).stdout
     return json.loads(out.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def _round(
+    store: Path,
+    args: argparse.Namespace,
+    source: str | None,
+    zones: list[str],
+    operations: list[str],
+    given: bool,
+    attach: str | None,
+) -> dict[str, Any]:
+    """One round of one code: one process, or with ``--alone`` one per operation and zone
+    (the load is the first's, the process's peak the highest)."""
+    if not args.alone:
+        return run(store, args.repeat, source, zones, operations, given, attach)
+    merged: dict[str, Any] = {}
+    for operation in operations:
+        for zone in zones if operation in ZONED else ["UTC"]:
+            one = run(store, args.repeat, source, [zone], [operation], given, attach, alone=True)
+            merged.setdefault("load", one["load"])
+            merged["peak_mib"] = max(merged.get("peak_mib", 0), one["peak_mib"])
+            merged[f"{operation} {zone}"] = one[f"{operation} {zone}"]
+    return merged
 
 
 def shown(requests: dict[str, int]) -> str:
@@ -410,6 +456,7 @@ def report(runs: dict[str, list[dict[str, Any]]], keys: list[str], family: str) 
     README's (the best round's) as ``family``'s (``s3``, or ``s3year`` for ``--store``)."""
     from figures import emit
 
+    first_baseline = next((label for label in runs if label != "this code"), None)
     for label, rounds in runs.items():
         loads = ", ".join(f"{r['load']:.1f}" for r in rounds)
         peaks = ", ".join(f"{r['peak_mib']:.0f}" for r in rounds)
@@ -427,9 +474,13 @@ def report(runs: dict[str, list[dict[str, Any]]], keys: list[str], family: str) 
                 f"S3 {span([r['s3'] for r in rows])} s = {span(ratios)}x; CPU local "
                 f"{span([r['local_cpu'] for r in rows])} s, S3 {span([r['s3_cpu'] for r in rows])}"
                 f" s, server {span([r.get('server_cpu', float('nan')) for r in rows])} s;"
+                f" peak RSS local {span([r.get('local_peak', 0) for r in rows], '.0f')} MiB,"
+                f" S3 {span([r.get('s3_peak', 0) for r in rows], '.0f')} MiB;"
                 f" {shown(rows[0]['requests'])}"
                 + ("" if all(row["identical"] for row in rows) else "; S3 DIFFERS from local")
             )
+            if label not in ("this code", first_baseline):
+                continue  # the figures file keeps this code's and the first baseline's
             side = "" if label == "this code" else ".baseline"
             name = operation if zone == "UTC" else f"{operation}.{zone}"
             best = min(rows, key=lambda row: row["s3"])
@@ -448,7 +499,9 @@ def main() -> None:
     parser.add_argument("--days", type=int, default=14)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--rounds", type=int, default=1, help="A B rounds with --baseline")
-    parser.add_argument("--baseline", help="a source tree to measure beside this code")
+    parser.add_argument(
+        "--baseline", action="append", default=[], help="a source tree to measure beside this code"
+    )
     parser.add_argument("--zones", default="UTC", help="zones, comma-separated")
     parser.add_argument(
         "--only",
@@ -458,6 +511,11 @@ def main() -> None:
     parser.add_argument("--store", help="an existing store (this code's rollups) to serve")
     parser.add_argument(
         "--latency", type=float, default=0, help="ms the server waits before each answer"
+    )
+    parser.add_argument(
+        "--alone",
+        action="store_true",
+        help="each operation and zone in a process of its own, the S3 call first",
     )
     parser.add_argument("--measure", help=argparse.SUPPRESS)
     parser.add_argument("--given", action="store_true", help=argparse.SUPPRESS)
@@ -476,7 +534,9 @@ def main() -> None:
         if args.attach:
             endpoint, pid, local = args.attach.split(",", 2)
             attach = (endpoint, int(pid), local)
-        result = measure(Path(args.measure), args.repeat, zones, operations, args.given, attach)
+        result = measure(
+            Path(args.measure), args.repeat, zones, operations, args.given, attach, args.alone
+        )
         print(json.dumps(result))
         return
     from history import write_dataset
@@ -499,8 +559,8 @@ def main() -> None:
             f"calls in each process, {args.rounds} round(s); load {os.getloadavg()[0]:.1f}"
         )
         codes: dict[str, str | None] = {"this code": None}
-        if args.baseline:
-            codes[f"baseline {args.baseline}"] = args.baseline
+        for baseline in args.baseline:
+            codes[f"baseline {baseline}"] = baseline
         runs: dict[str, list[dict[str, Any]]] = {label: [] for label in codes}
         server, attach, local = None, None, None
         try:
@@ -511,7 +571,7 @@ def main() -> None:
             for _ in range(args.rounds if args.baseline else 1):
                 for label, source in codes.items():
                     runs[label].append(
-                        run(store, args.repeat, source, zones, operations, given, attach)
+                        _round(store, args, source, zones, operations, given, attach)
                     )
         finally:
             if server is not None:

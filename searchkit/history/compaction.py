@@ -26,7 +26,7 @@ import pyarrow.compute as pc
 import pyarrow.fs as pafs
 
 from searchkit.errors import HistoryError
-from searchkit.history import dedupe, open_day, reader, rollups
+from searchkit.history import dedupe, open_day, pack_writer, reader, rollups
 from searchkit.history.layout import STALE, Layout, file_seconds
 
 __all__ = [
@@ -123,7 +123,7 @@ def merge_later(layout: Layout, today: str) -> Merging | None:
             for day in days:
                 compact_day(own, "throughput", day, counts)
             if counts["rollups_written"]:
-                rollups.refresh_recent(own, yesterday)
+                pack_writer.refresh_recent(own, yesterday)
         except BaseException as exc:  # the next round reports it (Merging.notes)
             merging.error = exc
 
@@ -179,7 +179,7 @@ def after_collect(
         closed = sorted(d for d in {*written, yesterday} if d < today)
         counts["rollups_written"] += sum(rollups.refresh(layout, day) for day in closed)
     if counts["rollups_written"]:
-        rollups.refresh_recent(layout, yesterday)
+        pack_writer.refresh_recent(layout, yesterday)
     if merge:
         merge_later(layout, today)
 

@@ -34,6 +34,12 @@ from searchkit.history.layout import PACKS, Layout
 
 __all__ = ["PACKS", "newest", "read"]
 
+# Packs fetched and decoded at once: each is held whole (some 20 MB a month of a thousand
+# indexes) until its columns are decoded, then let go (but the two used last, which the next
+# batch of a year's read asks for again: Layout.fetch's ``recent``). Two keep the requests
+# and the decoding overlapping on a machine of two cores.
+_IN_FLIGHT = 2
+
 
 def newest(layout: Layout, first: str | None, last: str | None) -> list[tuple[str, str, int]]:
     """The newest pack of each month overlapping ``first`` .. ``last`` (UTC days,
@@ -128,7 +134,8 @@ def _tables(
     days: tuple[str | None, str | None],
 ) -> list[pa.Table]:
     """The ``needed`` columns of each pack in ``found`` (fetched whole on an object store:
-    a HEAD and a GET each), those that cannot be read left out."""
+    a HEAD and a GET each, :data:`_IN_FLIGHT` at a time), those that cannot be read left
+    out."""
 
     def one(entry: tuple[str, str, int]) -> pa.Table | None:
         _, path, size = entry
@@ -144,5 +151,5 @@ def _tables(
                 raise
             return None  # unreadable: its days are read from their day rollups
 
-    with ThreadPoolExecutor(max_workers=max(1, min(4, len(found)))) as pool:
+    with ThreadPoolExecutor(max_workers=max(1, min(_IN_FLIGHT, len(found)))) as pool:
         return [table for table in pool.map(one, found) if table is not None]

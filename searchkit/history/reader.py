@@ -74,9 +74,9 @@ def plan_file(
     data = None
     try:
         if whole:
-            # A limits file is small and each call reads it for several things.
-            # A month pack is read by each batch of days of a year's read: fetched once.
-            data = layout.fetch(path, keep=kind == "limits" or f"/{PACKS}/" in path)
+            # A limits file is small and each call reads it for several things. A month
+            # pack is read again by the next batch of days of a year's read: fetched once.
+            data = layout.fetch(path, keep=kind == "limits", recent=f"/{PACKS}/" in path)
             fragment = _FORMAT.make_fragment(pa.BufferReader(data))
         else:
             fragment = _FORMAT.make_fragment(path, layout.fs, file_size=size or None)
@@ -190,9 +190,11 @@ def read(
     encode: bool = True,
     strays: bool = False,
     paths: Collection[str] | None = None,
+    read_paths: list[str] | None = None,
 ) -> pa.Table:
     """Read the files of ``kind`` for the UTC days in ``days`` (inclusive); with ``paths``,
-    only those of them (files written since a reader read the others).
+    only those of them (files written since a reader read the others): those still there
+    (one replaced by a compaction since is left out), named in ``read_paths`` when given.
 
     Only the files of the days in range are read, and inside each file only the row groups
     whose statistics can hold rows within ``prune`` (by default ``filter``) are decoded;
@@ -240,6 +242,8 @@ def read(
         if again is not None:
             files = again
             continue
+        if read_paths is not None:
+            read_paths[:] = [path for _, path, _ in files]
         if dated is not None:
             pairs = zip(plans, parts, strict=True)
             parts = [own_day(layout, kind, plan.path, part) for plan, part in pairs]

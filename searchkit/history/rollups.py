@@ -101,12 +101,9 @@ __all__ = [
     "day_sums",
     "gap_lists",
     "is_current",
-    "pack",
-    "pack_closed",
     "packed_read",
     "read",
     "refresh",
-    "refresh_recent",
     "renamed",
     "replace",
     "rollup",
@@ -143,17 +140,6 @@ def refresh(layout: Layout, day: str) -> bool:
 RECENT_DAYS = 42
 
 
-def refresh_recent(layout: Layout, day: str) -> int:
-    """Refresh the rollups of the stored days in the :data:`RECENT_DAYS` before ``day``
-    that are missing or stale (written before rollups held hours, or before late points);
-    return how many were written. One small read per current day."""
-    first = f"{pd.Timestamp(day) - pd.Timedelta(days=RECENT_DAYS):%Y-%m-%d}"
-    days = sorted({stored for stored, _, _ in layout.files("throughput", first, day)})
-    written = sum(refresh(layout, stored) for stored in days if stored < day)
-    pack_closed(layout, days, day)  # a month that closed: its days in one file
-    return written
-
-
 def renamed(table: pa.Table, source: str) -> pa.Table:
     """The rollup rows ``table`` as the rollup of the files ``source`` names (the same
     points in other files: a day's files merged)."""
@@ -163,40 +149,14 @@ def renamed(table: pa.Table, source: str) -> pa.Table:
 
 def replace(layout: Layout, day: str, table: pa.Table, points: pa.Table) -> None:
     """Write ``table`` as ``day``'s rollup, then delete the rollups it replaces, and the
-    pack of its month (:func:`pack` writes it again from the day rollups)."""
+    pack of its month (:func:`~searchkit.history.pack_writer.pack` writes it again from the
+    day rollups)."""
     old = [path for _, path, _ in layout.files("rollups", day, day)]
     old += [path for month, path, _ in layout.packs() if month == day[:7]]  # same listing
     stamp = int(pc.max(points["collected_at"]).value) if points.num_rows else 0
     layout.write("rollups", day, table, layout.after(old, stamp))  # named after those
     for path in old:
         layout.remove(path)
-
-
-def pack(layout: Layout, month: str) -> bool:
-    """Write ``month``'s (``YYYY-MM``) pack (:mod:`searchkit.history.packs`) from its day
-    rollups that are current and not stale, unless it has one (a day rollup written in a
-    month deletes its pack: :func:`replace`). Returns whether a pack was written."""
-    if any(packed == month for packed, _, _ in layout.packs()):
-        return False
-    first = f"{month}-01"
-    last = f"{pd.Timestamp(first) + pd.offsets.MonthEnd(0):%Y-%m-%d}"
-    table = current(read(layout, (first, last)), sources(layout, first, last))
-    if table.num_rows:
-        table = table.filter(pa.array(~whole_days(table, stale(table))))
-    if table.num_rows == 0:
-        return False
-    folder = f"rollups/{packs.PACKS}/month={month}"
-    stamp = int(pc.max(table["period"]).value)
-    per_day = int(np.unique(int64_values(table["period"]), return_counts=True)[1].max())
-    # A row group a day or so: a read of a few of its days decodes only theirs.
-    layout.write("rollups", first, table, stamp, folder=folder, row_group_size=per_day)
-    return True
-
-
-def pack_closed(layout: Layout, days: Collection[str], today: str) -> int:
-    """:func:`pack` each month of ``days`` that closed before ``today``'s; return how many
-    packs were written."""
-    return sum(pack(layout, month) for month in sorted({d[:7] for d in days if d[:7] < today[:7]}))
 
 
 def read(

@@ -13,6 +13,13 @@ while a refresh reads a collect's new file and lists the rest.
 What it cannot tell from what it kept it reads as the History does: a file of the open day
 changed or gone (a compaction), new points at or before those summarised (another writer),
 an index in two accounts, a new day; the points of a day without a current rollup.
+
+A closed day read from its points (no current rollup then: written by a collector that kept
+none, read while a compaction replaced its files) is asked again of the store once its
+rollup files or its month's pack list otherwise (``refresh_rollups()``, the merge's rollup
+landing): from then on its sums come from the summaries, not from every point each time.
+Only while such a day is among those asked does a refresh list the rollups (one LIST on an
+object store, beside the reads of that day's points it saves).
 """
 
 from __future__ import annotations
@@ -43,6 +50,19 @@ __all__ = ["SeenHistory"]
 
 # (file name, size, modification time) of a day's throughput files, sorted.
 Files = list[tuple[str, int, int]]
+# What could answer a day besides its points: its rollup files (path, size, modification
+# time) and its month's packs (path, size), as listed.
+Summaries = tuple[tuple[tuple[str, int, int], ...], tuple[tuple[str, int], ...]]
+
+
+@dataclass(frozen=True)
+class _Closed:
+    """A closed day's sums as read for its throughput files ``source``; None when they were
+    read from its points, while the day's rollups and packs listed as ``summaries``."""
+
+    source: str
+    sums: DaySums | None
+    summaries: Summaries | None
 
 
 @dataclass(frozen=True)
@@ -67,7 +87,7 @@ class SeenHistory(History):
         super().__init__(history.root, filesystem=history.filesystem)
         self._location = history.location
         self._limits: tuple[tuple[object, ...], pd.DataFrame] | None = None
-        self._closed: dict[tuple[str, str], tuple[str, DaySums | None]] = {}
+        self._closed: dict[tuple[str, str], _Closed] = {}
         self._names: dict[str, str] | None = None
         self._open: _OpenDay | None = None
 
@@ -150,9 +170,11 @@ class SeenHistory(History):
             table = table.set_column(table.schema.get_field_index(name), name, column)
         self._open = replace(kept, rows=seal(table))
 
+    @one_listing
     def sums(self, first: str, last: str, *, detail: Detail = "day") -> dict[str, DaySums]:
         """:meth:`History.sums`: each closed day's as read before while its files stay as
-        they were, the open day's from its rollup rows extended with the files since."""
+        they were (and, for a day read from its points, while its rollups and packs list
+        as they did), the open day's from its rollup rows extended with the files since."""
         first, last = check_day(first, "first"), check_day(last, "last")
         names = self._current_names()
         if names != self._names:  # a rename: the names the sums give changed
@@ -161,6 +183,7 @@ class SeenHistory(History):
         newest = self._layout.newest_day("throughput")
         out: dict[str, DaySums] = {}
         missing: dict[str, str] = {}
+        from_points: list[str] = []
         for day, (files, paths) in self._day_files(first, last).items():
             source = rollups.signature(files)
             if day == newest:
@@ -170,18 +193,43 @@ class SeenHistory(History):
                     out |= rollups.table_sums(columns, {day: source}, names, detail=detail)
                 continue
             kept = self._closed.get((day, detail))
-            if kept is not None and kept[0] == source:
-                if kept[1] is not None:
-                    out[day] = kept[1]
-            else:
+            if kept is None or kept.source != source:
                 missing[day] = source
+            elif kept.sums is not None:
+                out[day] = kept.sums
+            else:
+                from_points.append(day)
+        if from_points:  # summaries written since they were read from their points?
+            listed = self._summaries(from_points)
+            for day in from_points:
+                if listed[day] != self._closed[day, detail].summaries:
+                    missing[day] = self._closed[day, detail].source
         if missing:
+            # Listed before the read: a summary written after it shows as new next time.
+            listed = self._summaries(list(missing))
             read = super().sums(min(missing), max(missing), detail=detail)
             for day, source in missing.items():
-                self._closed[day, detail] = (source, read.get(day))
-                if day in read:
-                    out[day] = read[day]
+                found = read.get(day)
+                self._closed[day, detail] = _Closed(
+                    source, found, None if found is not None else listed[day]
+                )
+                if found is not None:
+                    out[day] = found
         return dict(sorted(out.items()))
+
+    def _summaries(self, days: list[str]) -> dict[str, Summaries]:
+        """What could answer each of ``days`` besides its points, as listed now: its rollup
+        files and its month's packs (on an object store the rollups' one listing of the
+        call, which the read of them shares)."""
+        files: dict[str, list[tuple[str, int, int]]] = {day: [] for day in days}
+        for day, path, size, mtime in self._layout.entries("rollups", min(days), max(days)):
+            if day in files:
+                files[day].append((path, size, mtime))
+        months: dict[str, list[tuple[str, int]]] = {day[:7]: [] for day in days}
+        for month, path, size in self._layout.packs():
+            if month in months:
+                months[month].append((path, size))
+        return {day: (tuple(sorted(files[day])), tuple(sorted(months[day[:7]]))) for day in days}
 
     def _day_files(self, first: str, last: str) -> dict[str, tuple[Files, list[str]]]:
         """Each day's throughput files as listed now: (name, size, mtime) and paths."""
@@ -217,9 +265,13 @@ class SeenHistory(History):
     ) -> pa.Table | None:
         """``kept``'s rows with the points of the ``new`` files added, as the collector
         extends the day's rollup (with the crossings of the limits it keeps); None when
-        the points cannot be added so (see open_day.extend)."""
-        points = reader.read(self._layout, "throughput", days=(day, day), paths=new)
-        if points.num_rows == 0:
+        the points cannot be added so (see open_day.extend), or a new file was replaced
+        (merged into one not listed) before it was read: its points are not all there."""
+        read: list[str] = []
+        points = reader.read(
+            self._layout, "throughput", days=(day, day), paths=new, read_paths=read
+        )
+        if points.num_rows == 0 or set(read) != new:
             return None
         limits = daily_limits(self.limits())
         return open_day.extend(kept.rows, points, day, rollups.signature(files), limits=limits)

@@ -56,13 +56,13 @@ from searchkit.history.layout import (
     one_listing,
 )
 from searchkit.history.location import open_location, require_folder
+from searchkit.history.pack_writer import pack_closed
 from searchkit.history.points import read_points, refuse_unknown, selection, span
 from searchkit.history.reports import CollectSummary, HistoryInfo
 from searchkit.history.rollups import (
     DaySums,
     Detail,
     day_sums,
-    pack_closed,
     refresh,
     trusted,
 )

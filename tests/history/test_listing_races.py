@@ -9,7 +9,8 @@ The local listing is taken as pyarrow's LocalFileSystem takes it (arrow/filesyst
 localfs.cc, StatSelector): the folder's names first (``readdir``), then a ``stat`` per
 name, a name gone by then left out. The stores here are local folders read through that
 handler, so the History is told its folder is local (``_layout.local``): it lists and
-locks as it does on a LocalFileSystem.
+locks as it does on a LocalFileSystem. The last test reads one as an object store (one
+listing, then each file fetched whole) and replaces a file as it is fetched.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import pyarrow.fs as pafs
 import pytest
 
 import searchkit as sk
+from searchkit.history.seen_history import SeenHistory
 from searchkit.history.usage_history import History
 from tests.history.conftest import data_files
 from tests.local_fs import LocalHandler
@@ -245,3 +247,46 @@ def test_a_folder_whose_files_keep_going_under_each_listing_is_a_history_error(t
         f"the history at {str(tmp_path / 'h')!r} kept changing while it was listed "
         f"({day}); nothing is lost: try again"
     )
+
+
+def test_a_refresh_whose_new_file_a_compaction_replaced_meanwhile_counts_its_points(
+    tmp_path, emulator, client
+):
+    """A SeenHistory refresh adds the points of the files written since its last read to
+    the open day's rows it kept (history/seen_history.py). One of those files replaced
+    between the refresh's listing and its read (merged into a file it did not list): its
+    points are in no file the read reads; the rows must not claim the day's files then."""
+    root = tmp_path / "h"
+    collected(root, emulator, client)  # three files, and the day's rollup
+    day = "2026-11-20"
+
+    class Replacing(LocalHandler):
+        """An object store (through PyFileSystem) whose file ``replaced`` is merged into
+        another, under a new name, as it is first opened."""
+
+        replaced: str | None = None
+
+        def open_input_file(self, path: str):
+            if path == self.replaced:
+                self.replaced = None
+                folder, _, name = path.rpartition("/")
+                os.rename(path, f"{folder}/part-9{name[5:]}")  # named after the ones it replaces
+            return super().open_input_file(path)
+
+    handler = Replacing()
+    seen = SeenHistory(History(str(root), filesystem=pafs.PyFileSystem(handler)))
+    before = seen.sums(day, day)[day]  # the open day's rows, kept
+    collected(root, emulator, client, rounds=2)  # two files written since
+    handler.replaced = str(data_files(root)[-2])  # the first of them
+
+    got = seen.sums(day, day)[day]
+
+    assert handler.replaced is None  # it was opened, and replaced
+    afresh = History(root)
+    assert afresh.refresh_rollups([day]) == 1  # the day's rollup, from its points as they are
+    fresh = afresh.sums(day, day)[day]
+    assert int(before.points.sum()) == 6 * (120 + 20 + 20)
+    assert int(fresh.points.sum()) == 6 * (120 + 20 + 20 + 20 + 20)
+    assert int(got.points.sum()) == int(fresh.points.sum())
+    assert got.ids == fresh.ids
+    assert got.value_sums.tolist() == fresh.value_sums.tolist()

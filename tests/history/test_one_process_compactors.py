@@ -111,3 +111,24 @@ def test_compact_beside_another_thread_s_compaction_of_the_day_waits_and_merges_
     assert [str(w.message) for w in recwarn if issubclass(w.category, HistoryWarning)] == []
     assert len(data_files(root)) == 1
     pd.testing.assert_frame_equal(History(root).throughput(), before, check_exact=True)
+
+
+def test_compact_right_after_the_midnight_collect_waits_for_its_merge_and_says_nothing(
+    tmp_path, emulator, client, recwarn
+):
+    """A notebook collecting across midnight, then calling compact() at once: the collect
+    left the closed day's merge on a thread, which compact() waits for (compaction.settle):
+    the day is merged once, by the merge, and compact() finds nothing left to do."""
+    root = tmp_path / "h"
+    hist = History(root)
+    emulator.advance(11 * 3600 + 30 * 60)  # 23:30
+    for _ in range(4):  # 23:30, 23:40, 23:50, and the round at midnight
+        hist.collect(client, now=emulator.now())
+        emulator.advance(600)
+
+    result = hist.compact()
+
+    assert result == NOTHING
+    assert [str(w.message) for w in recwarn if issubclass(w.category, HistoryWarning)] == []
+    assert [p.parent.name for p in data_files(root)] == ["day=2026-11-20"]
+    assert len(hist.throughput()) == 6 * 150  # 21:30 .. 23:59, each point once

@@ -6,21 +6,25 @@ from __future__ import annotations
 
 import datetime as dt
 import pathlib
+import shutil
 import tempfile
+import uuid
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import searchkit as sk
 from searchkit.analytics.day_forecast import forecast_day
 from searchkit.emulator import Emulator
+from searchkit.history import pack_writer
 from searchkit.history.checks import seal
 from searchkit.history.compaction import settle_all
+from searchkit.history.layout import PACKS, Layout
 from searchkit.history.seen_history import SeenHistory
 from tests.local_fs import LocalHandler
 from tests.stores import copy_store
@@ -179,7 +183,87 @@ def test_a_refresh_on_an_object_store_lists_each_dataset_once_per_call(store):
     assert afresh.listed == ["limits", "throughput", "rollups"]
 
 
-class Compacting(LocalHandler):
+class Opened(Listed):
+    """As Listed, noting too each file opened (through PyFileSystem: each file read)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.opened: list[str] = []
+
+    def open_input_file(self, path: str) -> pa.NativeFile:
+        self.opened.append(path)
+        return super().open_input_file(path)
+
+    def open_input_stream(self, path: str) -> pa.NativeFile:
+        self.opened.append(path)
+        return super().open_input_stream(path)
+
+    def points_read(self) -> list[str]:
+        """The days whose points were read, one entry a file."""
+        return [p.split("/day=")[1][:10] for p in self.opened if "/throughput/" in p]
+
+    def clear(self) -> None:
+        self.listed.clear()
+        self.opened.clear()
+
+
+CLOSED = [f"2026-11-{day}" for day in range(13, 20)]  # the collected store's closed days
+
+
+def read_on(root: pathlib.Path) -> tuple[SeenHistory, Opened]:
+    handler = Opened()
+    return SeenHistory(sk.History(str(root), filesystem=pafs.PyFileSystem(handler))), handler
+
+
+def test_closed_days_read_from_their_points_are_read_from_the_rollups_written_since(store):
+    """The closed days had no rollup when a SeenHistory first read them (a collector that
+    kept none), so it read their points; refresh_rollups() wrote them since. The next
+    refresh reads them from their rollups, not every point again (the rollups listed once
+    to see them), to the bit what the store read afresh gives; then the rollups are not
+    listed any more."""
+    for day in CLOSED:
+        shutil.rmtree(store / "rollups" / f"day={day}")
+    seen, handler = read_on(store)
+    forecast_day(seen)
+    assert sorted(set(handler.points_read())) == CLOSED  # today from its rollup
+    assert sk.History(store).refresh_rollups() == len(CLOSED)
+    collect_again(store)
+    handler.clear()
+
+    assert seen.newest_time() == sk.History(store).newest_time()
+    handler.clear()
+    rows = forecast_day(seen).rows
+
+    assert set(handler.points_read()) <= {"2026-11-20"}  # the new collect's file at most
+    assert handler.listed == ["limits", "throughput", "rollups"]
+    pd.testing.assert_frame_equal(rows, sk.forecast_limits(sk.History(store)), check_exact=True)
+    handler.clear()
+    pd.testing.assert_frame_equal(forecast_day(seen).rows, rows, check_exact=True)
+    assert handler.listed == ["limits", "throughput"]
+    assert handler.points_read() == []
+
+
+def test_a_month_pack_written_since_answers_the_days_read_from_their_points(store, tmp_path):
+    """The same when a month pack, not a day rollup, comes to answer the closed days (their
+    day rollups gone: a pack alone holds their rows)."""
+    packed = tmp_path / "packed"
+    copy_store(store, packed)
+    assert pack_writer.pack(Layout(str(packed), pafs.LocalFileSystem(), str(packed)), "2026-11")
+    for day in CLOSED:
+        shutil.rmtree(store / "rollups" / f"day={day}")
+    seen, handler = read_on(store)
+    first = forecast_day(seen).rows
+    copy_store(packed / "rollups" / PACKS, store / "rollups" / PACKS)
+    handler.clear()
+
+    rows = forecast_day(seen).rows
+
+    assert handler.points_read() == []
+    pd.testing.assert_frame_equal(rows, sk.forecast_limits(sk.History(store)), check_exact=True)
+    pd.testing.assert_frame_equal(rows, first, check_exact=True)
+
+
+class Compacting(Opened):
     """The local filesystem, except that while ``compacting`` a compaction is replacing the
     newest day's files under every read: each listing of the throughput shows a file that
     is gone when it is opened (as tests/browser/test_cockpit.py's kernel sees it)."""
@@ -228,19 +312,35 @@ def late_point(root: pathlib.Path, minutes: int) -> None:
     pq.write_table(table, folder / f"part-{stamp[0].value}-late-{minutes}.parquet")
 
 
-STEPS = ("collect", "compact", "refused", "refresh", "draw", "late")
+def unroll(root: pathlib.Path) -> None:
+    """A closed day's files merged by a tool that keeps no summary (its rollup gone, the
+    month's pack too): read from its points until a rollup is written."""
+    folder = root / "throughput" / "day=2026-11-18"
+    paths = sorted(folder.glob("*.parquet"))
+    table = pa.concat_tables([pq.read_table(path) for path in paths])
+    stamp = pd.Timestamp("2026-11-19").value
+    pq.write_table(table, folder / f"part-{stamp}-{uuid.uuid4().hex}-unrolled.parquet")
+    for path in paths:
+        path.unlink()
+    shutil.rmtree(root / "rollups" / "day=2026-11-18", ignore_errors=True)
+    shutil.rmtree(root / "rollups" / PACKS, ignore_errors=True)
+
+
+STEPS = ("collect", "compact", "refused", "refresh", "draw", "late", "unroll", "roll", "pack")
 
 
 @pytest.mark.slow
 @settings(max_examples=12, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(steps=st.lists(st.sampled_from(STEPS), min_size=1, max_size=7))
+@example(steps=["unroll", "refresh", "roll"])  # a rollup written since a day's points were read
 def test_any_sequence_of_collects_compactions_and_refused_reads_gives_a_fresh_read(
     three_days, steps
 ):
     """Whatever happened to the store between two reads (collects, compactions, a read
     refused while a compaction replaced files, drawings that read an index's points,
-    another writer's late point), a SeenHistory read again gives what the store read
-    afresh gives, to the bit: the newest point (read first, as the cockpit does) and
+    another writer's late point, a closed day's rollup gone, rollups written again by
+    refresh_rollups(), the month packed), a SeenHistory read again gives what the store
+    read afresh gives, to the bit: the newest point (read first, as the cockpit does) and
     forecast_limits' rows."""
     with tempfile.TemporaryDirectory() as folder:
         root = pathlib.Path(folder) / "h"
@@ -249,7 +349,7 @@ def test_any_sequence_of_collects_compactions_and_refused_reads_gives_a_fresh_re
         seen = SeenHistory(sk.History(str(root), filesystem=pafs.PyFileSystem(handler)))
         day = forecast_day(seen)
         minutes = 0
-        for step in [*steps, "refresh"]:
+        for step in [*steps, "settled"]:
             if step == "collect":
                 minutes += 10
                 clock = START + dt.timedelta(days=2, minutes=minutes)
@@ -261,6 +361,12 @@ def test_any_sequence_of_collects_compactions_and_refused_reads_gives_a_fresh_re
                 sk.History(root).compact()
             elif step == "late":
                 late_point(root, 60 + minutes)
+            elif step == "unroll":
+                unroll(root)
+            elif step == "roll":
+                sk.History(root).refresh_rollups()
+            elif step == "pack":
+                pack_writer.pack(Layout(str(root), pafs.LocalFileSystem(), str(root)), "2026-11")
             elif step == "refused":
                 handler.compacting = True
                 try:
@@ -273,8 +379,15 @@ def test_any_sequence_of_collects_compactions_and_refused_reads_gives_a_fresh_re
                 for index_id in day.rows.index:
                     day.today(index_id)
             else:
-                assert seen.newest_time() == sk.History(root).newest_time()
+                if step == "settled":
+                    settle_all()  # no merge under the reads: the points each reads are fixed
+                handler.clear()
+                afresh = Opened()
+                store = sk.History(str(root), filesystem=pafs.PyFileSystem(afresh))
+                assert seen.newest_time() == store.newest_time()
                 day = forecast_day(seen)
-                fresh = sk.forecast_limits(sk.History(root))
+                fresh = sk.forecast_limits(store)
                 pd.testing.assert_frame_equal(day.rows, fresh, check_exact=True)
+                if step == "settled":  # and no day from its points that a summary answers
+                    assert set(handler.points_read()) <= set(afresh.points_read())
         settle_all()  # the merges the steps' collects left, before their folder is removed

@@ -12,6 +12,7 @@ import datetime as dt
 import io
 import pathlib
 import re
+import threading
 
 import matplotlib
 import numpy as np
@@ -23,6 +24,8 @@ import pytest
 import searchkit as sk
 from searchkit.analytics.forecast import FORECAST_COLUMNS
 from searchkit.emulator import Emulator
+from searchkit.history import compaction
+from searchkit.history.compaction import settle_all
 from searchkit.render.cockpit_table import row_label, rows_csv, shown_rows, table_header
 from searchkit.ui.cockpit import QuotaCockpit
 from tests.analytics.test_forecast import busy_days, days_of
@@ -392,6 +395,63 @@ def test_a_refresh_reads_only_the_collect_written_since_and_gives_forecast_limit
         pd.testing.assert_frame_equal(cockpit.rows[list(FORECAST_COLUMNS)], fresh, check_exact=True)
     finally:
         cockpit.close()
+
+
+def test_across_midnight_a_day_read_while_its_merge_ran_is_read_from_its_rollup_after(
+    store, monkeypatch
+):
+    """A notebook refreshing across midnight: the round at 00:01 closes 2026-11-20 (its
+    last points, and the new day's first) and leaves the day's merge on a thread. The
+    refresh comes while the merge has replaced the day's files but not yet written their
+    rollup: the closed day is read from its points (the figures are right). Once the
+    rollup is written, the next refresh reads that day from it, not from every point again
+    (it did until the day's files changed, which a closed day's do not); at every step the
+    message names the newest point and the rows are forecast_limits' to the bit."""
+    hist, emu, client = store
+    reached, go = threading.Event(), threading.Event()
+    write_rollup = compaction._write_rollup
+
+    def held(*args, **kwargs):  # the merge's rollup, once the refresh below has read
+        if threading.current_thread().name == "searchkit-compaction":
+            reached.set()
+            go.wait(HANG_S)
+        return write_rollup(*args, **kwargs)
+
+    monkeypatch.setattr(compaction, "_write_rollup", held)
+    handler = Opened()
+    cockpit = sk.quota_cockpit(
+        sk.History(hist.root, filesystem=pafs.PyFileSystem(handler)), now=emu.now
+    )
+
+    def shows(newest: str) -> None:
+        assert cockpit.message.endswith(f"newest point {newest} UTC."), cockpit.message
+        fresh = sk.forecast_limits(hist, now=emu.now())
+        pd.testing.assert_frame_equal(cockpit.rows[list(FORECAST_COLUMNS)], fresh, check_exact=True)
+
+    try:
+        emu.advance(11 * 3600 + 50 * 60)
+        hist.collect(client, now=emu.now())
+        cockpit.refresh()
+        shows("2026-11-20 23:49")
+        emu.advance(11 * 60)
+        hist.collect(client, now=emu.now())  # 00:01: the day closes, its merge starts
+        assert reached.wait(HANG_S)
+        cockpit.refresh()
+        shows("2026-11-21 00:00")
+        go.set()
+        settle_all()
+        emu.advance(600)
+        hist.collect(client, now=emu.now())
+        today = pathlib.Path(hist.root, "throughput", "day=2026-11-21")
+        (written,) = sorted(today.glob("*.parquet"))[-1:]
+        handler.opened.clear()
+        cockpit.refresh()
+        shows("2026-11-21 00:10")
+        assert [p for p in handler.opened if "/throughput/" in p] == [str(written)]
+    finally:
+        go.set()
+        cockpit.close()
+        settle_all()
 
 
 def test_a_stale_store_says_so_with_the_newest_point(store):
