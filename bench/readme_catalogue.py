@@ -46,6 +46,8 @@ def job_of(key: str) -> str:
         return "alerts-accuracy"
     if key.startswith("history.collect_empty"):
         return "collect"
+    if key.startswith("today.rounds"):
+        return "midnight"
     return key.split(".")[0]
 
 
@@ -798,6 +800,29 @@ FIGURES += [
         "today.round_rollup.median",
         about(0.036),
         fmt=".3f",
+    ),
+    Figure(
+        TD,
+        "the round across midnight / one plain list, wall",
+        "1.24-1.27x",
+        "today.rounds.midnight",
+        (1.24, 1.27),
+        unit="x",
+    ),
+    Figure(
+        TD,
+        "the round across midnight / one plain list, CPU",
+        "1.18-1.23x",
+        "today.rounds.midnight_cpu",
+        (1.18, 1.23),
+        unit="x",
+    ),
+    Figure(
+        TD,
+        "the merge the midnight round leaves on its thread, CPU",
+        "0.56-0.64 s",
+        "today.rounds.merge_cpu",
+        (0.56, 0.64),
     ),
     Figure(
         PR,
