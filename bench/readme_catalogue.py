@@ -46,6 +46,8 @@ def job_of(key: str) -> str:
         return "alerts-accuracy"
     if key.startswith("history.collect_empty"):
         return "collect"
+    if key.startswith("today.rounds"):
+        return "midnight"
     return key.split(".")[0]
 
 
@@ -800,6 +802,29 @@ FIGURES += [
         fmt=".3f",
     ),
     Figure(
+        TD,
+        "the round across midnight / one plain list, wall",
+        "1.24-1.27x",
+        "today.rounds.midnight",
+        (1.24, 1.27),
+        unit="x",
+    ),
+    Figure(
+        TD,
+        "the round across midnight / one plain list, CPU",
+        "1.18-1.23x",
+        "today.rounds.midnight_cpu",
+        (1.18, 1.23),
+        unit="x",
+    ),
+    Figure(
+        TD,
+        "the merge the midnight round leaves on its thread, CPU",
+        "0.56-0.64 s",
+        "today.rounds.merge_cpu",
+        (0.56, 0.64),
+    ),
+    Figure(
         PR,
         "choosing row groups, the walk (cold), every case",
         "1.0-2.4 ms",
@@ -1068,6 +1093,19 @@ NOT_PRODUCED: list[tuple[str, str]] = [
         "before)",
         "measured by hand (notes/today.md): make bench's year refuses a store whose rollups "
         "it would not take",
+    ),
+    (
+        "S3 with 50 ms a request, 200 indexes x 90 days: usage_frame 1.87-2.18 s fetching 32 "
+        "files at a time against 3.00-3.20 s at 8",
+        "bench/s3.py --latency 50 --days 90 measures the first; the second needs "
+        "history/reader.py's _READERS set to 8: how 32 was chosen, kept as the record",
+    ),
+    (
+        "The column-projected ranged read on S3 (25 KB of each 680 KB rollup, 32 MB against "
+        "240 MB; moto 2.4-2.5 s of CPU against 2.0-2.3 s) and moto's cost per request (2.4 ms "
+        "a HEAD, 2.5-2.9 ms a GET)",
+        "an experiment on code not adopted (2026-11-27, not kept in the code); the server's CPU "
+        "per call is printed by bench/s3.py --store as 'server'",
     ),
     (
         "statsmodels ETS/STL (3.0% and 3.3% against 1.9%, 0.2 s a fit)",

@@ -76,6 +76,10 @@ JOBS: dict[str, Job] = {
     "s3": Job("s3.py", own_baseline=True),
     "pruning": Job("pruning.py"),
     "today": Job("today.py"),
+    # The collect rounds across midnight, beside --base in turn (bench/today.py --midnight).
+    "midnight": Job(
+        "today.py", ("--only-midnight", "--repeat", "2"), quick=False, own_baseline=True
+    ),
     "alerts": Job("alerts.py", ("--speed",)),
     "accuracy": Job("forecast.py", ("--accuracy",), quick=False),
     "alerts-accuracy": Job("alerts.py", ("--accuracy",), quick=False),
@@ -221,7 +225,7 @@ def measure(args: argparse.Namespace, out: Path) -> None:
                 print(
                     f"the year: {args.base} not measured (give --year-base-store, a store it wrote)"
                 )
-        elif name in ("s3", "steady") and base:
+        elif name in ("s3", "steady", "midnight") and base:
             extra += ["--baseline", str(base[0])]
         elif name == "s3year":  # this code only: another code's rollups are not taken
             if not args.year_store:

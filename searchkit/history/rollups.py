@@ -404,6 +404,17 @@ class DaySums:
     # point that reached it or crossings.NOT_REACHED; see history/crossings.py), else None
     crossings: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
+    def __repr__(self) -> str:
+        """What the day holds, not its arrays (``hist.sums(...)`` of a month in a notebook
+        printed every figure of every index)."""
+        rows, bins = self.value_sums.shape
+        by = {1: "day", 24: "hour", 96: "quarter-hour"}.get(bins, f"{bins} bins")
+        invalid = int(self.day_invalid.sum())
+        return (
+            f"DaySums(day={self.day!r}, {rows:,} index{'es' if rows != 1 else ''} by {by}, "
+            f"{int(self.points.sum()):,} points" + (f", {invalid:,} invalid)" if invalid else ")")
+        )
+
 
 _LISTS: dict[str, list[str]] = {"hour": _HOURLY[:2], "quarter": [*_QUARTERLY[:2], "invalid"]}
 
