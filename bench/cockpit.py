@@ -28,8 +28,17 @@ in a fresh process on the same store reset to NOW), as ranges, with the ratio of
 medians. ``--without-crossings``: today's rollup as a collector that knew no limit leaves
 it (the points of the indexes past their limit are read for their crossing instant).
 
+With ``--gained`` (beside ``--baseline``), instead: a notebook's cockpit opened while the
+closed days had no rollup (their rollups held out of the store: a collector that kept
+none), so its first read takes their points; then the rollups land (moved back in, as
+``refresh_rollups()`` would write them) and a collect file with them; the refresh after
+that (``gained``), and the one after the next collect (``next``), wall and CPU, with
+whether the rows are ``forecast_limits``' on the store read afresh to the bit. The control
+(``--gained``'s third column, this code) is the same refresh on the store whose rollups
+were never held out.
+
 Usage: .venv/bin/python bench/cockpit.py [--indexes 1000] [--days 30] [--keep DIR]
-           [--baseline SRC] [--rounds N] [--without-crossings]
+           [--baseline SRC] [--rounds N] [--without-crossings] [--gained]
 """
 
 from __future__ import annotations
@@ -156,6 +165,99 @@ def measure(root: str, what: str) -> dict[str, float]:
     again.wait()
     again.close()
     return out
+
+
+def _closed_rollups(root: Path) -> list[Path]:
+    return sorted(
+        p for p in (root / "rollups").glob("day=*") if p.name < f"day={written.END:%Y-%m-%d}"
+    )
+
+
+def hold_rollups(root: Path) -> None:
+    """The closed days' rollups out of the store (to ``<root>-held``), as a collector that
+    kept none leaves them."""
+    held = root.parent / f"{root.name}-held"
+    held.mkdir(exist_ok=True)
+    for folder in _closed_rollups(root):
+        folder.rename(held / folder.name)
+
+
+def restore_rollups(root: Path) -> None:
+    for folder in sorted((root.parent / f"{root.name}-held").glob("day=*")):
+        folder.rename(root / "rollups" / folder.name)
+
+
+def _ready(cockpit) -> None:
+    _until(lambda: cockpit.picture_png is not None and len(cockpit.page_lines) > 0)
+    cockpit.wait()
+
+
+def measure_gained(root: str, held: bool) -> dict[str, float]:
+    """``--gained``'s measurement in this (fresh) process: see the module."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import searchkit as sk
+    from searchkit.analytics.forecast import FORECAST_COLUMNS
+
+    store = Path(root)
+    clock = {"now": NOW}
+    started, cpu = time.perf_counter(), time.process_time()
+    cockpit = sk.quota_cockpit(sk.History(root), now=lambda: clock["now"])
+    _ready(cockpit)
+    out = {"opened": time.perf_counter() - started, "opened_cpu": time.process_time() - cpu}
+    back = store.parent / f"{store.name}-held"
+    for folder in sorted(back.glob("day=*")) if held else []:
+        folder.rename(store / "rollups" / folder.name)  # the rollups land
+    for tick, key in ((TICKS, "gained"), (TICKS + 1, "next")):
+        write_today(store, len(cockpit.rows), range(tick, tick + 1))
+        clock["now"] = NOW + pd.Timedelta(minutes=10 * (tick - TICKS + 1))
+        started, cpu = time.perf_counter(), time.process_time()
+        cockpit.refresh()
+        out[key], out[f"{key}_cpu"] = time.perf_counter() - started, time.process_time() - cpu
+        assert f"{clock['now'] - pd.Timedelta(minutes=1):%H:%M} UTC" in cockpit.message
+    fresh = sk.forecast_limits(sk.History(root), now=clock["now"])
+    rows = cockpit.rows[list(FORECAST_COLUMNS)]
+    out["identical"] = float(rows.equals(fresh) and (rows.dtypes == fresh.dtypes).all())
+    cockpit.close()
+    return out
+
+
+def bench_gained(root: Path, baseline: str | None, rounds: int) -> None:
+    """``--gained``: this code and the baseline's, interleaved, and the control."""
+    runs = {"this code": (None, True)}
+    runs |= {"baseline": (baseline, True)} if baseline else {}
+    runs |= {"control (never held)": (None, False)}
+    got: dict[str, list[dict[str, float]]] = {label: [] for label in runs}
+    loads = [os.getloadavg()[0]]
+    for _ in range(rounds):
+        for label, (code, held) in runs.items():  # interleaved: A B C A B C ...
+            restore_rollups(root)  # (a run that failed left them out)
+            reset_today(root)
+            if held:
+                hold_rollups(root)
+            got[label].append(run(root, f"gained-{int(held)}", code))
+            loads.append(os.getloadavg()[0])
+    print(f"load (1 min) before and after each run: {min(loads):.1f}-{max(loads):.1f} (shared)")
+    print(f"{'':34s}" + "".join(f"{label:>28s}" for label in runs))
+    for key, label in (
+        ("opened", "cockpit opened (closed days read)"),
+        ("gained", "refresh after the rollups landed"),
+        ("next", "the refresh after that"),
+    ):
+        cells = [
+            f"{_span([r[key] for r in got[n]])} s ({_span([r[key + '_cpu'] for r in got[n]])})"
+            for n in runs
+        ]
+        print(f"{label:34s}" + "".join(f"{cell:>28s}" for cell in cells))
+    same = ["yes" if all(r["identical"] for r in got[name]) else "NO" for name in runs]
+    print(f"{'rows == forecast_limits afresh':34s}" + "".join(f"{cell:>28s}" for cell in same))
+    if baseline:
+        for key in ("gained", "next"):
+            mine = statistics.median(r[key + "_cpu"] for r in got["this code"])
+            theirs = statistics.median(r[key + "_cpu"] for r in got["baseline"])
+            print(f"{key}: CPU this code / baseline = {mine / theirs:.2f}x (medians)")
+    reset_today(root)
 
 
 def _interact(cockpit, root: str, clock: dict[str, pd.Timestamp]) -> dict[str, float]:
@@ -297,10 +399,19 @@ def main() -> None:
         action="store_true",
         help="today's rollup without crossings (a collector that knew no limit)",
     )
+    parser.add_argument(
+        "--gained",
+        action="store_true",
+        help="a refresh once the closed days read from their points gained rollups",
+    )
     parser.add_argument("--measure", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure:
-        print(json.dumps(measure(*args.measure)))
+        what = args.measure[1]
+        if what.startswith("gained-"):
+            print(json.dumps(measure_gained(args.measure[0], what == "gained-1")))
+        else:
+            print(json.dumps(measure(*args.measure)))
         return
     root = Path(args.keep or tempfile.mkdtemp(prefix="searchkit-cockpit-bench-"))
     if not (root / "throughput").exists():
@@ -308,6 +419,10 @@ def main() -> None:
         written.write_dataset(root, args.indexes, args.days - 1, rollups=True)
         write_today(root, args.indexes, range(TICKS))
         print(f"store written in {time.perf_counter() - started:.0f} s")
+    if args.gained:
+        print(f"store: {args.indexes:,} indexes x {args.days} days; time in s (CPU in brackets)")
+        bench_gained(root, args.baseline, args.rounds)
+        return
     crossings = not args.without_crossings
     print(
         f"store: {args.indexes:,} indexes x {args.days} days ({args.days - 1} compacted with "

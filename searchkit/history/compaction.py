@@ -198,8 +198,9 @@ def compact_day(layout: Layout, kind: str, day: str, counts: collections.Counter
 
     The merged file is written whole before the files it replaces are deleted, so a reader
     meanwhile sees every point (at worst twice, and drops the copy); a file a collector
-    writes meanwhile is left alone. Another compactor at work on the day makes this one
-    skip it (``counts["skipped"]``).
+    writes meanwhile is left alone. Another process's compactor at work on the day makes
+    this one skip it (``counts["skipped"]``); one of this process is waited for, and the
+    day then found merged.
     """
     paths = [path for _, path, _ in layout.files(kind, day, day)]
     if not paths:

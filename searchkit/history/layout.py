@@ -28,7 +28,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from searchkit.errors import HistoryError, HistoryWarning
-from searchkit.history import folders, locks
+from searchkit.history import folders, locks, recent_bytes
 from searchkit.history.encoding import WRITE_OPTIONS, write_options
 from searchkit.history.schemas import (
     KEY,
@@ -277,37 +277,23 @@ class Layout:
         """The bytes of the file at ``path``, fetched whole (on an object store a HEAD and
         one GET); with ``keep``, kept for the :meth:`listing` scope, so the reads of one
         call fetch it once (the newest limits file: the limits, the names and the
-        snapshots of one ``usage_frame`` each read it). With ``recent``, kept only while
-        it is among the :data:`RECENT_FETCHES` such files used last in the scope: a month
-        pack, which a year's read in batches of days going forward asks for again in the
-        next batch, and never after (each pack kept for the call held the year's packs,
-        225 MB, to its end)."""
+        snapshots of one ``usage_frame`` each read it). With ``recent`` (a month pack),
+        kept only while it is among the few such files used last in the scope
+        (:mod:`searchkit.history.recent_bytes`)."""
         cache = self._listings
         key = f"bytes of {path}"
         if cache is not None and (keep or recent) and key in cache:
             data: pa.Buffer = cache[key]
             if recent:
-                self._used_recently(cache, key, data)
+                recent_bytes.used(cache, key, data, self._scope_lock)
             return data
         with self.fs.open_input_file(path) as handle:
             data = handle.read_buffer()
         if cache is not None and keep:
             cache[key] = data
         elif cache is not None and recent:
-            self._used_recently(cache, key, data)
+            recent_bytes.used(cache, key, data, self._scope_lock)
         return data
-
-    def _used_recently(self, cache: dict[str, object], key: str, data: pa.Buffer) -> None:
-        """Keep ``data`` as the most recently used of the scope's ``recent`` fetches,
-        dropping the one used least recently beyond :data:`RECENT_FETCHES`."""
-        with self._scope_lock:
-            order: list[str] = cache.setdefault("recent fetches", [])  # type: ignore[assignment]
-            if key in order:
-                order.remove(key)
-            order.append(key)
-            cache[key] = data
-            while len(order) > RECENT_FETCHES:
-                cache.pop(order.pop(0), None)
 
     def newest_day(self, kind: str) -> str | None:
         """The newest UTC day holding a file of ``kind`` (listing only the newest folders)."""
@@ -479,7 +465,8 @@ class Layout:
 
     @contextlib.contextmanager
     def lock(self, kind: str, day: str) -> Iterator[bool]:
-        """Hold a day's compaction lock; yield False when another compactor holds it.
+        """Hold a day's compaction lock; yield False when another process's compactor
+        holds it (one of this process is waited for: :func:`~searchkit.history.locks.in_process`).
 
         Local folders only (an exclusive create, holding this process's pid and host); on
         an object store nothing is locked and two compactions may both merge a day, which
@@ -492,37 +479,8 @@ class Layout:
             yield True
             return
         path = f"{self.root}/{kind}/day={day}/_compacting.lock"
-        # Another compactor of this process at work on the day: wait for it (it is no other
-        # process, whose lock file is skipped with a warning).
-        with locks.in_process(path):
-            yield from self._locked(kind, day, path)
-
-    def _locked(self, kind: str, day: str, path: str) -> Iterator[bool]:
-        """:meth:`lock`'s lock file at ``path``: taken, or found held by another process."""
-        held = False
-        for _ in range(2):
-            try:
-                fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-            except FileExistsError:
-                gone, why = locks.verdict(path, STALE)
-                if not gone:
-                    warnings.warn(f"{kind} day {day} skipped: {why}", HistoryWarning, stacklevel=5)
-                    break
-                remove_quietly(self.fs, path)
-                continue
-            except FileNotFoundError:
-                break  # the day folder is gone: nothing to compact
-            try:
-                os.write(fd, locks.holder_text())
-            finally:
-                os.close(fd)
-            held = True
-            break
-        try:
+        with locks.day_lock(path, f"{kind} day {day}", STALE) as held:
             yield held
-        finally:
-            if held:
-                remove_quietly(self.fs, path)
 
 
 class _HasLayout(Protocol):
@@ -549,10 +507,6 @@ _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 #: The folder of the rollups' month packs (:mod:`searchkit.history.packs`): named ``_...``
 #: so that engines reading the rollups dataset (Spark, DuckDB) skip it, as the day listing does.
 PACKS = "_months"
-#: The files fetched with ``recent`` (month packs) a :meth:`Layout.listing` scope keeps: a
-#: batch of 32 days spans two months at most (a February three), and the next batch starts
-#: in the month the one before ended in.
-RECENT_FETCHES = 2
 _MONTH = re.compile(r"month=(\d{4}-\d{2})")
 
 

@@ -20,17 +20,21 @@ own pid, as though another held it.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import os
 import socket
 import threading
 import time
+import warnings
+from collections.abc import Iterator
 from typing import Any
 
 from searchkit._units import format_duration
+from searchkit.errors import HistoryWarning
 
-__all__ = ["holder_text", "in_process", "verdict"]
+__all__ = ["day_lock", "holder_text", "in_process", "verdict"]
 
 _IN_PROCESS: dict[str, threading.Lock] = {}  # by the lock file's real path
 _REGISTRY = threading.Lock()
@@ -104,3 +108,44 @@ def verdict(path: str, stale: dt.timedelta) -> tuple[bool, str]:
         f"another compactor holds its lock ({who}); a lock whose holder cannot be checked "
         f"from here is taken over once it is {format_duration(stale.total_seconds())} old"
     )
+
+
+@contextlib.contextmanager
+def day_lock(path: str, what: str, stale: dt.timedelta) -> Iterator[bool]:
+    """Hold the lock file at ``path`` (of ``what``: "throughput day 2026-11-20"); yield
+    False when another process holds it (named in a :class:`HistoryWarning`: the day is
+    skipped) or the day's folder is gone. A compactor of this process holding it is waited
+    for (:func:`in_process`); a holder gone, or a lock older than ``stale`` from a holder
+    that cannot be checked, is taken over (:func:`verdict`)."""
+    with in_process(path):
+        held = False
+        for _ in range(2):
+            try:
+                fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+            except FileExistsError:
+                gone, why = verdict(path, stale)
+                if not gone:
+                    # Named where the compaction was asked for (compact_day's caller).
+                    warnings.warn(f"{what} skipped: {why}", HistoryWarning, stacklevel=6)
+                    break
+                _remove(path)
+                continue
+            except FileNotFoundError:
+                break  # the day folder is gone: nothing to compact
+            try:
+                os.write(fd, holder_text())
+            finally:
+                os.close(fd)
+            held = True
+            break
+        try:
+            yield held
+        finally:
+            if held:
+                _remove(path)
+
+
+def _remove(path: str) -> None:
+    """Delete the lock file; one gone already (or undeletable) is left."""
+    with contextlib.suppress(OSError):
+        os.remove(path)

@@ -359,15 +359,16 @@ class History:
 
         Safe while readers read and collectors write: the merged file is written whole
         before the files it replaces are deleted, and a file written meanwhile is left
-        alone. Two compactions of one day do not both run: the second skips it. Each
+        alone. Two compactions of one day do not both run: one of this process (a
+        thread's) is waited for, another process's makes this one skip the day. Each
         compacted day also gets its daily rollup (:meth:`rollups`). Temporary files older
         than an hour (a writer killed mid-write) are deleted.
 
         Returns:
             ``{"partitions": merged days, "files_removed": n (deleted by this call),
             "duplicates_dropped": n, "snapshots_thinned": n, "rollups_written": n,
-            "days_skipped": n (another compactor held them), "stale_temporaries_removed":
-            n}``.
+            "days_skipped": n (another process's compactor held them),
+            "stale_temporaries_removed": n}``.
         """
         settle(self._layout)  # a merge a collect left running finishes first
         return compact_all(self._layout)

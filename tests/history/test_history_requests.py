@@ -22,7 +22,9 @@ import pyarrow.parquet as pq
 import pytest
 
 import searchkit as sk
+from searchkit.analytics.day_forecast import forecast_day
 from searchkit.history.layout import THROUGHPUT_SCHEMA, WRITE_OPTIONS
+from searchkit.history.seen_history import SeenHistory
 from searchkit.history.usage_history import History
 
 # moto and boto3 (dev dependencies) are imported by the ``s3_server`` fixture, which skips
@@ -54,8 +56,10 @@ def past_day(root, day: pd.Timestamp, ids: list[str], names: list[str], account:
     pq.write_table(table, folder / f"part-{day.value}-past.parquet", **WRITE_OPTIONS)
 
 
-def s3_store(tmp_path, server, emu, days: int) -> History:
-    """A store of ``days`` past days with their rollups and today's collect, on S3."""
+def s3_store(tmp_path, server, emu, days: int, tag: str = "requests") -> History:
+    """A store of ``days`` past days with their rollups and today's collect, on S3, in a
+    bucket named by ``tag``, the days and the clock (a test of its own gives its own tag: the
+    server outlives a test, and a bucket made again keeps what another test left in it)."""
     root = tmp_path / f"local-{days}"
     local = History(root)
     with emu.client() as client:
@@ -74,7 +78,7 @@ def s3_store(tmp_path, server, emu, days: int) -> History:
     for path in (root / "throughput").rglob("*.parquet"):
         os.utime(path, (an_hour_ago, an_hour_ago))
     assert local.refresh_rollups(local.days()) == days + 1
-    s3, bucket = new_bucket(server.endpoint, f"requests-{days}-{int(emu.now())}")
+    s3, bucket = new_bucket(server.endpoint, f"{tag}-{days}-{int(emu.now())}")
     # Uploaded by boto3, not pyarrow's copy_files: at pyarrow 16 (the floor) copy_files to
     # a moto server in this same process never returned (CI's lowest-versions run hung on it).
     for path in sorted(p for p in root.rglob("*") if p.is_file()):
@@ -177,6 +181,37 @@ def test_a_forecast_at_midnight_reads_each_rollup_once(tmp_path, s3_server, emul
     assert set(sk.forecast_limits(hist)["period"]) == {pd.Timestamp(MIDNIGHT)}
 
     assert reads(s3_server, hist) == expected_reads(days + 1)  # as within the day
+
+
+@pytest.mark.emulator(demo=True, seed=3, clock=NOON, window_minutes=60)
+def test_a_refresh_reads_the_closed_days_from_the_rollups_written_since(
+    tmp_path, s3_server, emulator
+):
+    """A SeenHistory (the cockpit's) first read the closed days from their points: they had
+    no rollup. refresh_rollups() wrote them since. The forecast after the next collect lists
+    the rollups (one LIST more than a refresh with every day summarised, the limits and the
+    throughput being the others) and reads each closed day's rollup; the one after that
+    lists the limits and the throughput only and reads nothing (before, each refresh read
+    every closed day's points: a HEAD and a GET a day, and for ever)."""
+    days = 2
+    hist = s3_store(tmp_path, s3_server, emulator, days, "seen")
+    closed = hist.days()[:-1]
+    for day in closed:
+        hist.filesystem.delete_dir(f"{hist.root}/rollups/day={day}")
+    seen = SeenHistory(hist)
+    forecast_day(seen)
+    assert hist.refresh_rollups(closed) == days
+    counts, rows = [], []
+    for _ in range(2):
+        emulator.advance(600)
+        with emulator.client() as client:
+            hist.collect(client, now=emulator.now())
+        seen.newest_time()  # the collect's file read (as the cockpit asks it first)
+        counts.append(counted(s3_server, lambda: rows.append(forecast_day(seen).rows)))
+        fresh = sk.forecast_limits(History(hist.root, filesystem=hist.filesystem))
+        pd.testing.assert_frame_equal(rows[-1], fresh, check_exact=True)
+
+    assert counts == [{"LIST": 3, "HEAD": days, "GET": days}, {"LIST": 2}]
 
 
 README = pathlib.Path(__file__).resolve().parents[2] / "README.md"

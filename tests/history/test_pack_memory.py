@@ -9,6 +9,7 @@ own, and counts those alive: what the read holds, not a figure of the machine's 
 
 from __future__ import annotations
 
+import gc
 import pathlib
 import threading
 import weakref
@@ -99,4 +100,5 @@ def test_a_read_of_many_months_holds_four_fetched_packs_at_most_each_fetched_onc
     # Two being fetched and decoded, the two used last: four (before: all seven, to the end).
     assert 1 <= handler.most <= 4
     del got, hist
+    gc.collect()
     assert handler.alive == 0  # nothing kept once the call returned
