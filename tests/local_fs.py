@@ -61,3 +61,20 @@ class LocalHandler(pafs.FileSystemHandler):
 
     def open_append_stream(self, path: str, metadata: object = None) -> pa.NativeFile:
         return self._fs.open_append_stream(path)
+
+
+class OpenedHandler(LocalHandler):
+    """The local filesystem, noting in ``opened`` each file opened for reading (a footer
+    or a read)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.opened: list[str] = []
+
+    def open_input_file(self, path: str) -> pa.NativeFile:
+        self.opened.append(path)
+        return super().open_input_file(path)
+
+    def open_input_stream(self, path: str) -> pa.NativeFile:
+        self.opened.append(path)
+        return super().open_input_stream(path)

@@ -26,7 +26,7 @@ from searchkit.history.checks import seal
 from searchkit.history.compaction import settle_all
 from searchkit.history.layout import PACKS, Layout
 from searchkit.history.seen_history import SeenHistory
-from tests.local_fs import LocalHandler
+from tests.local_fs import LocalHandler, OpenedHandler
 from tests.stores import copy_store
 
 EVENING = dt.datetime(2026, 11, 20, 20, 0, tzinfo=dt.timezone.utc)
@@ -183,20 +183,8 @@ def test_a_refresh_on_an_object_store_lists_each_dataset_once_per_call(store):
     assert afresh.listed == ["limits", "throughput", "rollups"]
 
 
-class Opened(Listed):
+class Opened(Listed, OpenedHandler):
     """As Listed, noting too each file opened (through PyFileSystem: each file read)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.opened: list[str] = []
-
-    def open_input_file(self, path: str) -> pa.NativeFile:
-        self.opened.append(path)
-        return super().open_input_file(path)
-
-    def open_input_stream(self, path: str) -> pa.NativeFile:
-        self.opened.append(path)
-        return super().open_input_stream(path)
 
     def points_read(self) -> list[str]:
         """The days whose points were read, one entry a file."""

@@ -17,7 +17,6 @@ import threading
 import matplotlib
 import numpy as np
 import pandas as pd
-import pyarrow as pa
 import pyarrow.fs as pafs
 import pytest
 
@@ -30,7 +29,7 @@ from searchkit.render.cockpit_table import row_label, rows_csv, shown_rows, tabl
 from searchkit.ui.cockpit import QuotaCockpit
 from tests.analytics.test_forecast import busy_days, days_of
 from tests.csv_read import read_csv_exact
-from tests.local_fs import LocalHandler
+from tests.local_fs import OpenedHandler
 from tests.stores import copy_store
 from tests.ui.test_widgets import PNG_MAGIC, display_data, part, shown, synced_state
 from tests.wall import HANG_S
@@ -351,22 +350,6 @@ def test_after_a_refresh_the_csv_offered_is_the_new_rows_never_the_old(store):
         cockpit.close()
 
 
-class Opened(LocalHandler):
-    """The local filesystem, noting each file opened for reading (a footer or a read)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.opened: list[str] = []
-
-    def open_input_file(self, path: str) -> pa.NativeFile:
-        self.opened.append(path)
-        return super().open_input_file(path)
-
-    def open_input_stream(self, path: str) -> pa.NativeFile:
-        self.opened.append(path)
-        return super().open_input_stream(path)
-
-
 @pytest.mark.parametrize(
     "options", [{}, {"field": "max_daily_queries", "value_unit": "per_minute", "now": True}]
 )
@@ -375,7 +358,7 @@ def test_a_refresh_reads_only_the_collect_written_since_and_gives_forecast_limit
     rollup, the closed days, the limits); its rows are forecast_limits' on the store read
     afresh, to the bit (the present, or the collector's clock)."""
     hist, emu, client = store
-    handler = Opened()
+    handler = OpenedHandler()
     now = emu.now if options.pop("now", False) else None
     seen = sk.History(hist.root, filesystem=pafs.PyFileSystem(handler))
     cockpit = sk.quota_cockpit(seen, now=now, **options)
@@ -418,7 +401,7 @@ def test_across_midnight_a_day_read_while_its_merge_ran_is_read_from_its_rollup_
         return write_rollup(*args, **kwargs)
 
     monkeypatch.setattr(compaction, "_write_rollup", held)
-    handler = Opened()
+    handler = OpenedHandler()
     cockpit = sk.quota_cockpit(
         sk.History(hist.root, filesystem=pafs.PyFileSystem(handler)), now=emu.now
     )
